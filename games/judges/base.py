@@ -1,0 +1,37 @@
+"""The judge interface: answers a yes/no question about a secret word."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from games.types import JudgeAnswer, Turn
+
+
+class UnknownSecretError(ValueError):
+    """The judge cannot play with this secret (e.g. a word outside the knowledge base)."""
+
+
+@dataclass
+class JudgeRequest:
+    secret: str
+    question: str
+    history: Sequence[Turn] = field(default_factory=tuple)
+    seed: int = 0  # for judges that sample; the engine derives it from the game seed
+
+
+class Judge(ABC):
+    """Answers questions; the engine applies the rule-based checks around it."""
+
+    name: str = "judge"
+
+    def check_secret(self, secret: str) -> None:
+        """Raise UnknownSecretError if this judge cannot answer about `secret`."""
+
+    @abstractmethod
+    def judge_batch(self, requests: Sequence[JudgeRequest]) -> list[JudgeAnswer]:
+        """One answer per request, in order. Must never raise on odd question text."""
+
+    def judge(self, secret: str, question: str, history: Sequence[Turn] = (), seed: int = 0) -> JudgeAnswer:
+        return self.judge_batch([JudgeRequest(secret, question, tuple(history), seed)])[0]
