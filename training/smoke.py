@@ -1,0 +1,37 @@
+"""A smoke job: proves web → broker → worker → database, and exercises cancel and heartbeats."""
+
+from __future__ import annotations
+
+import socket
+import time
+from dataclasses import dataclass, field
+
+from training.reporting import Reporter, StopRequested
+
+
+@dataclass(frozen=True)
+class SmokeConfig:
+    message: str = field(default="hello", metadata={"help": "echoed back in the result"})
+    steps: int = field(default=1, metadata={"help": "how many steps to run"})
+    seconds_per_step: float = field(default=0.0, metadata={"help": "sleep per step (to test cancel and heartbeats)"})
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.steps <= 10_000:
+            raise ValueError("steps must be between 1 and 10000")
+        if not 0 <= self.seconds_per_step <= 600:
+            raise ValueError("seconds_per_step must be between 0 and 600")
+        if len(self.message) > 1000:
+            raise ValueError("message must be at most 1000 characters")
+
+
+def run(config: SmokeConfig, reporter: Reporter) -> dict:
+    done = (reporter.last_checkpoint() or {}).get("step", 0)
+    for step in range(done + 1, config.steps + 1):
+        if reporter.should_stop():
+            raise StopRequested()
+        time.sleep(config.seconds_per_step)
+        reporter.metrics(step, {"smoke/step": step})
+        reporter.progress(step / config.steps, f"step {step}/{config.steps}")
+        if config.seconds_per_step:
+            reporter.checkpoint(step, reporter.output_dir / f"step-{step}", metrics={"step": step})
+    return {"echo": config.message, "hostname": socket.gethostname(), "steps": config.steps, "resumed_from": done}

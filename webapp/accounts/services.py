@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group, Permission
+from django.db import transaction
+
+from webapp.accounts.roles import PLAYER, RESEARCHER, ROLES
+
+
+PROJECT_APPS = ("catalog", "play", "jobs", "labelling", "leaderboards")
+
+
+def roles_ensure() -> None:
+    """Create the role groups; researchers get every permission on the project's models (for the admin)."""
+    for name in ROLES:
+        Group.objects.get_or_create(name=name)
+    researcher = Group.objects.get(name=RESEARCHER)
+    researcher.permissions.set(Permission.objects.filter(content_type__app_label__in=PROJECT_APPS))
+
+
+@transaction.atomic
+def user_create(*, username: str, password: str, email: str = "", roles: tuple[str, ...] = (PLAYER,)):
+    roles_ensure()
+    user = get_user_model()(username=username, email=email, is_staff=RESEARCHER in roles)
+    user.set_password(password)
+    user.full_clean()
+    user.save()
+    user.groups.set(Group.objects.filter(name__in=roles))
+    return user
+
+
+def user_grant_role(*, user, role: str) -> None:
+    roles_ensure()
+    user.groups.add(Group.objects.get(name=role))
+    if role == RESEARCHER and not user.is_staff:
+        user.is_staff = True
+        user.save(update_fields=["is_staff"])
+    user.__dict__.pop("_role_cache", None)

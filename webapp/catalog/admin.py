@@ -1,0 +1,50 @@
+from django.contrib import admin
+
+from webapp.catalog.models import ModelSpec, Word, WordList, WordListEntry
+
+
+@admin.register(Word)
+class WordAdmin(admin.ModelAdmin):
+    list_display = ("text", "zipf_frequency", "created_at")
+    search_fields = ("text",)
+    list_filter = ("word_lists__name",)
+
+
+class WordListEntryInline(admin.TabularInline):
+    model = WordListEntry
+    extra = 0
+    raw_id_fields = ("word",)
+    fields = ("word", "split", "category", "difficulty", "solve_rate", "mean_questions")
+    show_change_link = True
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("word")
+
+
+@admin.register(WordList)
+class WordListAdmin(admin.ModelAdmin):
+    list_display = ("name", "version", "entry_count", "source", "license", "curation_job", "created_at")
+    list_filter = ("name", "license")
+    search_fields = ("name", "description", "source")
+    raw_id_fields = ("parent", "curation_job", "created_by")
+
+    @admin.display(description="words")
+    def entry_count(self, obj):
+        return obj.entries.count()
+
+
+@admin.register(WordListEntry)
+class WordListEntryAdmin(admin.ModelAdmin):
+    list_display = ("word", "word_list", "split", "category", "difficulty", "solve_rate")
+    list_filter = ("split", "word_list__name", "category")
+    search_fields = ("word__text",)
+    raw_id_fields = ("word", "word_list")
+    list_select_related = ("word", "word_list")
+
+
+@admin.register(ModelSpec)
+class ModelSpecAdmin(admin.ModelAdmin):
+    list_display = ("name", "kind", "role", "path", "endpoint", "adapter_path", "is_active", "produced_by", "created_at")
+    list_filter = ("kind", "role", "is_active")
+    search_fields = ("name", "path", "endpoint", "description")
+    raw_id_fields = ("parent", "produced_by")

@@ -1,0 +1,116 @@
+"""Words, versioned word lists and the model registry."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Word(models.Model):
+    text = models.CharField(max_length=100, unique=True)
+    zipf_frequency = models.FloatField(null=True, blank=True, help_text="wordfreq Zipf frequency")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["text"]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class WordList(models.Model):
+    """One version of a named word list (curation runs create new versions)."""
+
+    name = models.CharField(max_length=100)
+    version = models.PositiveIntegerField(default=1)
+    description = models.TextField(blank=True)
+    source = models.CharField(max_length=200, blank=True, help_text="where the words came from")
+    license = models.CharField(max_length=200, blank=True)
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children")
+    curation_job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    provenance = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    words = models.ManyToManyField(Word, through="WordListEntry", related_name="word_lists")
+
+    class Meta:
+        ordering = ["name", "-version"]
+        constraints = [models.UniqueConstraint(fields=["name", "version"], name="unique_wordlist_version")]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+
+class Split(models.TextChoices):
+    NONE = "", "none"
+    SFT = "sft", "SFT"
+    RL = "rl", "RL"
+    VAL = "val", "validation"
+    TEST = "test", "test"
+
+
+class WordListEntry(models.Model):
+    word_list = models.ForeignKey(WordList, on_delete=models.CASCADE, related_name="entries")
+    word = models.ForeignKey(Word, on_delete=models.PROTECT, related_name="entries")
+    split = models.CharField(max_length=8, choices=Split.choices, blank=True, default="")
+    category = models.CharField(max_length=100, blank=True)
+    difficulty = models.FloatField(null=True, blank=True, help_text="item difficulty (higher is harder)")
+    solve_rate = models.FloatField(null=True, blank=True)
+    mean_questions = models.FloatField(null=True, blank=True)
+    stats = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["word_list", "word__text"]
+        constraints = [models.UniqueConstraint(fields=["word_list", "word"], name="unique_wordlist_word")]
+        indexes = [models.Index(fields=["word_list", "split"])]
+
+    def __str__(self) -> str:
+        return f"{self.word_list}: {self.word}"
+
+
+class ModelKind(models.TextChoices):
+    KB = "kb", "knowledge-base judge"
+    INFOGAIN = "infogain", "information-gain guesser"
+    RANDOM = "random", "random guesser"
+    TRANSFORMERS = "transformers", "transformers (local folder or hub id)"
+    VLLM = "vllm", "vLLM (GPU workers)"
+    OPENAI = "openai", "OpenAI-compatible server"
+
+
+class ModelRole(models.TextChoices):
+    GUESSER = "guesser", "guesser"
+    JUDGE = "judge", "judge"
+    BOTH = "both", "guesser and judge"
+
+
+class ModelSpec(models.Model):
+    """Anything that plays or judges. Humans are users, not ModelSpecs."""
+
+    name = models.CharField(max_length=100, unique=True)
+    kind = models.CharField(max_length=16, choices=ModelKind.choices)
+    role = models.CharField(max_length=8, choices=ModelRole.choices, default=ModelRole.GUESSER)
+    path = models.CharField(max_length=500, blank=True, help_text="local folder or hub id (transformers, vLLM)")
+    endpoint = models.CharField(max_length=500, blank=True, help_text="base URL of an OpenAI-compatible server")
+    remote_model = models.CharField(max_length=200, blank=True, help_text="model name on the server")
+    adapter_path = models.CharField(max_length=500, blank=True, help_text="LoRA adapter folder")
+    sampling = models.JSONField(default=dict, blank=True, help_text="default sampling parameters")
+    options = models.JSONField(default=dict, blank=True, help_text="kind-specific options (e.g. KB sense mode)")
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children")
+    produced_by = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    description = models.TextField(blank=True)
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def can_guess(self) -> bool:
+        return self.role in (ModelRole.GUESSER, ModelRole.BOTH)
+
+    @property
+    def can_judge(self) -> bool:
+        return self.role in (ModelRole.JUDGE, ModelRole.BOTH)

@@ -1,0 +1,133 @@
+"""Writes to the catalog: words, word lists (seeded from the shipped benchmark lists), model specs."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.db import transaction
+
+from webapp.catalog.models import ModelKind, ModelRole, ModelSpec, Split, Word, WordList, WordListEntry
+
+log = logging.getLogger(__name__)
+
+WORDLISTS_DIR = Path(__file__).resolve().parents[2] / "games" / "data" / "wordlists"
+DBRL_SOURCE = "bethgelab/delta-belief-rl, delta_belief_rl/env/twenty_questions/config/"
+LMRL_SOURCE = "abdulhaim/LMRL-Gym, DEFAULT_OBJECT_DICT in the 20Q task's env/data.py"
+DBRL_SPLITS = {"train_sft": Split.SFT, "train_rl": Split.RL, "val": Split.VAL, "test": Split.TEST}
+
+
+@dataclass(frozen=True)
+class SeedEntry:
+    word: str
+    category: str = ""
+    split: str = ""
+
+
+def read_word_file(path: Path) -> list[SeedEntry]:
+    entries, seen = [], set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        parts = line.strip().split("\t")
+        if not parts[0]:
+            continue
+        category, word = (parts[0], parts[1]) if len(parts) == 2 else ("", parts[0])
+        word = " ".join(word.lower().split())
+        if word and word not in seen:
+            seen.add(word)
+            entries.append(SeedEntry(word, category))
+    return entries
+
+
+def _zipf(words: list[str]) -> dict[str, float]:
+    try:
+        from wordfreq import zipf_frequency
+    except ImportError:  # pragma: no cover - wordfreq is a dependency
+        return {}
+    return {w: zipf_frequency(w, "en") for w in words}
+
+
+@transaction.atomic
+def word_list_create(
+    *, name: str, entries: list[SeedEntry], version: int | None = None, source: str = "", license: str = "",
+    description: str = "", provenance: dict | None = None, parent: WordList | None = None, created_by=None,
+) -> WordList:
+    if version is None:
+        last = WordList.objects.filter(name=name).order_by("-version").first()
+        version = (last.version + 1) if last else 1
+    word_list = WordList(
+        name=name, version=version, source=source, license=license, description=description,
+        provenance=provenance or {}, parent=parent, created_by=created_by,
+    )
+    word_list.full_clean()
+    word_list.save()
+    texts = [e.word for e in entries]
+    existing = set(Word.objects.filter(text__in=texts).values_list("text", flat=True))
+    freqs = _zipf([t for t in texts if t not in existing])
+    Word.objects.bulk_create(
+        [Word(text=t, zipf_frequency=freqs.get(t)) for t in texts], ignore_conflicts=True, batch_size=2000
+    )
+    ids = dict(Word.objects.filter(text__in=texts).values_list("text", "id"))
+    WordListEntry.objects.bulk_create(
+        [WordListEntry(word_list=word_list, word_id=ids[e.word], category=e.category, split=e.split) for e in entries],
+        batch_size=2000,
+    )
+    return word_list
+
+
+def seed_word_lists(directory: Path = WORDLISTS_DIR) -> list[str]:
+    """Import the shipped benchmark lists as version 1 of each list (idempotent)."""
+    created = []
+    dbrl = directory / "dbrl"
+    split_of: dict[str, str] = {}
+    for stem, split in DBRL_SPLITS.items():
+        for e in read_word_file(dbrl / f"{stem}.txt"):
+            split_of[e.word] = split
+    for path in sorted(dbrl.glob("*.txt")):
+        name = f"dbrl/{path.stem}"
+        if WordList.objects.filter(name=name, version=1).exists():
+            continue
+        entries = read_word_file(path)
+        if path.stem == "solved":  # the curated set: mark its paper splits
+            entries = [SeedEntry(e.word, e.category, split_of.get(e.word, "")) for e in entries]
+        word_list_create(
+            name=name, version=1, entries=entries, source=DBRL_SOURCE + path.name, license="MIT",
+            description="ΔBelief-RL benchmark list (see games/data/wordlists/SOURCES.md)",
+        )
+        created.append(name)
+    objects = directory / "lmrl" / "objects.tsv"
+    if not WordList.objects.filter(name="lmrl/objects", version=1).exists():
+        word_list_create(
+            name="lmrl/objects", version=1, entries=read_word_file(objects), source=LMRL_SOURCE, license="MIT",
+            description="LMRL-Gym 20Q objects in 17 categories",
+        )
+        created.append("lmrl/objects")
+    return created
+
+
+DEFAULT_MODEL_SPECS = [
+    dict(name="kb", kind=ModelKind.KB, role=ModelRole.JUDGE, options={"sense": "dominant"},
+         description="Knowledge-base judge: WordNet features of the word's dominant senses."),
+    dict(name="kb-any-sense", kind=ModelKind.KB, role=ModelRole.JUDGE, options={"sense": "any"},
+         description="Knowledge-base judge answering from any sense of the word (disagrees on polysemous words)."),
+    dict(name="infogain", kind=ModelKind.INFOGAIN, role=ModelRole.GUESSER, options={},
+         description="Information-gain guesser over the knowledge base's nouns (strong non-neural baseline)."),
+    dict(name="random", kind=ModelKind.RANDOM, role=ModelRole.GUESSER, options={},
+         description="Random guesser (floor baseline)."),
+]
+
+
+def seed_model_specs(tiny_model_dir: Path | None = None) -> list[str]:
+    created = []
+    specs = list(DEFAULT_MODEL_SPECS)
+    if tiny_model_dir is not None:
+        specs.append(dict(
+            name="tiny-llama", kind=ModelKind.TRANSFORMERS, role=ModelRole.GUESSER, path=str(tiny_model_dir),
+            sampling={"temperature": 1.0, "max_new_tokens": 24},
+            description="Tiny Llama built from scratch on this machine (untrained: a smoke-test model).",
+        ))
+    for spec in specs:
+        _, was_created = ModelSpec.objects.get_or_create(name=spec["name"], defaults=spec)
+        if was_created:
+            created.append(spec["name"])
+    return created

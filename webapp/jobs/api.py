@@ -1,0 +1,56 @@
+"""Jobs API: submit (202), read, cancel, resume. Researchers only for writes."""
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from webapp.accounts.roles import IsResearcher
+from webapp.jobs import services
+from webapp.jobs.models import Job
+from webapp.jobs.serializers import JobOutputSerializer, JobSubmitInputSerializer
+
+
+class JobListSubmitApi(APIView):
+    permission_classes = [IsAuthenticated, IsResearcher]
+
+    @extend_schema(responses=JobOutputSerializer(many=True))
+    def get(self, request):
+        jobs = Job.objects.select_related("created_by").order_by("-created_at")[:100]
+        return Response(JobOutputSerializer(jobs, many=True).data)
+
+    @extend_schema(request=JobSubmitInputSerializer, responses={202: JobOutputSerializer})
+    def post(self, request):
+        data = JobSubmitInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        job = services.job_submit(kind=data.validated_data["kind"], params=data.validated_data["config"], user=request.user)
+        body = JobOutputSerializer(job).data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
+
+
+class JobDetailApi(APIView):
+    permission_classes = [IsAuthenticated, IsResearcher]
+
+    @extend_schema(responses=JobOutputSerializer)
+    def get(self, request, job_id: int):
+        return Response(JobOutputSerializer(get_object_or_404(Job, pk=job_id)).data)
+
+
+class JobCancelApi(APIView):
+    permission_classes = [IsAuthenticated, IsResearcher]
+
+    @extend_schema(request=None, responses=JobOutputSerializer)
+    def post(self, request, job_id: int):
+        job = services.job_cancel(job=get_object_or_404(Job, pk=job_id))
+        return Response(JobOutputSerializer(job).data)
+
+
+class JobResumeApi(APIView):
+    permission_classes = [IsAuthenticated, IsResearcher]
+
+    @extend_schema(request=None, responses={202: JobOutputSerializer})
+    def post(self, request, job_id: int):
+        job = services.job_resume(job=get_object_or_404(Job, pk=job_id))
+        return Response(JobOutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)

@@ -1,0 +1,135 @@
+"""Job kinds: a frozen config dataclass (validated in __post_init__) and a runner, by name.
+
+Runners are dotted paths imported only in the worker, so the web process loads configs only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import typing
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+
+
+@dataclass(frozen=True)
+class JobKind:
+    name: str
+    config: str  # "module:Class"
+    runner: str  # "module:function" taking (config, reporter)
+    description: str = ""
+    gpu: bool = False  # model-heavy: runs on settings.JOBS_GPU_QUEUE
+
+    def config_class(self) -> type:
+        return _load(self.config)
+
+    def runner_fn(self) -> Callable[..., Any]:
+        return _load(self.runner)
+
+    @property
+    def queue(self) -> str:
+        return settings.JOBS_GPU_QUEUE if self.gpu else "cpu"
+
+
+def _load(dotted: str) -> Any:
+    module, _, attr = dotted.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+REGISTRY: dict[str, JobKind] = {}
+
+
+def register(kind: JobKind) -> JobKind:
+    REGISTRY[kind.name] = kind
+    return kind
+
+
+register(JobKind("smoke", "training.smoke:SmokeConfig", "training.smoke:run", "Round-trip check of the job system."))
+
+
+def get_kind(name: str) -> JobKind:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ValidationError({"kind": f"unknown job kind {name!r}; known: {sorted(REGISTRY)}"}) from None
+
+
+def _coerce(value: Any, annotation: Any, name: str) -> Any:
+    """Parse form/JSON values into the dataclass field's type (int, float, bool, str, lists)."""
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if value is None:
+        return None
+    if origin is typing.Union or str(origin) == "types.UnionType":
+        non_none = [a for a in args if a is not type(None)]
+        if value == "" and type(None) in args:
+            return None
+        return _coerce(value, non_none[0], name) if len(non_none) == 1 else value
+    if annotation is bool:
+        if isinstance(value, str):
+            if value.lower() in ("true", "1", "yes", "on"):
+                return True
+            if value.lower() in ("false", "0", "no", "off", ""):
+                return False
+            raise ValueError(f"{name}: expected true or false, got {value!r}")
+        if isinstance(value, (bool, int)):
+            return bool(value)
+    if annotation in (int, float):
+        if isinstance(value, bool):
+            raise ValueError(f"{name}: expected a number, got {value!r}")
+        try:
+            number = annotation(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}: expected {'an integer' if annotation is int else 'a number'}, got {value!r}") from None
+        if annotation is int and isinstance(value, float) and not value.is_integer():
+            raise ValueError(f"{name}: expected an integer, got {value!r}")
+        return number
+    if annotation is str:
+        if not isinstance(value, str):
+            raise ValueError(f"{name}: expected text, got {value!r}")
+        return value
+    if origin in (list, tuple):
+        items = [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else list(value)
+        inner = args[0] if args else str
+        coerced = [_coerce(v, inner, name) for v in items]
+        return tuple(coerced) if origin is tuple else coerced
+    return value
+
+
+def build_config(kind: JobKind, params: dict[str, Any] | None) -> Any:
+    """Validate params into the kind's config; raise a Django ValidationError keyed by field."""
+    cls = kind.config_class()
+    params = dict(params or {})
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    errors: dict[str, list[str]] = {}
+    unknown = sorted(set(params) - set(fields))
+    if unknown:
+        errors["__all__"] = [f"unknown config fields: {', '.join(unknown)}"]
+    values = {}
+    for name, value in params.items():
+        if name not in fields:
+            continue
+        try:
+            values[name] = _coerce(value, hints[name], name)
+        except ValueError as exc:
+            errors.setdefault(name, []).append(str(exc))
+    if errors:
+        raise ValidationError(errors)
+    try:
+        return cls(**values)
+    except (TypeError, ValueError) as exc:
+        message = str(exc)
+        field = next((n for n in fields if message.startswith(n)), "__all__")
+        raise ValidationError({field: [message]}) from exc
+
+
+def config_to_dict(config: Any) -> dict[str, Any]:
+    return dataclasses.asdict(config)
+
+
+def config_from_dict(kind: JobKind, data: dict[str, Any]) -> Any:
+    return build_config(kind, data)

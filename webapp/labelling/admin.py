@@ -1,0 +1,34 @@
+from django.contrib import admin
+
+from webapp.labelling.models import DisagreementItem, JudgeVote, Label
+
+
+@admin.register(JudgeVote)
+class JudgeVoteAdmin(admin.ModelAdmin):
+    list_display = ("secret", "question", "judge_name", "verdict", "item", "created_at")
+    list_filter = ("judge_name", "verdict")
+    search_fields = ("secret", "question", "judge_name")
+    raw_id_fields = ("item", "turn", "judge_spec", "user", "job")
+
+
+class LabelInline(admin.TabularInline):
+    model = Label
+    extra = 0
+    raw_id_fields = ("annotator",)
+
+
+@admin.register(DisagreementItem)
+class DisagreementItemAdmin(admin.ModelAdmin):
+    list_display = ("id", "secret", "question", "is_control", "labels_count", "labels_needed", "gold", "created_at")
+    list_filter = ("is_control", "gold")
+    search_fields = ("secret", "question")
+    raw_id_fields = ("source_turn", "job", "adjudicated_by")
+    inlines = [LabelInline]
+
+
+@admin.register(Label)
+class LabelAdmin(admin.ModelAdmin):
+    list_display = ("item", "annotator", "verdict", "seconds", "created_at")
+    list_filter = ("verdict",)
+    search_fields = ("item__secret", "item__question", "annotator__username")
+    raw_id_fields = ("item", "annotator")

@@ -1,0 +1,67 @@
+"""Judge votes, disagreement items and the labels people give them."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class LabelVerdict(models.TextChoices):
+    YES = "yes", "yes"
+    NO = "no", "no"
+    UNCLEAR = "unclear", "unclear"
+    INVALID = "invalid", "invalid"
+
+
+class JudgeVote(models.Model):
+    """One judge's (or one person's) verdict on a (secret, question, history)."""
+
+    item = models.ForeignKey("DisagreementItem", null=True, blank=True, on_delete=models.CASCADE, related_name="votes")
+    turn = models.ForeignKey("play.Turn", null=True, blank=True, on_delete=models.SET_NULL, related_name="votes")
+    secret = models.CharField(max_length=100)
+    question = models.TextField()
+    judge_name = models.CharField(max_length=100, help_text="model spec name, or human:<username>")
+    judge_spec = models.ForeignKey("catalog.ModelSpec", null=True, blank=True, on_delete=models.SET_NULL, related_name="votes")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="votes")
+    verdict = models.CharField(max_length=10)
+    raw = models.TextField(blank=True)
+    job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="votes")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["secret"]), models.Index(fields=["judge_name"])]
+
+
+class DisagreementItem(models.Model):
+    secret = models.CharField(max_length=100)
+    question = models.TextField()
+    history = models.JSONField(default=list, blank=True, help_text="earlier turns as dicts")
+    source_turn = models.ForeignKey("play.Turn", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="disagreement_items")
+    is_control = models.BooleanField(default=False, help_text="an item the judges agreed on, kept as a control")
+    labels_needed = models.PositiveSmallIntegerField(default=3)
+    labels_count = models.PositiveSmallIntegerField(default=0)
+    gold = models.CharField(max_length=10, choices=LabelVerdict.choices, blank=True)
+    adjudicated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    adjudicated_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["labels_count", "labels_needed"])]
+
+    def __str__(self) -> str:
+        return f"{self.secret}: {self.question[:50]}"
+
+
+class Label(models.Model):
+    item = models.ForeignKey(DisagreementItem, on_delete=models.CASCADE, related_name="labels")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="labels")
+    verdict = models.CharField(max_length=10, choices=LabelVerdict.choices)
+    seconds = models.FloatField(null=True, blank=True, help_text="time to answer")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["item", "annotator"], name="unique_label_per_annotator")]

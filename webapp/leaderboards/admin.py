@@ -1,0 +1,10 @@
+from django.contrib import admin
+
+from webapp.leaderboards.models import LeaderboardSnapshot
+
+
+@admin.register(LeaderboardSnapshot)
+class LeaderboardSnapshotAdmin(admin.ModelAdmin):
+    list_display = ("board", "key", "computed_at")
+    list_filter = ("board",)
+    search_fields = ("key",)

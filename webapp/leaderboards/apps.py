@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class LeaderboardsConfig(AppConfig):
+    name = "webapp.leaderboards"
+    label = "leaderboards"

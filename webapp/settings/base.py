@@ -1,0 +1,175 @@
+"""Settings shared by every environment. Infrastructure only: no hyperparameters here.
+
+Every infrastructural value comes from the environment; the defaults are the embedded
+mode (SQLite in WAL mode inside DATA_DIR and kombu's filesystem broker: no servers).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from webapp.settings.env import database_setting, env, int_setting, url_setting
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+DATA_DIR = Path(env.str("DATA_DIR", default=str(BASE_DIR / "var"))).resolve()
+MODELS_DIR = DATA_DIR / "models"
+CHECKPOINTS_DIR = DATA_DIR / "checkpoints"
+EXPORTS_DIR = DATA_DIR / "exports"
+for _d in (DATA_DIR, MODELS_DIR, CHECKPOINTS_DIR, EXPORTS_DIR):
+    _d.mkdir(parents=True, exist_ok=True)
+
+SECRET_KEY = env.str("SECRET_KEY", default="embedded-insecure-key-change-me-in-production-0123456789")
+DEBUG = env.bool("DEBUG", default=False)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_htmx",
+    "webapp.core",
+    "webapp.accounts",
+    "webapp.catalog",
+    "webapp.play",
+    "webapp.jobs",
+    "webapp.labelling",
+    "webapp.leaderboards",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "webapp.urls"
+WSGI_APPLICATION = "webapp.wsgi.application"
+ASGI_APPLICATION = "webapp.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "webapp.accounts.context_processors.roles",
+            ],
+        },
+    }
+]
+
+DATABASES = {"default": database_setting("DATABASE_URL", f"sqlite:///{DATA_DIR / 'db.sqlite3'}")}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "accounts:login"
+LOGIN_REDIRECT_URL = "core:home"
+LOGOUT_REDIRECT_URL = "core:home"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = DATA_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "webapp" / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+MEDIA_ROOT = EXPORTS_DIR
+MEDIA_URL = "media/"
+
+# --- REST API --------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.BasicAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    "EXCEPTION_HANDLER": "webapp.core.exceptions.api_exception_handler",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_THROTTLE_RATES": {"guest_play": env.str("GUEST_PLAY_RATE", default="120/minute")},
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "20Q Lab API",
+    "DESCRIPTION": "Play and judge 20 Questions, inspect trajectories, launch jobs.",
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",  # served from our own static files, no CDN
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# --- Celery ------------------------------------------------------------------
+REDIS_URL = env.str("REDIS_URL", default="")
+BROKER_DIR = DATA_DIR / "broker"
+CELERY_BROKER_URL = url_setting(
+    "CELERY_BROKER_URL", REDIS_URL or "filesystem://", {"redis", "rediss", "filesystem", "memory", "amqp"}
+)
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    for _d in ("queue", "processed"):
+        (BROKER_DIR / _d).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "store_processed": False,
+    }
+else:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int_setting("CELERY_VISIBILITY_TIMEOUT", 6 * 3600)}
+CELERY_RESULT_BACKEND = None  # jobs store their own results in the database
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = int_setting("CELERY_TASK_SOFT_TIME_LIMIT", 12 * 3600)
+CELERY_TASK_TIME_LIMIT = int_setting("CELERY_TASK_TIME_LIMIT", 12 * 3600 + 600)
+CELERY_TASK_DEFAULT_QUEUE = "cpu"
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# The queue that runs model-heavy jobs; the embedded default has only the CPU.
+JOBS_GPU_QUEUE = env.str("JOBS_GPU_QUEUE", default="cpu")
+JOB_HEARTBEAT_SECONDS = int_setting("JOB_HEARTBEAT_SECONDS", 10)
+JOB_STALE_SECONDS = int_setting("JOB_STALE_SECONDS", 60)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+}
+
+CELERY_BEAT_SCHEDULE = {
+    "reap-stale-jobs": {"task": "jobs.reap_stale", "schedule": float(JOB_HEARTBEAT_SECONDS), "options": {"queue": "cpu"}},
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")

@@ -1,0 +1,6 @@
+"""The embedded default for `make run`: one machine, no services."""
+
+from webapp.settings.base import *  # noqa: F401,F403
+from webapp.settings.base import env
+
+DEBUG = env.bool("DEBUG", default=True)

@@ -1,0 +1,1 @@
+"""Celery app and thin tasks that call webapp services and training runners."""

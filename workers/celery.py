@@ -1,0 +1,16 @@
+"""The Celery app: queues `cpu` and `gpu`, JSON only, late acks, prefetch 1, time limits.
+
+All CELERY_* values live in Django settings (infrastructure from the environment).
+"""
+
+import os
+
+from celery import Celery
+from kombu import Queue
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings.local")
+
+app = Celery("twentyq")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.conf.task_queues = (Queue("cpu"), Queue("gpu"))
+app.autodiscover_tasks(["workers"], related_name="tasks")
