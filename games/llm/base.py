@@ -1,0 +1,137 @@
+"""The LLM backend interface shared by guessers, judges, ΔBelief and training.
+
+Chats are OpenAI-style message lists (`[{"role": ..., "content": ...}, ...]`). Backends turn
+them into tokens with the model's own chat template. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import zlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+Chat = list[dict[str, Any]]
+
+
+class BackendError(RuntimeError):
+    """A backend could not be built or could not answer (missing model, unreachable server, ...)."""
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """How to decode. `temperature == 0` means greedy."""
+
+    max_new_tokens: int = 64
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = 0  # 0 = no top-k filter
+    seed: int | None = None  # call seed; `generate(..., seeds=...)` overrides it per chat
+    stop: tuple[str, ...] = ()  # the text ends before the first stop string
+
+    def __post_init__(self) -> None:
+        if self.max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        if self.top_k < 0:
+            raise ValueError(f"top_k must be >= 0, got {self.top_k}")
+        if isinstance(self.stop, str):
+            object.__setattr__(self, "stop", (self.stop,))
+        object.__setattr__(self, "stop", tuple(s for s in self.stop if s))
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0
+
+
+@dataclass
+class Generation:
+    """One sampled assistant reply.
+
+    `token_ids` are the generated tokens (the end-of-turn token included when the model produced
+    it); `text` is their decoded text without special tokens, cut before the first stop string.
+    `logprobs[i]` is log p(token_ids[i]) under the model's distribution at the sampling
+    temperature (temperature 1 when greedy), before top-k/top-p truncation: what a trainer
+    recomputes. Remote backends fill what the server returns (possibly empty lists).
+    """
+
+    text: str
+    token_ids: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    prompt_token_ids: list[int] | None = None
+    finish_reason: str = "length"  # "stop" (end of turn or stop string) or "length"
+
+
+def row_seeds(sampling: SamplingParams, n: int, seeds: Sequence[int] | None) -> list[int | None]:
+    """One seed per chat: the explicit ones, else derived from the call seed, else None."""
+    if seeds is not None:
+        if len(seeds) != n:
+            raise ValueError(f"got {len(seeds)} seeds for {n} chats")
+        return [int(s) for s in seeds]
+    if sampling.seed is None:
+        return [None] * n
+    return [zlib.crc32(f"{sampling.seed}:{i}".encode()) & 0x7FFFFFFF for i in range(n)]
+
+
+def cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
+    """`text` cut before the earliest stop string, and whether one was found."""
+    cuts = [i for i in (text.find(s) for s in stop) if i >= 0]
+    return (text[: min(cuts)], True) if cuts else (text, False)
+
+
+class LLMBackend(ABC):
+    """Generates and scores assistant replies for batches of chats."""
+
+    name: str = "llm"
+
+    @abstractmethod
+    def generate(
+        self, chats: Sequence[Chat], sampling: SamplingParams, *, seeds: Sequence[int] | None = None
+    ) -> list[Generation]:
+        """One sampled assistant reply per chat, in order. `seeds` (one per chat) make each reply
+        reproducible independently of the other chats in the batch."""
+
+    @abstractmethod
+    def score_spans(
+        self, chats: Sequence[Chat], replies: Sequence[str], spans: Sequence[tuple[int, int]]
+    ) -> list[float]:
+        """For each chat, append `reply` as the assistant turn and return the sum of the model's
+        log-probs (temperature 1) of the tokens that overlap the character span `reply[a:b]`."""
+
+    def score(self, chats: Sequence[Chat], continuations: Sequence[str]) -> list[float]:
+        """Sum of log-probs of each continuation as the assistant reply (end-of-turn excluded)."""
+        return self.score_spans(chats, continuations, [(0, len(c)) for c in continuations])
+
+    def close(self) -> None:
+        """Release resources (connections, GPU memory)."""
+
+
+# -- tokenizer helpers shared by the local backends (a HF tokenizer; no torch needed) ---------
+def encode_prompt(tokenizer: Any, chat: Chat) -> list[int]:
+    """Token ids of `chat` followed by the assistant generation prompt."""
+    text = tokenizer.apply_chat_template(list(chat), tokenize=False, add_generation_prompt=True)
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def encode_reply_span(tokenizer: Any, chat: Chat, reply: str, span: tuple[int, int]) -> tuple[list[int], int, int]:
+    """Token ids of `chat` + assistant `reply`, and the token range [first, end) covering
+    `reply[span[0]:span[1]]` (every token overlapping those characters)."""
+    a, b = span
+    if not 0 <= a < b <= len(reply):
+        raise ValueError(f"span {span} is empty or outside the reply ({len(reply)} characters)")
+    prefix = tokenizer.apply_chat_template(list(chat), tokenize=False, add_generation_prompt=True)
+    full = tokenizer.apply_chat_template(
+        [*chat, {"role": "assistant", "content": reply}], tokenize=False, add_generation_prompt=False
+    )
+    start = full.find(reply, len(prefix)) if full.startswith(prefix) else full.rfind(reply)
+    if start < 0:
+        raise BackendError("the chat template does not reproduce the assistant reply verbatim")
+    enc = tokenizer(full, add_special_tokens=False, return_offsets_mapping=True)
+    lo, hi = start + a, start + b
+    inside = [i for i, (s, e) in enumerate(enc["offset_mapping"]) if s < hi and e > lo]
+    if not inside or inside[0] == 0:
+        raise BackendError(f"no scorable tokens for span {span} of reply {reply!r}")
+    return list(enc["input_ids"]), inside[0], inside[-1] + 1

@@ -1,0 +1,1 @@
+"""Training, curation and evaluation: one config dataclass + run(config, reporter) per job kind. No Django."""
