@@ -131,9 +131,12 @@ def job_run(*, job_id: int, worker: str | None = None) -> str:
         reporter.log(f"started on {worker} (attempt {job.attempt})")
         result = kind.runner_fn()(config, reporter)
     except StopRequested:
-        _move(job_id, [JobStatus.STOPPING, JobStatus.RUNNING], JobStatus.STOPPED, finished_at=timezone.now())
-        reporter.log("stopped on request")
-        return JobStatus.STOPPED
+        if _move(job_id, [JobStatus.STOPPING], JobStatus.STOPPED, finished_at=timezone.now()):
+            reporter.log("stopped on request")
+            return JobStatus.STOPPED
+        _move(job_id, [JobStatus.RUNNING], JobStatus.FAILED, finished_at=timezone.now(),
+              error="the runner stopped without a stop request")
+        return JobStatus.FAILED
     except BaseException as exc:  # includes Celery's SoftTimeLimitExceeded
         close_old_connections()
         message = "".join(traceback.format_exception_only(type(exc), exc)).strip()

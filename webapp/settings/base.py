@@ -15,7 +15,7 @@ DATA_DIR = Path(env.str("DATA_DIR", default=str(BASE_DIR / "var"))).resolve()
 MODELS_DIR = DATA_DIR / "models"
 CHECKPOINTS_DIR = DATA_DIR / "checkpoints"
 EXPORTS_DIR = DATA_DIR / "exports"
-for _d in (DATA_DIR, MODELS_DIR, CHECKPOINTS_DIR, EXPORTS_DIR):
+for _d in (DATA_DIR, MODELS_DIR, CHECKPOINTS_DIR, EXPORTS_DIR, DATA_DIR / "staticfiles"):
     _d.mkdir(parents=True, exist_ok=True)
 
 SECRET_KEY = env.str("SECRET_KEY", default="embedded-insecure-key-change-me-in-production-0123456789")

@@ -1,0 +1,73 @@
+"""Shared fixtures. The suite runs on Postgres + Redis when DATABASE_URL/REDIS_URL are set (CI),
+otherwise on the embedded default (SQLite + the file-system broker), and says which."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+def pytest_report_header(config):
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    engine = db["ENGINE"].rsplit(".", 1)[-1]
+    where = f"{db.get('HOST') or 'local'}:{db.get('PORT') or ''}/{db['NAME']}" if engine != "sqlite3" else db["NAME"]
+    broker = settings.CELERY_BROKER_URL
+    lines = [f"20Q Lab tests: database {engine} ({where}); broker {broker}"]
+    if engine == "sqlite3" or broker.startswith("filesystem"):
+        lines.append("20Q Lab tests: DATABASE_URL/REDIS_URL not set -> falling back to the embedded default "
+                     "(SQLite, file-system broker); CI runs them on Postgres and Redis")
+    return lines
+
+
+@pytest.fixture
+def make_user(db):
+    from webapp.accounts.services import user_create
+
+    counter = {"n": 0}
+
+    def make(*roles: str, username: str | None = None):
+        counter["n"] += 1
+        return user_create(username=username or f"user{counter['n']}_{'_'.join(roles) or 'none'}",
+                           password="a-long-test-password", roles=tuple(roles))
+
+    return make
+
+
+@pytest.fixture
+def player(make_user):
+    return make_user("player")
+
+
+@pytest.fixture
+def researcher(make_user):
+    return make_user("researcher")
+
+
+@pytest.fixture
+def annotator(make_user):
+    return make_user("annotator")
+
+
+@pytest.fixture
+def client_for(client):
+    def login(user):
+        client.force_login(user)
+        return client
+
+    return login
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str | None:
+    """The Redis to test against: REDIS_URL, else a local server if one answers."""
+    url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/15"
+    try:
+        import redis
+
+        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
+    except Exception:
+        return None
+    return url

@@ -1,0 +1,91 @@
+"""Start a real Celery worker process against the test database and a chosen broker."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_database_url() -> str:
+    s = connection.settings_dict
+    if s["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{s['NAME']}"
+    return f"postgres://{s['USER']}:{s['PASSWORD']}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+def filesystem_transport_options(data_dir: Path) -> dict:
+    folder = data_dir / "broker" / "queue"
+    folder.mkdir(parents=True, exist_ok=True)
+    (data_dir / "broker" / "processed").mkdir(parents=True, exist_ok=True)
+    return {"data_folder_in": str(folder), "data_folder_out": str(folder)}
+
+
+class WorkerProcess:
+    def __init__(self, broker_url: str, data_dir: Path, log_path: Path, queues: str = "cpu", purge: bool = True):
+        env = dict(os.environ)
+        env.update({
+            "DJANGO_SETTINGS_MODULE": "webapp.settings.test",
+            "DATABASE_URL": test_database_url(),
+            "CELERY_BROKER_URL": broker_url,
+            "DATA_DIR": str(data_dir),
+        })
+        self.log_path = log_path
+        self._log = open(log_path, "w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "workers.celery:app", "worker", "-Q", queues, "--pool", "solo",
+             "--concurrency", "1", "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "INFO",
+             "--hostname", f"test-{os.getpid()}-{time.monotonic_ns()}@%h", *(["--purge"] if purge else [])],
+            cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+        )
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def kill(self, sig: int) -> None:
+        self.proc.send_signal(sig)
+        self.proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        self._log.close()
+
+
+@pytest.fixture
+def start_worker(tmp_path):
+    workers: list[WorkerProcess] = []
+
+    def start(broker_url: str, data_dir: Path | None = None, purge: bool = True) -> WorkerProcess:
+        """A worker; by default it first purges messages left over from earlier runs."""
+        worker = WorkerProcess(broker_url, data_dir or tmp_path, tmp_path / f"worker-{len(workers)}.log", purge=purge)
+        workers.append(worker)
+        wait_for(lambda: " ready." in worker.log() or worker.proc.poll() is not None, timeout=60,
+                 what="the worker to be ready")
+        assert worker.proc.poll() is None, worker.log()
+        return worker
+
+    yield start
+    for w in workers:
+        w.stop()
+
+
+def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
