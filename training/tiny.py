@@ -21,14 +21,15 @@ BOS, EOT, PAD = "<|bos|>", "<|end|>", "<|pad|>"
 ROLE_TOKENS = ("<|system|>", "<|user|>", "<|assistant|>")
 
 # Role markers are literal tokens; `{% generation %}` marks what the assistant produced, so
-# `apply_chat_template(..., return_assistant_tokens_mask=True)` works for SFT.
+# `apply_chat_template(..., return_assistant_tokens_mask=True)` works for SFT. (transformers
+# renders with trim_blocks, hence the newline after `endgeneration` written as an expression.)
 CHAT_TEMPLATE = (
     "{{ bos_token }}"
     "{% for message in messages %}"
     "{% if message['role'] == 'system' %}<|system|>\n{{ message['content'] }}<|end|>\n"
     "{% elif message['role'] == 'user' %}<|user|>\n{{ message['content'] }}<|end|>\n"
     "{% elif message['role'] == 'assistant' %}<|assistant|>\n"
-    "{% generation %}{{ message['content'] }}<|end|>{% endgeneration %}\n"
+    "{% generation %}{{ message['content'] }}<|end|>{% endgeneration %}{{ '\\n' }}"
     "{% else %}{{ raise_exception('unknown role: ' + message['role']) }}{% endif %}"
     "{% endfor %}"
     "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
@@ -115,7 +116,7 @@ def build_tokenizer(words: list[str], config: TinyConfig):
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    tok.train_from_iterator(corpus(words, config.seed), trainer=trainer)
+    tok.train_from_iterator(corpus(words), trainer=trainer)  # the same vocabulary for every model seed
     return PreTrainedTokenizerFast(
         tokenizer_object=tok,
         bos_token=BOS,

@@ -1,0 +1,44 @@
+"""A judge that prompts a model (any LLM backend) and parses `<answer>…</answer>`."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from games.judges.base import Judge, JudgeRequest
+from games.llm.base import LLMBackend, SamplingParams
+from games.llm.chat import judge_messages, parse_judge_answer
+from games.types import JudgeAnswer, Verdict
+
+DEFAULT_JUDGE_SAMPLING = SamplingParams(max_new_tokens=128, temperature=0.0, stop=("</answer>",))
+
+
+class LLMJudge(Judge):
+    """Answers every request of a batch with one `generate` call.
+
+    Output without a readable `<answer>` verdict becomes `Verdict.INVALID`; the raw text is kept
+    in `JudgeAnswer.raw` either way. The engine's rule checks still run around this judge.
+    """
+
+    def __init__(
+        self,
+        backend: LLMBackend,
+        *,
+        sampling: SamplingParams = DEFAULT_JUDGE_SAMPLING,
+        with_history: bool = False,
+        name: str | None = None,
+    ):
+        self.backend = backend
+        self.sampling = sampling
+        self.with_history = with_history
+        self.name = name or f"llm:{backend.name}"
+
+    def judge_batch(self, requests: Sequence[JudgeRequest]) -> list[JudgeAnswer]:
+        if not requests:
+            return []
+        chats = [judge_messages(r.secret, r.question, r.history, with_history=self.with_history) for r in requests]
+        generations = self.backend.generate(chats, self.sampling, seeds=[r.seed for r in requests])
+        answers = []
+        for gen in generations:
+            verdict = parse_judge_answer(gen.text)  # reads an answer left open by the stop string too
+            answers.append(JudgeAnswer(verdict if verdict is not None else Verdict.INVALID, raw=gen.text))
+        return answers
