@@ -1,0 +1,66 @@
+"""Docker does not run here: check that docker-compose.yml points at real things."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+SERVICES = COMPOSE["services"]
+# variables consumed by the images themselves, not by our settings
+IMAGE_VARIABLES = {"POSTGRES_DB", "POSTGRES_USER", "POSTGRES_PASSWORD", "NVIDIA_VISIBLE_DEVICES", "DJANGO_SETTINGS_MODULE"}
+
+
+def settings_variables() -> set[str]:
+    pattern = re.compile(r"""(?:env\.(?:str|bool|int|list)|require|url_setting|int_setting|database_setting)\(\s*"([A-Z_]+)\"""")
+    found = set()
+    for path in (ROOT / "webapp" / "settings").glob("*.py"):
+        found.update(pattern.findall(path.read_text()))
+    return found
+
+
+def test_expected_services_exist_with_health_checks():
+    assert {"postgres", "redis", "web", "worker-cpu", "worker-gpu", "beat", "flower"} <= set(SERVICES)
+    for name in ("postgres", "redis", "web", "worker-cpu", "worker-gpu"):
+        assert "healthcheck" in SERVICES[name], name
+
+
+def test_every_environment_variable_is_a_real_setting():
+    known = settings_variables()
+    assert {"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "SECRET_KEY", "ALLOWED_HOSTS", "DATA_DIR"} <= known
+    for name, service in SERVICES.items():
+        for var in service.get("environment", {}) or {}:
+            assert var in known or var in IMAGE_VARIABLES, f"{name}: {var} is not read by any setting"
+        module = (service.get("environment") or {}).get("DJANGO_SETTINGS_MODULE")
+        if module:
+            assert (ROOT / (module.replace(".", "/") + ".py")).exists()
+
+
+def test_every_command_points_at_a_real_entry_point():
+    from django.core.management import get_commands
+
+    commands = get_commands()
+    for name, service in SERVICES.items():
+        command = service.get("command")
+        if not command:
+            continue
+        words = command if isinstance(command, list) else command.split()
+        text = " ".join(words)
+        if words[0] == "gunicorn":
+            module, attr = words[1].split(":")
+            assert callable(getattr(importlib.import_module(module), attr))
+        if "celery" in words:
+            module, attr = words[words.index("-A") + 1].split(":")
+            app = getattr(importlib.import_module(module), attr)
+            if "-Q" in words:
+                queues = set(words[words.index("-Q") + 1].split(","))
+                assert queues <= {q.name for q in app.conf.task_queues}, name
+        for manage_command in re.findall(r"manage\.py (\w+)", text):
+            assert manage_command in commands, f"{name}: manage.py {manage_command}"
+    gpu = SERVICES["worker-gpu"]
+    assert gpu.get("runtime") == "nvidia" and (ROOT / gpu["build"]["dockerfile"]).exists()
+    assert "vllm" in (ROOT / "requirements" / "gpu.txt").read_text()
