@@ -1,0 +1,137 @@
+"""`python -m games play ...` (terminal play) and `python -m games eval ... --json`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+
+from games.engine import TwentyQuestions, reward_parts
+from games.judges.base import UnknownSecretError
+from games.metrics import summarise
+from games.registry import SpecError, build_guesser, build_judge
+from games.rollout import rollout
+from games.rules import VERDICT_FEEDBACK
+from games.types import GameConfig, Turn, Verdict
+from games.wordlists import read_words
+
+HUMAN_ANSWERS = {"y": Verdict.YES, "yes": Verdict.YES, "n": Verdict.NO, "no": Verdict.NO,
+                 "?": Verdict.UNKNOWN, "i": Verdict.INVALID}
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m games", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    ev = sub.add_parser("eval", help="play guesser vs judge over a word list and report metrics")
+    ev.add_argument("--guesser", required=True, help="infogain | random | hf:PATH | openai:URL#MODEL | vllm:PATH")
+    ev.add_argument("--judge", default="kb", help="kb | kb:any | hf:PATH | openai:URL#MODEL | vllm:PATH | ensemble:A,B")
+    ev.add_argument("--words", required=True, help="a file or a shipped list such as dbrl/paper_test")
+    ev.add_argument("--pool", help="candidate words for the infogain/random guessers (default: the KB's nouns)")
+    ev.add_argument("--samples", type=int, default=1, help="k games per word")
+    ev.add_argument("--max-turns", type=int, default=20)
+    ev.add_argument("--seed", type=int, default=0)
+    ev.add_argument("--batch", type=int, default=64, help="games played in lock-step")
+    ev.add_argument("--limit", type=int, help="only the first N words")
+    ev.add_argument("--json", action="store_true", help="print one JSON object")
+    play = sub.add_parser("play", help="play in the terminal")
+    play.add_argument("--role", choices=["guesser", "answerer"], default="guesser",
+                      help="guesser: you ask, a judge answers; answerer: a model asks, you answer")
+    play.add_argument("--judge", default="kb")
+    play.add_argument("--guesser", default="infogain")
+    play.add_argument("--secret", help="the secret (guesser role; default: drawn from --words)")
+    play.add_argument("--words", default="dbrl/paper_test")
+    play.add_argument("--max-turns", type=int, default=20)
+    play.add_argument("--seed", type=int, default=None)
+    return parser
+
+
+def run_eval(args) -> dict:
+    words = read_words(args.words)[: args.limit]
+    pool = read_words(args.pool) if args.pool else None
+    judge = build_judge(args.judge)
+    playable, skipped = [], []
+    for word in words:
+        try:
+            judge.check_secret(word)
+            playable.append(word)
+        except UnknownSecretError:
+            skipped.append(word)
+    if pool is not None:  # the secret must be among the candidates
+        pool = list(dict.fromkeys([*pool, *playable]))
+    guesser = build_guesser(args.guesser, pool=pool) if args.guesser in ("infogain", "random") else build_guesser(args.guesser)
+    config = GameConfig(max_turns=args.max_turns)
+    jobs = [(w, s) for s in range(args.samples) for w in playable]
+    trajectories = []
+    start = time.perf_counter()
+    for i in range(0, len(jobs), args.batch):
+        chunk = jobs[i : i + args.batch]
+        seeds = [args.seed * 1_000_003 + s * 100_003 + words.index(w) for w, s in chunk]
+        trajectories += rollout(guesser, judge, [w for w, _ in chunk], seeds=seeds, config=config)
+    elapsed = time.perf_counter() - start
+    summary = summarise(trajectories, k=args.samples)
+    return {**summary.to_dict(), "guesser": args.guesser, "judge": args.judge, "words": args.words,
+            "max_turns": args.max_turns, "seed": args.seed, "skipped_words": len(skipped),
+            "skipped_examples": skipped[:10], "seconds": round(elapsed, 2)}
+
+
+def run_play(args, stdin=sys.stdin, out=sys.stdout) -> int:
+    rng = random.Random(args.seed)
+    config = GameConfig(max_turns=args.max_turns)
+    if args.role == "guesser":
+        judge = build_judge(args.judge)
+        env = TwentyQuestions(judge, config)
+        secret = args.secret or rng.choice(read_words(args.words))
+        env.reset(secret, seed=args.seed or 0)
+        print(f"I am thinking of a word. Ask up to {config.max_turns} yes/no questions (judge: {judge.name}).", file=out)
+        while not env.done:
+            print(f"[{len(env.trajectory.turns) + 1}/{config.max_turns}] > ", end="", file=out, flush=True)
+            line = stdin.readline()
+            if not line:
+                break
+            result = env.step(line.strip())
+            print(f"  {result.turn.verdict.value}: {result.turn.feedback}", file=out)
+        print(f"The word was: {env.trajectory.secret} ({env.trajectory.outcome.value})", file=out)
+        return 0
+    guesser = build_guesser(args.guesser)
+    state = guesser.start(seed=args.seed or 0)
+    print("Think of a word. Answer y (yes), n (no), ? (don't know) or i (invalid); say 'won' when it names your word.",
+          file=out)
+    for index in range(config.max_turns):
+        ask = guesser.ask(state)
+        print(f"[{index + 1}/{config.max_turns}] {ask.question}", file=out)
+        while True:
+            print("  your answer > ", end="", file=out, flush=True)
+            reply = stdin.readline().strip().lower()
+            if reply in HUMAN_ANSWERS or reply in ("won", ""):
+                break
+        if reply in ("won", ""):
+            print("Solved!", file=out)
+            return 0
+        verdict = HUMAN_ANSWERS[reply]
+        guesser.observe(state, Turn(index=index, question=ask.question, verdict=verdict,
+                                    feedback=VERDICT_FEEDBACK[verdict], reward=reward_parts(verdict, config)))
+    print("Out of questions: you win.", file=out)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = make_parser().parse_args(argv)
+    try:
+        if args.command == "eval":
+            result = run_eval(args)
+            if args.json:
+                print(json.dumps(result))
+            else:
+                for key, value in result.items():
+                    print(f"{key:>20}: {value}")
+            return 0
+        return run_play(args)
+    except (SpecError, FileNotFoundError, UnknownSecretError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

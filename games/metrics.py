@@ -1,0 +1,102 @@
+"""Evaluation metrics over trajectories: mean@k with a 95% interval, pass@k, turns, error rates."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import asdict, dataclass
+from typing import Iterable, Sequence
+
+from games.types import Trajectory, Verdict
+
+Z95 = 1.959963984540054
+
+
+def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
+    if n <= 0:
+        return (0.0, 1.0)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def mean_at_k_interval(per_word_rates: Sequence[float], z: float = Z95) -> tuple[float, float]:
+    """95% interval of the mean over words of per-word success rates (words are the sampling unit).
+
+    The normal interval over words; where it is degenerate (every word alike, or one word) the
+    Wilson interval over words is used, so an all-solved run still gets a non-zero width.
+    """
+    n = len(per_word_rates)
+    if n == 0:
+        return (0.0, 1.0)
+    mean = sum(per_word_rates) / n
+    var = sum((r - mean) ** 2 for r in per_word_rates) / (n - 1) if n > 1 else 0.0
+    if var == 0.0:
+        return wilson_interval(mean * n, n, z)
+    half = z * math.sqrt(var / n)
+    return (max(0.0, mean - half), min(1.0, mean + half))
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k for one word: n samples, c of them solved (Chen et al., 2021)."""
+    if not 0 <= c <= n or k < 1:
+        raise ValueError(f"need 0 <= c <= n and k >= 1 (n={n}, c={c}, k={k})")
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.prod((n - c - i) / (n - i) for i in range(k))
+
+
+@dataclass
+class EvalSummary:
+    n_games: int
+    n_words: int
+    k: int
+    success_rate: float  # mean@k
+    success_ci95: tuple[float, float]
+    pass_at_k: float
+    mean_turns: float
+    mean_turns_solved: float | None
+    invalid_rate: float  # per turn
+    repeated_rate: float
+    unknown_rate: float
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["success_ci95"] = list(self.success_ci95)
+        return data
+
+
+def summarise(trajectories: Iterable[Trajectory], k: int | None = None) -> EvalSummary:
+    by_word: dict[str, list[bool]] = defaultdict(list)
+    turns, solved_turns = [], []
+    counts = {Verdict.INVALID: 0, Verdict.REPEATED: 0, Verdict.UNKNOWN: 0}
+    n_turns_total = 0
+    for traj in trajectories:
+        by_word[traj.secret].append(traj.won)
+        turns.append(traj.n_turns)
+        if traj.won:
+            solved_turns.append(traj.n_turns)
+        for turn in traj.turns:
+            n_turns_total += 1
+            if turn.verdict in counts:
+                counts[turn.verdict] += 1
+    n_games = len(turns)
+    if n_games == 0:
+        raise ValueError("no games to summarise")
+    k = k or min(len(v) for v in by_word.values())
+    rates = [sum(v) / len(v) for v in by_word.values()]
+    return EvalSummary(
+        n_games=n_games,
+        n_words=len(by_word),
+        k=k,
+        success_rate=sum(rates) / len(rates),
+        success_ci95=mean_at_k_interval(rates),
+        pass_at_k=sum(pass_at_k(len(v), sum(v), min(k, len(v))) for v in by_word.values()) / len(by_word),
+        mean_turns=sum(turns) / n_games,
+        mean_turns_solved=(sum(solved_turns) / len(solved_turns)) if solved_turns else None,
+        invalid_rate=counts[Verdict.INVALID] / max(n_turns_total, 1),
+        repeated_rate=counts[Verdict.REPEATED] / max(n_turns_total, 1),
+        unknown_rate=counts[Verdict.UNKNOWN] / max(n_turns_total, 1),
+    )

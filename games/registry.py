@@ -1,0 +1,77 @@
+"""Build judges and guessers from short spec strings (CLI, web app and jobs share them).
+
+Specs: `kb` (or `kb:any`, `kb:first` for other sense modes), `infogain`, `random`,
+`hf:PATH` (a transformers folder or hub id), `openai:URL#MODEL`, `vllm:PATH`, and for judges
+`ensemble:SPEC,SPEC,...`. Heavy modules are imported only when a spec needs them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from games.guessers.base import Guesser
+from games.judges.base import Judge
+
+GUESSER_KINDS = ("infogain", "random", "hf", "openai", "vllm")
+JUDGE_KINDS = ("kb", "hf", "openai", "vllm", "ensemble")
+
+
+class SpecError(ValueError):
+    pass
+
+
+def _split(spec: str) -> tuple[str, str]:
+    spec = (spec or "").strip()
+    kind, _, target = spec.partition(":")
+    return kind.lower(), target
+
+
+def _backend(kind: str, target: str, options: dict[str, Any]):
+    from games.llm import build_backend
+
+    if not target:
+        raise SpecError(f"the spec {kind}: needs a model (a folder, a hub id or URL#MODEL)")
+    backend_kind = "transformers" if kind == "hf" else kind
+    return build_backend(f"{backend_kind}:{target}", **options)
+
+
+def build_judge(spec: str, **options: Any) -> Judge:
+    kind, target = _split(spec)
+    if kind == "kb":
+        from games.judges.kb import KBJudge
+
+        sense = target or options.pop("sense", None)
+        return KBJudge(sense=sense) if sense else KBJudge()
+    if kind == "ensemble":
+        from games.judges.ensemble import EnsembleJudge
+
+        members = [s for s in target.split(",") if s.strip()]
+        if len(members) < 2:
+            raise SpecError("ensemble: needs at least two judge specs, e.g. ensemble:kb,kb:any")
+        return EnsembleJudge([build_judge(m) for m in members])
+    if kind in ("hf", "openai", "vllm"):
+        from games.judges.llm import LLMJudge
+
+        name = options.pop("name", None)
+        return LLMJudge(_backend(kind, target, options), name=name or spec)
+    raise SpecError(f"unknown judge spec {spec!r}; use one of: {', '.join(JUDGE_KINDS)}")
+
+
+def build_guesser(spec: str, *, pool: Iterable[str] | None = None, **options: Any) -> Guesser:
+    kind, target = _split(spec)
+    if kind == "infogain":
+        from games.guessers.infogain import InfoGainGuesser
+
+        return InfoGainGuesser(pool=list(pool) if pool is not None else None, **options)
+    if kind == "random":
+        from games.guessers.random import RandomGuesser
+
+        return RandomGuesser(pool=list(pool) if pool is not None else None, **options)
+    if kind in ("hf", "openai", "vllm"):
+        from games.guessers.llm import LLMGuesser
+
+        sampling = options.pop("sampling", None)
+        name = options.pop("name", None)
+        kwargs = {"sampling": sampling} if sampling is not None else {}
+        return LLMGuesser(_backend(kind, target, options), name=name or spec, **kwargs)
+    raise SpecError(f"unknown guesser spec {spec!r}; use one of: {', '.join(GUESSER_KINDS)}")

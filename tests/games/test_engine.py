@@ -1,0 +1,95 @@
+import pytest
+
+from games.engine import GameOverError, TwentyQuestions, replay
+from games.judges.base import Judge, UnknownSecretError
+from games.types import GameConfig, JudgeAnswer, Outcome, Trajectory, Verdict
+
+
+class ScriptedJudge(Judge):
+    """Answers yes to questions containing 'alive', 'finished' to 'magic', else no."""
+
+    name = "scripted"
+
+    def check_secret(self, secret):
+        if secret == "unobtainium":
+            raise UnknownSecretError("unknown secret: unobtainium")
+
+    def judge_batch(self, requests):
+        out = []
+        for r in requests:
+            q = r.question.lower()
+            out.append(JudgeAnswer(Verdict.FINISHED if "magic" in q else Verdict.YES if "alive" in q else Verdict.NO))
+        return out
+
+
+def play(questions, secret="dog", **config):
+    env = TwentyQuestions(ScriptedJudge(), GameConfig(**config))
+    env.reset(secret, seed=7)
+    return [env.step(q) for q in questions], env
+
+
+def test_verdicts_rewards_and_feedback():
+    results, env = play(["Is it alive?", "Is it big?", "is it   ALIVE??", "Is it alive ?", "Is it a dog?"])
+    verdicts = [r.turn.verdict for r in results]
+    assert verdicts == [Verdict.YES, Verdict.NO, Verdict.INVALID, Verdict.REPEATED, Verdict.FINISHED]
+    assert results[0].turn.reward == {"turn": -0.05}
+    assert results[2].turn.reward == {"turn": -0.05, "invalid": -5.0}
+    assert results[3].turn.reward == {"turn": -0.05, "repeated": -1.0}
+    assert results[4].turn.reward == {"turn": -0.05, "win": 2.0}
+    assert "valid question" in results[2].turn.feedback and "already asked" in results[3].turn.feedback
+    assert env.trajectory.outcome is Outcome.WON and results[4].done
+
+
+@pytest.mark.parametrize("question", ["Is it a dog?", "Are they DOGS?", "is it the dog?"])
+def test_naming_the_secret_or_its_plural_wins(question):
+    results, _ = play([question])
+    assert results[0].turn.verdict is Verdict.FINISHED
+
+
+def test_plural_secret_matches_singular_and_multiword():
+    assert play(["Is it a golf ball?"], secret="golf balls")[0][0].won
+    assert play(["Is it a puppy?"], secret="puppies")[0][0].won
+    assert not play(["Is it a dogma?"])[0][0].won  # whole words only
+
+
+def test_judge_finished_without_naming_the_secret_becomes_yes():
+    results, env = play(["Is it magic?"])
+    assert results[0].turn.verdict is Verdict.YES and not env.done
+
+
+@pytest.mark.parametrize("question", ["", " ", "?", "x" * 600 + "?", "no question mark", "One? Two?",
+                                      "\x00\x01\x02?", "<script>alert(1)</script>", "a" * 100_000])
+def test_malformed_questions_get_invalid_not_an_exception(question):
+    results, _ = play([question])
+    assert results[0].turn.verdict is Verdict.INVALID
+    assert len(results[0].turn.question) <= 2000
+
+
+def test_game_ends_after_max_turns_and_refuses_more():
+    results, env = play([f"Is it number {i}?" for i in range(3)], max_turns=3)
+    assert results[-1].done and env.trajectory.outcome is Outcome.LOST
+    with pytest.raises(GameOverError):
+        env.step("Is it alive?")
+
+
+def test_unknown_secret_is_refused_at_reset():
+    env = TwentyQuestions(ScriptedJudge())
+    with pytest.raises(UnknownSecretError, match="unobtainium"):
+        env.reset("unobtainium")
+
+
+def test_same_seed_same_game_and_json_round_trip():
+    questions = ["Is it alive?", "Is it big?", "Is it a dog?"]
+    a = replay(ScriptedJudge(), "dog", 3, questions)
+    b = replay(ScriptedJudge(), "dog", 3, questions)
+    strip = lambda t: [{k: v for k, v in turn.to_dict().items() if k != "latency_ms"} for turn in t.turns]
+    assert strip(a) == strip(b)
+    again = Trajectory.from_dict(a.to_dict())
+    assert again.outcome is Outcome.WON and [t.verdict for t in again.turns] == [t.verdict for t in a.turns]
+
+
+def test_game_config_is_validated():
+    with pytest.raises(ValueError, match="max_turns"):
+        GameConfig(max_turns=0)
+    with pytest.raises(ValueError, match="unknown game config keys"):
+        GameConfig.from_dict({"max_turn": 3})
