@@ -1,0 +1,62 @@
+"""Turn registry rows (ModelSpec) into games' judges and guessers, cached per process."""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+
+from games.guessers.base import Guesser
+from games.judges.base import Judge
+from games.registry import build_guesser, build_judge
+from webapp.catalog.models import ModelKind, ModelSpec
+
+_lock = threading.Lock()
+
+
+def spec_string(spec: ModelSpec) -> str:
+    """The games registry spec of a ModelSpec (see games/registry.py)."""
+    if spec.kind == ModelKind.KB:
+        sense = (spec.options or {}).get("sense")
+        return f"kb:{sense}" if sense else "kb"
+    if spec.kind in (ModelKind.INFOGAIN, ModelKind.RANDOM):
+        return spec.kind
+    if spec.kind == ModelKind.TRANSFORMERS:
+        return f"hf:{spec.path}"
+    if spec.kind == ModelKind.VLLM:
+        return f"vllm:{spec.path}"
+    if spec.kind == ModelKind.OPENAI:
+        return f"openai:{spec.endpoint}#{spec.remote_model}"
+    raise ValueError(f"model spec {spec.name} has an unknown kind {spec.kind!r}")
+
+
+def _backend_options(spec: ModelSpec) -> dict:
+    options = {}
+    if spec.adapter_path and spec.kind in (ModelKind.TRANSFORMERS, ModelKind.VLLM):
+        options["adapter"] = spec.adapter_path
+    return options
+
+
+@lru_cache(maxsize=32)
+def _judge(spec_id: int, spec_str: str, name: str, options_key: tuple) -> Judge:
+    judge = build_judge(spec_str, **dict(options_key))
+    judge.name = name
+    return judge
+
+
+@lru_cache(maxsize=32)
+def _guesser(spec_id: int, spec_str: str, name: str, options_key: tuple, pool: tuple | None) -> Guesser:
+    guesser = build_guesser(spec_str, pool=pool, **dict(options_key)) if spec_str in ("infogain", "random") \
+        else build_guesser(spec_str, **dict(options_key))
+    guesser.name = name
+    return guesser
+
+
+def judge_for(spec: ModelSpec) -> Judge:
+    with _lock:
+        return _judge(spec.pk, spec_string(spec), spec.name, tuple(sorted(_backend_options(spec).items())))
+
+
+def guesser_for(spec: ModelSpec, pool: list[str] | None = None) -> Guesser:
+    with _lock:
+        return _guesser(spec.pk, spec_string(spec), spec.name, tuple(sorted(_backend_options(spec).items())),
+                        tuple(pool) if pool is not None else None)
