@@ -126,6 +126,15 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
+# --- Cache (throttling, rate limits): Redis when configured, else per-process memory ---------
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env.str("REDIS_URL")}
+        if env.str("REDIS_URL", default="")
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "twentyq"}
+    )
+}
+
 # --- Celery ------------------------------------------------------------------
 REDIS_URL = env.str("REDIS_URL", default="")
 BROKER_DIR = DATA_DIR / "broker"
