@@ -19,7 +19,9 @@ def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, fl
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    lo = 0.0 if p <= 0 else max(0.0, centre - half)  # exact bounds at the edges (no rounding below p)
+    hi = 1.0 if p >= 1 else min(1.0, centre + half)
+    return (lo, hi)
 
 
 def mean_at_k_interval(per_word_rates: Sequence[float], z: float = Z95) -> tuple[float, float]:
@@ -31,9 +33,9 @@ def mean_at_k_interval(per_word_rates: Sequence[float], z: float = Z95) -> tuple
     n = len(per_word_rates)
     if n == 0:
         return (0.0, 1.0)
-    mean = sum(per_word_rates) / n
-    var = sum((r - mean) ** 2 for r in per_word_rates) / (n - 1) if n > 1 else 0.0
-    if var == 0.0:
+    mean = math.fsum(per_word_rates) / n
+    var = math.fsum((r - mean) ** 2 for r in per_word_rates) / (n - 1) if n > 1 else 0.0
+    if var < 1e-12:
         return wilson_interval(mean * n, n, z)
     half = z * math.sqrt(var / n)
     return (max(0.0, mean - half), min(1.0, mean + half))
@@ -91,7 +93,7 @@ def summarise(trajectories: Iterable[Trajectory], k: int | None = None) -> EvalS
         n_games=n_games,
         n_words=len(by_word),
         k=k,
-        success_rate=sum(rates) / len(rates),
+        success_rate=math.fsum(rates) / len(rates),
         success_ci95=mean_at_k_interval(rates),
         pass_at_k=sum(pass_at_k(len(v), sum(v), min(k, len(v))) for v in by_word.values()) / len(by_word),
         mean_turns=sum(turns) / n_games,

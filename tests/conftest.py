@@ -22,6 +22,17 @@ def pytest_report_header(config):
     return lines
 
 
+def pytest_sessionfinish(session, exitstatus):
+    """Remove this run's private DATA_DIR (see webapp/settings/test.py)."""
+    import shutil
+    from pathlib import Path
+
+    run = os.environ.get("TWENTYQ_TEST_RUN")
+    data_dir = Path(os.environ.get("DATA_DIR", ""))
+    if run and data_dir.name == f"test-run-{run}" and os.getpid() == int(run):
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
 @pytest.fixture
 def make_user(db):
     from webapp.accounts.services import user_create

@@ -22,6 +22,8 @@ class JobKind:
     runner: str  # "module:function" taking (config, reporter)
     description: str = ""
     gpu: bool = False  # model-heavy: runs on settings.JOBS_GPU_QUEUE
+    check: str = ""  # optional "module:function(config)" validating database references (raises ValidationError)
+    route: str = ""  # optional "module:function(config) -> 'gpu' | 'cpu' | None" choosing the queue per config
 
     def config_class(self) -> type:
         return _load(self.config)
@@ -29,9 +31,14 @@ class JobKind:
     def runner_fn(self) -> Callable[..., Any]:
         return _load(self.runner)
 
-    @property
-    def queue(self) -> str:
-        return settings.JOBS_GPU_QUEUE if self.gpu else "cpu"
+    def queue_for(self, config: Any) -> str:
+        wanted = _load(self.route)(config) if self.route else None
+        gpu = self.gpu if wanted is None else wanted == "gpu"
+        return settings.JOBS_GPU_QUEUE if gpu else "cpu"
+
+    def check_references(self, config: Any) -> None:
+        if self.check:
+            _load(self.check)(config)
 
 
 def _load(dotted: str) -> Any:
@@ -48,6 +55,11 @@ def register(kind: JobKind) -> JobKind:
 
 
 register(JobKind("smoke", "training.smoke:SmokeConfig", "training.smoke:run", "Round-trip check of the job system."))
+register(JobKind(
+    "evaluation", "training.evaluation.config:EvaluationConfig", "webapp.jobs.kinds.evaluation:run",
+    "Play a guesser against a judge over a word list, k samples per word.",
+    check="webapp.jobs.kinds.evaluation:check", route="webapp.jobs.kinds.evaluation:queue_for",
+))
 
 
 def get_kind(name: str) -> JobKind:

@@ -43,8 +43,9 @@ def job_submit(*, kind: str, params: dict | None, user=None, retry_of: Job | Non
     """Validate the config (refusing bad input before anything is queued), store and enqueue."""
     job_kind = registry.get_kind(kind)
     config = registry.build_config(job_kind, params)
+    job_kind.check_references(config)
     job = Job(
-        kind=kind, config=registry.config_to_dict(config), queue=job_kind.queue, created_by=user,
+        kind=kind, config=registry.config_to_dict(config), queue=job_kind.queue_for(config), created_by=user,
         task_id=str(uuid.uuid4()), retry_of=retry_of, attempt=(retry_of.attempt + 1) if retry_of else 1,
     )
     job.full_clean()

@@ -22,7 +22,8 @@ def turn_row(game: Game, turn: TurnData, **fields) -> Turn:
 
 
 def trajectories_store(
-    trajectories: list[Trajectory], *, guesser, judge, job=None, word_list=None, sample_indices: list[int] | None = None,
+    trajectories: list[Trajectory], *, guesser, judge, job=None, job_id=None, word_list=None,
+    sample_indices: list[int] | None = None,
     mode: str = GameMode.MODEL_VS_MODEL, words: dict[str, int] | None = None,
 ) -> list[Game]:
     """Bulk-insert finished model-vs-model games with all their turns."""
@@ -31,7 +32,7 @@ def trajectories_store(
         Game(
             mode=mode, secret=t.secret, word_id=(words or {}).get(t.secret), word_list=word_list, guesser=guesser,
             judge=judge, config=t.config.to_dict(), seed=t.seed, status=_STATUS[t.outcome], outcome=t.outcome.value,
-            n_turns=t.n_turns, initial_belief=t.initial_belief, job=job,
+            n_turns=t.n_turns, initial_belief=t.initial_belief, job_id=job_id or (job.pk if job else None),
             sample_index=(sample_indices[i] if sample_indices else 0), finished_at=now,
         )
         for i, t in enumerate(trajectories)

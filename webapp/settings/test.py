@@ -1,6 +1,17 @@
-"""Tests: DATABASE_URL/REDIS_URL when given (CI: Postgres and Redis), else the embedded default."""
+"""Tests: DATABASE_URL/REDIS_URL when given (CI: Postgres and Redis), else the embedded default.
 
-from webapp.settings.base import *  # noqa: F401,F403
+Each test run gets its own DATA_DIR (inherited by the worker processes tests start), so
+concurrent runs never share a SQLite file or broker folder.
+"""
+
+import os
+from pathlib import Path
+
+if not os.environ.get("DATA_DIR"):
+    _run = os.environ.setdefault("TWENTYQ_TEST_RUN", str(os.getpid()))
+    os.environ["DATA_DIR"] = str(Path(__file__).resolve().parents[2] / "var" / f"test-run-{_run}")
+
+from webapp.settings.base import *  # noqa: E402,F401,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 STORAGES = {

@@ -1,0 +1,66 @@
+import pytest
+from django.core.exceptions import ValidationError
+
+from webapp.catalog.services import seed_model_specs, seed_word_lists
+from webapp.jobs.models import Job, JobStatus
+from webapp.jobs.services import job_run, job_submit
+from webapp.play.models import Game
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def seeded():
+    seed_word_lists()
+    seed_model_specs()
+
+
+def submit(**config):
+    from unittest import mock
+
+    with mock.patch("workers.tasks.job_run_task.apply_async"):
+        return job_submit(kind="evaluation", params=config)
+
+
+def test_evaluation_job_runs_stores_games_and_reports_metrics(seeded):
+    job = submit(guesser="infogain", judge="kb", word_list="dbrl/paper_test", samples=2, limit=10, batch_size=8)
+    assert job.queue == "cpu"
+    assert job_run(job_id=job.pk) == JobStatus.FINISHED
+    job.refresh_from_db()
+    games = Game.objects.filter(job=job)
+    assert games.count() == 20 - 2 * len(job.result["skipped_words"])
+    assert set(games.values_list("sample_index", flat=True)) == {0, 1}
+    result = job.result
+    assert result["n_games"] == games.count() and result["k"] == 2
+    assert result["success_rate"] >= 0.6
+    assert result["success_ci95"][0] <= result["success_rate"] <= result["success_ci95"][1]
+    assert 0 <= result["pass_at_k"] <= 1 and result["by_difficulty"]
+    assert job.metrics.filter(name="eval/success_rate").exists()
+    game = games.filter(outcome="won").first()
+    assert game.turns.count() == game.n_turns and game.turns.last().verdict == "finished"
+    assert game.turns.first().top_candidates  # the guesser's posterior is kept per turn
+
+
+def test_rerun_skips_stored_games_no_duplicates(seeded):
+    job = submit(guesser="infogain", judge="kb", word_list="dbrl/paper_test", samples=1, limit=6, batch_size=3)
+    from webapp.jobs.kinds import evaluation
+
+    # pretend an earlier attempt stored the first batch, then died
+    job_run(job_id=job.pk)
+    n = Game.objects.filter(job=job).count()
+    Job.objects.filter(pk=job.pk).update(status=JobStatus.QUEUED)  # as if re-queued by the reaper
+    assert job_run(job_id=job.pk) == JobStatus.FINISHED
+    assert Game.objects.filter(job=job).count() == n
+    job.refresh_from_db()
+    assert job.result["games_played_now"] == 0 and job.result["n_games"] == n
+    assert evaluation.evaluation_results(job.pk, k=1)["n_games"] == n
+
+
+@pytest.mark.parametrize("field,value", [("guesser", "nobody"), ("judge", "infogain"), ("word_list", "nope"),
+                                         ("samples", 0), ("split", "weird")])
+def test_bad_references_are_refused_before_queueing(seeded, field, value):
+    params = {"guesser": "infogain", "judge": "kb", "word_list": "dbrl/paper_test", field: value}
+    with pytest.raises(ValidationError) as err:
+        submit(**params)
+    assert field in err.value.message_dict
+    assert Job.objects.count() == 0

@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SPLITS = ("", "sft", "rl", "val", "test")
+
+
+@dataclass(frozen=True)
+class EvaluationConfig:
+    guesser: str = field(default="infogain", metadata={"help": "name of the guesser model spec"})
+    judge: str = field(default="kb", metadata={"help": "name of the judge model spec"})
+    word_list: str = field(default="dbrl/paper_test", metadata={"help": "word list name (newest version)"})
+    split: str = field(default="", metadata={"help": "only words of this split (sft, rl, val, test); empty = all"})
+    samples: int = field(default=8, metadata={"help": "k: games per word (mean@k, pass@k)"})
+    max_turns: int = field(default=20, metadata={"help": "questions per game"})
+    seed: int = field(default=0, metadata={"help": "seed of the whole evaluation"})
+    batch_size: int = field(default=64, metadata={"help": "games played in lock-step"})
+    pool_word_list: str = field(default="", metadata={"help": "candidate pool for infogain/random guessers; empty = the knowledge base's nouns"})
+    limit: int = field(default=0, metadata={"help": "only the first N words (0 = all)"})
+
+    def __post_init__(self) -> None:
+        if not self.guesser.strip():
+            raise ValueError("guesser: name a guesser model spec")
+        if not self.judge.strip():
+            raise ValueError("judge: name a judge model spec")
+        if not self.word_list.strip():
+            raise ValueError("word_list: name a word list")
+        if self.split not in SPLITS:
+            raise ValueError(f"split must be one of {', '.join(repr(s) for s in SPLITS)}")
+        if not 1 <= self.samples <= 256:
+            raise ValueError("samples must be between 1 and 256")
+        if not 1 <= self.max_turns <= 200:
+            raise ValueError("max_turns must be between 1 and 200")
+        if not 1 <= self.batch_size <= 4096:
+            raise ValueError("batch_size must be between 1 and 4096")
+        if self.limit < 0:
+            raise ValueError("limit must be 0 (all words) or positive")

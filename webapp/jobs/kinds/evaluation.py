@@ -1,0 +1,119 @@
+"""The evaluation job on the web side: resolve names to models and words, store every game."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from games.judges.base import UnknownSecretError
+from games.metrics import summarise
+from training import evaluation
+from training.evaluation.config import EvaluationConfig
+from webapp.catalog.builders import guesser_for, judge_for
+from webapp.catalog.models import ModelKind, ModelSpec, WordListEntry
+from webapp.catalog.selectors import word_list_latest
+from webapp.play.models import Game
+from webapp.play.records import trajectories_store, trajectory_of
+
+MODEL_HEAVY = (ModelKind.TRANSFORMERS, ModelKind.VLLM)
+
+
+def check(config: EvaluationConfig) -> None:
+    """Refuse references that do not exist, before anything is queued."""
+    errors = {}
+    guesser = ModelSpec.objects.filter(name=config.guesser, is_active=True).first()
+    if guesser is None or not guesser.can_guess:
+        errors["guesser"] = [f"no active guesser model spec named {config.guesser!r}"]
+    judge = ModelSpec.objects.filter(name=config.judge, is_active=True).first()
+    if judge is None or not judge.can_judge:
+        errors["judge"] = [f"no active judge model spec named {config.judge!r}"]
+    word_list = word_list_latest(config.word_list)
+    if word_list is None:
+        errors["word_list"] = [f"no word list named {config.word_list!r}"]
+    elif config.split and not word_list.entries.filter(split=config.split).exists():
+        errors["split"] = [f"{config.word_list} has no words in the {config.split!r} split"]
+    if config.pool_word_list and word_list_latest(config.pool_word_list) is None:
+        errors["pool_word_list"] = [f"no word list named {config.pool_word_list!r}"]
+    if errors:
+        raise ValidationError(errors)
+
+
+def queue_for(config: EvaluationConfig) -> str | None:
+    """Model-heavy guessers or judges go to the GPU queue; the rest run on the CPU."""
+    kinds = ModelSpec.objects.filter(name__in=[config.guesser, config.judge]).values_list("kind", flat=True)
+    return "gpu" if any(k in MODEL_HEAVY for k in kinds) else None
+
+
+def evaluation_words(config: EvaluationConfig) -> tuple[list[str], dict[str, int]]:
+    entries = WordListEntry.objects.filter(word_list=word_list_latest(config.word_list)).select_related("word")
+    if config.split:
+        entries = entries.filter(split=config.split)
+    pairs = list(entries.order_by("id").values_list("word__text", "word_id"))
+    if config.limit:
+        pairs = pairs[: config.limit]
+    return [w for w, _ in pairs], dict(pairs)
+
+
+def run(config: EvaluationConfig, reporter) -> dict:
+    guesser_spec = ModelSpec.objects.get(name=config.guesser)
+    judge_spec = ModelSpec.objects.get(name=config.judge)
+    word_list = word_list_latest(config.word_list)
+    words, word_ids = evaluation_words(config)
+    judge = judge_for(judge_spec)
+    playable, skipped = [], []
+    for word in words:
+        try:
+            judge.check_secret(word)
+            playable.append(word)
+        except UnknownSecretError:
+            skipped.append(word)
+    if skipped:
+        reporter.log(f"skipped {len(skipped)} words the judge cannot play: {', '.join(skipped[:20])}", level="warning")
+    pool = None
+    if config.pool_word_list:
+        pool_words, _ = evaluation_words(EvaluationConfig(word_list=config.pool_word_list, guesser="-", judge="-"))
+        pool = list(dict.fromkeys([*pool_words, *playable]))  # the secret must be a candidate
+    guesser = guesser_for(guesser_spec, pool=pool)
+    job_id = reporter.job_id
+
+    def store(trajectories, sample_indices):
+        with transaction.atomic():
+            trajectories_store(trajectories, guesser=guesser_spec, judge=judge_spec, job_id=job_id,
+                               word_list=word_list, sample_indices=sample_indices, words=word_ids)
+
+    done = set(Game.objects.filter(job_id=job_id).values_list("secret", "sample_index"))
+    progress = evaluation.run(config, reporter, guesser=guesser, judge=judge, words=playable, store=store, done=done)
+    return {**evaluation_results(job_id, k=config.samples), **progress, "skipped_words": skipped}
+
+
+def evaluation_results(job_id: int, k: int) -> dict:
+    """Metrics over every game the job stored (all attempts), with a breakdown by difficulty."""
+    games = list(Game.objects.filter(job_id=job_id).select_related("guesser", "judge", "word").prefetch_related("turns"))
+    if not games:
+        return {"n_games": 0}
+    trajectories = [trajectory_of(g) for g in games]
+    results = summarise(trajectories, k=k).to_dict()
+    band_of = difficulty_bands(job_id, games)
+    by_band = defaultdict(list)
+    for game, traj in zip(games, trajectories):
+        by_band[band_of.get(game.secret, "unknown")].append(traj)
+    results["by_difficulty"] = {band: summarise(ts, k=k).to_dict() for band, ts in sorted(by_band.items())}
+    return results
+
+
+def difficulty_bands(job_id: int, games: list[Game]) -> dict[str, str]:
+    """Curated difficulty where the word list has it, else word frequency (rarer words are harder)."""
+    word_list_id = games[0].word_list_id
+    curated = dict(WordListEntry.objects.filter(word_list_id=word_list_id, difficulty__isnull=False)
+                   .values_list("word__text", "difficulty"))
+    bands = {}
+    for game in games:
+        if game.secret in curated:
+            d = curated[game.secret]
+            bands[game.secret] = "easy" if d < -0.5 else "hard" if d > 0.5 else "medium"
+        elif game.word is not None and game.word.zipf_frequency is not None:
+            z = game.word.zipf_frequency
+            bands[game.secret] = "frequent (zipf>=4.5)" if z >= 4.5 else "rare (zipf<3.5)" if z < 3.5 else "common"
+    return bands
