@@ -1,4 +1,5 @@
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 
 from webapp.catalog.models import ModelSpec, Word, WordList, WordListEntry
 
@@ -48,3 +49,20 @@ class ModelSpecAdmin(admin.ModelAdmin):
     list_filter = ("kind", "role", "is_active")
     search_fields = ("name", "path", "endpoint", "description")
     raw_id_fields = ("parent", "produced_by")
+    actions = ["evaluate_models"]
+
+    @admin.action(description="Evaluate these models (KB judge, dbrl/paper_test, k=8)")
+    def evaluate_models(self, request, queryset):
+        from webapp.jobs.services import job_submit
+
+        for spec in queryset:
+            if not spec.can_guess:
+                self.message_user(request, f"{spec.name} is not a guesser; skipped", messages.WARNING)
+                continue
+            try:
+                job = job_submit(kind="evaluation", user=request.user, params={
+                    "guesser": spec.name, "judge": "kb", "word_list": "dbrl/paper_test", "samples": 8})
+            except ValidationError as exc:
+                self.message_user(request, f"{spec.name}: {'; '.join(exc.messages)}", messages.ERROR)
+            else:
+                self.message_user(request, f"Queued evaluation job {job.pk} for {spec.name}.")

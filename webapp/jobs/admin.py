@@ -1,6 +1,38 @@
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.http import HttpResponseRedirect
 
+from webapp.core.exceptions import ApplicationError
+from webapp.jobs import registry, services
 from webapp.jobs.models import Artifact, Checkpoint, Job, JobLog, Metric, WorkerHeartbeat
+
+
+class JobAddForm(forms.ModelForm):
+    """The admin's add form: same validation as the dashboard and the API (config dataclass + references)."""
+
+    kind = forms.ChoiceField(choices=[])
+    config = forms.JSONField(required=False, initial=dict, help_text="config fields as JSON; defaults fill the rest")
+
+    class Meta:
+        model = Job
+        fields = ["kind", "config"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["kind"].choices = [(k, k) for k in sorted(registry.REGISTRY)]
+
+    def clean(self):
+        data = super().clean()
+        if "kind" in data:
+            try:
+                kind = registry.get_kind(data["kind"])
+                config = registry.build_config(kind, data.get("config") or {})
+                kind.check_references(config)
+            except ValidationError as exc:
+                for field, errors in exc.message_dict.items():
+                    self.add_error("config" if field != "kind" else "kind", [f"{field}: {e}" for e in errors])
+        return data
 
 
 @admin.register(Job)
@@ -9,7 +41,51 @@ class JobAdmin(admin.ModelAdmin):
     list_filter = ("kind", "status", "queue", "created_at")
     search_fields = ("id", "kind", "worker", "error")
     raw_id_fields = ("retry_of", "created_by")
-    readonly_fields = ("task_id", "started_at", "heartbeat_at", "finished_at", "worker", "result", "error")
+    readonly_fields = ("kind", "config", "status", "queue", "progress", "task_id", "started_at", "heartbeat_at",
+                       "finished_at", "worker", "result", "error", "attempt", "requeues")
+    actions = ["cancel_jobs", "retry_jobs"]
+
+    def get_form(self, request, obj=None, **kwargs):
+        if obj is None:
+            kwargs["form"] = JobAddForm
+        return super().get_form(request, obj, **kwargs)
+
+    def get_readonly_fields(self, request, obj=None):
+        return () if obj is None else self.readonly_fields
+
+    def get_fields(self, request, obj=None):
+        return ["kind", "config"] if obj is None else super().get_fields(request, obj)
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            return super().save_model(request, obj, form, change)
+        job = services.job_submit(kind=form.cleaned_data["kind"], params=form.cleaned_data.get("config") or {},
+                                  user=request.user)
+        obj.pk = job.pk
+        obj.__dict__.update({k: v for k, v in job.__dict__.items() if not k.startswith("_")})
+
+    def response_add(self, request, obj, post_url_continue=None):
+        messages.success(request, f"Queued {obj.kind} job {obj.pk}.")
+        return HttpResponseRedirect(f"/jobs/{obj.pk}/")
+
+    @admin.action(description="Cancel the selected jobs")
+    def cancel_jobs(self, request, queryset):
+        done = 0
+        for job in queryset:
+            try:
+                services.job_cancel(job=job)
+                done += 1
+            except ApplicationError as exc:
+                self.message_user(request, exc.message, messages.WARNING)
+        self.message_user(request, f"Asked {done} job(s) to stop.")
+
+    @admin.action(description="Retry the selected jobs as new attempts")
+    def retry_jobs(self, request, queryset):
+        for job in queryset:
+            try:
+                services.job_retry(job=job, user=request.user)
+            except ApplicationError as exc:
+                self.message_user(request, exc.message, messages.WARNING)
 
 
 @admin.register(Metric)

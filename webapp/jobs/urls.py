@@ -3,4 +3,13 @@ from django.urls import path
 from webapp.jobs import views
 
 app_name = "jobs"
-urlpatterns = [path("", views.dashboard, name="dashboard")]
+urlpatterns = [
+    path("", views.dashboard, name="dashboard"),
+    path("new/<slug:kind>/", views.launch, name="launch"),
+    path("quick-eval/", views.quick_eval, name="quick-eval"),
+    path("compare/", views.compare, name="compare"),
+    path("metrics.json", views.metrics_json, name="metrics"),
+    path("<int:job_id>/", views.detail, name="detail"),
+    path("<int:job_id>/<slug:verb>/", views.action, name="action"),
+    path("artifacts/<int:artifact_id>/download/", views.artifact_download, name="artifact"),
+]

@@ -1,13 +1,138 @@
+"""Researcher pages: dashboard, launch forms, run pages with live metrics, compare, downloads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+from django.core.exceptions import ValidationError
+from django.http import FileResponse, Http404, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
 from webapp.accounts.roles import RESEARCHER, require_role
-from webapp.jobs.models import Job, WorkerHeartbeat
+from webapp.core.exceptions import ApplicationError
+from webapp.jobs import registry, selectors, services
+from webapp.jobs.forms import add_validation_errors, config_form_class
+from webapp.jobs.models import Artifact, Job
+
+QUICK_EVAL = {"guesser": "infogain", "judge": "kb", "word_list": "dbrl/paper_test", "samples": 8, "max_turns": 20}
 
 
-@login_required
+def researcher_only(view):
+    @login_required
+    def wrapped(request, *args, **kwargs):
+        require_role(request.user, RESEARCHER)
+        return view(request, *args, **kwargs)
+
+    wrapped.__name__ = view.__name__
+    wrapped.__doc__ = view.__doc__
+    return wrapped
+
+
+@researcher_only
 def dashboard(request):
-    require_role(request.user, RESEARCHER)
-    jobs = Job.objects.select_related("created_by").order_by("-created_at")[:50]
-    workers = WorkerHeartbeat.objects.all()[:20]
-    return render(request, "jobs/dashboard.html", {"jobs": jobs, "workers": workers})
+    kind, status = request.GET.get("kind") or None, request.GET.get("status") or None
+    return render(request, "jobs/dashboard.html", {
+        "jobs": selectors.jobs_list(kind, status), "kinds": sorted(registry.REGISTRY.values(), key=lambda k: k.name),
+        "queues": selectors.queue_lengths(), "workers": selectors.workers_health(), "quick_eval": QUICK_EVAL,
+        "filter_kind": kind or "", "filter_status": status or "",
+    })
+
+
+@researcher_only
+def launch(request, kind: str):
+    try:
+        job_kind = registry.get_kind(kind)
+    except ValidationError:
+        raise Http404(f"no job kind {kind}") from None
+    form_class = config_form_class(job_kind)
+    form = form_class(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        params = {k: v for k, v in form.cleaned_data.items() if v is not None}
+        try:
+            job = services.job_submit(kind=kind, params=params, user=request.user)
+        except ValidationError as exc:
+            add_validation_errors(form, exc)
+        else:
+            messages.success(request, f"Queued {kind} job {job.pk}.")
+            return redirect("jobs:detail", job_id=job.pk)
+    return render(request, "jobs/launch.html", {"form": form, "kind": job_kind})
+
+
+@researcher_only
+@require_POST
+def quick_eval(request):
+    """One click: evaluate the information-gain guesser with the KB judge on paper_test, k=8."""
+    try:
+        job = services.job_submit(kind="evaluation", params=QUICK_EVAL, user=request.user)
+    except ValidationError as exc:
+        messages.error(request, f"Could not queue the evaluation: {'; '.join(exc.messages)}")
+        return redirect("jobs:dashboard")
+    messages.success(request, f"Queued evaluation job {job.pk}.")
+    return redirect("jobs:detail", job_id=job.pk)
+
+
+@researcher_only
+def detail(request, job_id: int):
+    job = get_object_or_404(Job.objects.select_related("created_by", "retry_of"), pk=job_id)
+    context = {
+        "job": job, "logs": selectors.job_log_tail(job), "checkpoints": job.checkpoints.all(),
+        "artifacts": job.artifacts.all(), "games_count": job.games.count(), "retries": job.retries.all(),
+        "metric_names": sorted(selectors.job_metric_series([job.pk])[job.pk]),
+    }
+    template = "jobs/partials/status.html" if request.htmx else "jobs/detail.html"
+    return render(request, template, context)
+
+
+@researcher_only
+def metrics_json(request):
+    """Metric series of one or more jobs, for the live and comparison charts."""
+    try:
+        ids = [int(i) for i in request.GET.get("ids", "").split(",") if i.strip()][:10]
+    except ValueError:
+        return JsonResponse({"detail": "ids must be comma-separated job ids"}, status=400)
+    statuses = dict(Job.objects.filter(pk__in=ids).values_list("pk", "status"))
+    return JsonResponse({"jobs": {str(j): {"status": statuses.get(j), "metrics": s}
+                                  for j, s in selectors.job_metric_series(ids).items()}})
+
+
+@researcher_only
+@require_POST
+def action(request, job_id: int, verb: str):
+    job = get_object_or_404(Job, pk=job_id)
+    try:
+        if verb == "cancel":
+            services.job_cancel(job=job)
+        elif verb == "resume":
+            services.job_resume(job=job)
+        elif verb == "retry":
+            job = services.job_retry(job=job, user=request.user)
+        else:
+            raise Http404(verb)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+    return redirect("jobs:detail", job_id=job.pk)
+
+
+@researcher_only
+def compare(request):
+    try:
+        ids = [int(i) for i in request.GET.getlist("ids") or request.GET.get("ids", "").split(",") if str(i).strip()]
+    except ValueError:
+        ids = []
+    jobs = list(Job.objects.filter(pk__in=ids[:10]).order_by("pk"))
+    return render(request, "jobs/compare.html", {"jobs": jobs, "diff": selectors.config_diff(jobs),
+                                                 "ids": ",".join(str(j.pk) for j in jobs)})
+
+
+@researcher_only
+def artifact_download(request, artifact_id: int):
+    artifact = get_object_or_404(Artifact, pk=artifact_id)
+    path = Path(artifact.path).resolve()
+    allowed = [Path(settings.EXPORTS_DIR).resolve(), Path(settings.CHECKPOINTS_DIR).resolve()]
+    if not path.is_file() or not any(path.is_relative_to(a) for a in allowed):
+        raise Http404("artifact file is missing")
+    return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)

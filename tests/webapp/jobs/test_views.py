@@ -1,0 +1,98 @@
+from unittest import mock
+
+import pytest
+
+from webapp.catalog.models import ModelSpec
+from webapp.catalog.services import seed_model_specs, seed_word_lists
+from webapp.jobs.models import Job, Metric
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def rclient(client, researcher):
+    seed_word_lists()
+    seed_model_specs()
+    client.force_login(researcher)
+    return client
+
+
+@pytest.fixture
+def no_queue():
+    with mock.patch("workers.tasks.job_run_task.apply_async") as apply_async:
+        yield apply_async
+
+
+def test_launch_form_is_generated_from_the_config_dataclass(rclient):
+    body = rclient.get("/jobs/new/evaluation/").content.decode()
+    assert 'name="samples"' in body and 'value="8"' in body  # default
+    assert "k: games per word" in body  # help text from the dataclass metadata
+    assert '<option value="infogain"' in body and '<option value="dbrl/paper_test"' in body
+
+
+def test_invalid_launch_shows_errors_next_to_the_field_and_queues_nothing(rclient, no_queue):
+    response = rclient.post("/jobs/new/evaluation/", {"guesser": "infogain", "judge": "kb", "word_list": "dbrl/paper_test",
+                                                      "samples": "0", "max_turns": "20", "seed": "0", "batch_size": "64",
+                                                      "limit": "0"})
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "samples must be between 1 and 256" in body and 'class="field has-error"' in body
+    assert Job.objects.count() == 0 and not no_queue.called
+
+
+def test_valid_launch_queues_and_redirects_to_the_run_page(rclient, no_queue, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = rclient.post("/jobs/new/smoke/", {"message": "hi", "steps": "3", "seconds_per_step": "0"})
+    job = Job.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/jobs/{job.pk}/"
+    assert job.config == {"message": "hi", "steps": 3, "seconds_per_step": 0.0}
+    no_queue.assert_called_once()
+
+
+def test_quick_eval_button_queues_infogain_on_paper_test_k8(rclient, no_queue):
+    response = rclient.post("/jobs/quick-eval/")
+    job = Job.objects.get()
+    assert response.status_code == 302
+    assert job.kind == "evaluation" and job.config["samples"] == 8 and job.config["word_list"] == "dbrl/paper_test"
+
+
+def test_run_page_shows_progress_metrics_results_and_live_partial(rclient):
+    job = Job.objects.create(kind="smoke", config={"message": "x"}, status="finished", progress=1.0,
+                             result={"echo": "<b>x</b>"})
+    Metric.objects.create(job=job, step=1, name="smoke/step", value=1.0)
+    page = rclient.get(f"/jobs/{job.pk}/").content.decode()
+    assert "chart.umd.min.js" in page and "data-metrics-url" in page
+    assert "&lt;b&gt;x&lt;/b&gt;" in page  # results are escaped
+    partial = rclient.get(f"/jobs/{job.pk}/", HTTP_HX_REQUEST="true").content.decode()
+    assert partial.startswith('<div id="job-status"') and "<html" not in partial
+    data = rclient.get(f"/jobs/metrics.json?ids={job.pk}").json()
+    assert data["jobs"][str(job.pk)]["metrics"]["smoke/step"] == [[1, 1.0]]
+
+
+def test_compare_highlights_config_differences(rclient):
+    a = Job.objects.create(kind="smoke", config={"message": "a", "steps": 1})
+    b = Job.objects.create(kind="smoke", config={"message": "b", "steps": 1})
+    body = rclient.get(f"/jobs/compare/?ids={a.pk}&ids={b.pk}").content.decode()
+    assert body.count('class="differs"') == 1  # message differs, steps does not
+
+
+def test_admin_add_form_validates_like_the_api(rclient, no_queue):
+    bad = rclient.post("/admin/jobs/job/add/", {"kind": "evaluation", "config": '{"guesser": "nobody"}'})
+    assert bad.status_code == 200 and "no active guesser model spec named" in bad.content.decode()
+    assert Job.objects.count() == 0
+    ok = rclient.post("/admin/jobs/job/add/", {"kind": "smoke", "config": '{"steps": 2}'})
+    assert ok.status_code == 302 and Job.objects.get().config["steps"] == 2
+
+
+def test_admin_action_evaluates_selected_models(rclient, no_queue):
+    ids = list(ModelSpec.objects.filter(name__in=["infogain", "kb"]).values_list("pk", flat=True))
+    rclient.post("/admin/catalog/modelspec/", {"action": "evaluate_models", "_selected_action": ids})
+    jobs = list(Job.objects.all())
+    assert [j.config["guesser"] for j in jobs] == ["infogain"]  # kb is a judge, skipped
+
+
+def test_players_cannot_open_researcher_pages(client, player):
+    client.force_login(player)
+    for url in ("/jobs/new/evaluation/", "/jobs/compare/", "/jobs/metrics.json?ids=1"):
+        assert client.get(url).status_code == 403
+    assert client.post("/jobs/quick-eval/").status_code == 403

@@ -1,0 +1,74 @@
+"""Reads for the jobs pages: metric series, logs, queue lengths, worker health, config diffs."""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+
+from django.conf import settings
+from django.utils import timezone
+
+from webapp.jobs.models import Job, JobLog, Metric, WorkerHeartbeat
+
+QUEUES = ("cpu", "gpu")
+
+
+def job_metric_series(job_ids: list[int]) -> dict[int, dict[str, list[list[float]]]]:
+    """{job id: {metric name: [[step, value], ...]}} in step order."""
+    series: dict[int, dict[str, list[list[float]]]] = {j: defaultdict(list) for j in job_ids}
+    for job_id, name, step, value in (
+        Metric.objects.filter(job_id__in=job_ids).order_by("job_id", "name", "step", "id")
+        .values_list("job_id", "name", "step", "value")
+    ):
+        series[job_id][name].append([step, value])
+    return {j: dict(s) for j, s in series.items()}
+
+
+def job_log_tail(job: Job, n: int = 50) -> list[JobLog]:
+    return list(reversed(JobLog.objects.filter(job=job).order_by("-id")[:n]))
+
+
+def queue_lengths() -> dict[str, int | None]:
+    """Messages waiting per queue (None when the broker cannot be asked)."""
+    url = settings.CELERY_BROKER_URL
+    try:
+        if url.startswith("filesystem://"):
+            folder = settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"]
+            names = os.listdir(folder)
+            return {q: sum(1 for n in names if n.partition(".")[2] == f"{q}.msg") for q in QUEUES}
+        if url.startswith(("redis://", "rediss://")):
+            import redis
+
+            client = redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1)
+            return {q: int(client.llen(q)) for q in QUEUES}
+    except Exception:  # monitoring must never break the page
+        pass
+    return {q: None for q in QUEUES}
+
+
+def workers_health() -> list[dict]:
+    stale = timezone.now() - timezone.timedelta(seconds=settings.JOB_STALE_SECONDS)
+    return [
+        {"hostname": w.hostname, "queues": w.queues, "active_job_id": w.active_job_id, "last_seen": w.last_seen,
+         "alive": w.last_seen >= stale}
+        for w in WorkerHeartbeat.objects.all()[:50]
+    ]
+
+
+def config_diff(jobs: list[Job]) -> list[dict]:
+    """Rows of (key, value per job, differs?) over the union of config keys."""
+    keys = sorted({k for job in jobs for k in job.config})
+    rows = []
+    for key in keys:
+        values = [job.config.get(key, "—") for job in jobs]
+        rows.append({"key": key, "values": values, "differs": len({repr(v) for v in values}) > 1})
+    return rows
+
+
+def jobs_list(kind: str | None = None, status: str | None = None, limit: int = 100):
+    jobs = Job.objects.select_related("created_by").order_by("-created_at")
+    if kind:
+        jobs = jobs.filter(kind=kind)
+    if status:
+        jobs = jobs.filter(status=status)
+    return jobs[:limit]
