@@ -1,0 +1,104 @@
+"""The knowledge-base judge: answers the question forms of games.kb.questions from WordNet.
+
+Yes/no when the question grounds to a `relation:concept` feature of the knowledge base (the
+feature is the judge's raw text), unknown otherwise. Never raises on odd question text.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+from typing import Sequence
+
+from games.judges.base import Judge, JudgeRequest, UnknownSecretError
+from games.kb import DEFAULT_SENSE, KnowledgeBase, load_kb, normalise_key
+from games.kb.knowledge import check_sense
+from games.kb.questions import FORMS, FUNCTION_WORDS, parse
+from games.types import JudgeAnswer, Verdict
+
+MAX_CACHED_QUESTIONS = 200_000
+
+
+class KBJudge(Judge):
+    def __init__(self, kb: KnowledgeBase | None = None, sense: str = DEFAULT_SENSE):
+        self.kb = kb or load_kb()
+        self.sense = check_sense(sense)
+        self.name = "kb" if sense == DEFAULT_SENSE else f"kb-{sense}"
+        self._groundings: dict[str, tuple[int | None, str]] = {}
+        self._secrets: dict[str, int | None] = {}
+        self._vocabulary: list[str] | None = None
+
+    # -- secrets -----------------------------------------------------------------
+    def _noun(self, secret: str) -> int | None:
+        noun = self._secrets.get(secret, -1)
+        if noun == -1:
+            noun = self.kb.lookup(secret) if isinstance(secret, str) else None
+            if len(self._secrets) < MAX_CACHED_QUESTIONS:
+                self._secrets[secret] = noun
+        return noun
+
+    def check_secret(self, secret: str) -> None:
+        if self._noun(secret) is None:
+            raise UnknownSecretError(
+                f"{secret!r} is not a noun of the knowledge base (WordNet 3.0 nouns of the shipped "
+                "word lists and of the 30,000 most frequent English words)"
+            )
+
+    # -- questions -----------------------------------------------------------------
+    def ground(self, question: str) -> tuple[int | None, str]:
+        """(feature id, "relation:concept") or (None, why it cannot be grounded)."""
+        found = self._groundings.get(question) if isinstance(question, str) else None
+        if found is None:
+            found = self._ground(question)
+            if len(self._groundings) >= MAX_CACHED_QUESTIONS:
+                self._groundings.clear()
+            if isinstance(question, str):
+                self._groundings[question] = found
+        return found
+
+    def _ground(self, question: str) -> tuple[int | None, str]:
+        parsed = parse(question)
+        if parsed is None:
+            return None, "unknown: not a question form the knowledge base can answer"
+        for relation in parsed.relations:
+            feature = self.kb.concept(relation, parsed.phrase)
+            if feature is not None:
+                return feature, self.kb.features[feature]
+        return None, f"unknown: no {'/'.join(parsed.relations)} concept {parsed.phrase!r}"
+
+    def answer(self, secret: str, question: str) -> JudgeAnswer:
+        try:
+            noun = self._noun(secret)
+            if noun is None:
+                return JudgeAnswer(Verdict.UNKNOWN, raw=f"unknown secret {str(secret)[:80]!r}")
+            feature, raw = self.ground(question)
+            if feature is None:
+                return JudgeAnswer(Verdict.UNKNOWN, raw=raw)
+            holds = feature in self.kb.feature_set(noun, self.sense)
+            return JudgeAnswer(Verdict.YES if holds else Verdict.NO, raw=raw)
+        except Exception as err:  # a judge must answer whatever it is given
+            return JudgeAnswer(Verdict.UNKNOWN, raw=f"error: {type(err).__name__}")
+
+    def judge_batch(self, requests: Sequence[JudgeRequest]) -> list[JudgeAnswer]:
+        return [self.answer(r.secret, r.question) for r in requests]
+
+    # -- autocompletion --------------------------------------------------------------
+    @staticmethod
+    def forms() -> list[str]:
+        """Question templates this judge understands; {x} stands for a concept word."""
+        return list(FORMS)
+
+    def vocabulary(self, prefix: str = "", limit: int = 50) -> list[str]:
+        """Concept words it can ground starting with `prefix`, the most useful first (common
+        words that apply to many nouns: "animal", "car", "wood")."""
+        if self._vocabulary is None:
+            self._vocabulary = sorted(c for c in self.kb.concept_rank if c not in FUNCTION_WORDS)
+        if not isinstance(prefix, str) or limit <= 0:
+            return []
+        start = normalise_key(prefix)
+        if start and prefix[-1:].isspace():
+            start += " "  # "musical " completes to "musical instrument", not "musicality"
+        lo = bisect.bisect_left(self._vocabulary, start)
+        hi = bisect.bisect_left(self._vocabulary, start + "\uffff")
+        rank = self.kb.concept_rank
+        return heapq.nsmallest(limit, self._vocabulary[lo:hi], key=lambda c: (-rank[c], c))
