@@ -1,0 +1,181 @@
+"""The information-gain guesser: the strong non-neural baseline over the knowledge base.
+
+It keeps a posterior over a candidate pool. Each turn it asks the question with the most
+expected information about the secret — the entropy of the question's outcome (finished /
+yes / no) under the posterior — plus a bonus for the chance of winning right away, so it
+guesses a word ("Is it a dog?") once that word is likely enough. Answers update the posterior
+softly: a candidate the answer contradicts keeps weight `noise / (1 - noise)` per
+contradiction, so a wrong answer (a human, another judge) costs turns but not the game. A
+candidate named by a question that did not finish the game is out for good (that is a rule of
+the engine, not a judgement). The questions are phrased in the KB judge's forms and answered
+by it exactly as predicted when both use the same knowledge base and sense mode.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from games import rules
+from games.guessers.base import Ask, Guesser, GuesserState
+from games.kb import DEFAULT_SENSE, KnowledgeBase, load_kb
+from games.kb.candidates import CandidateModel, candidate_model
+from games.types import Turn, Verdict
+
+PRIORS = ("uniform", "frequency")
+FREQUENCY_EXPONENT = 0.5  # "frequency" prior: p(word) ~ (corpus frequency) ** 0.5
+NEGLIGIBLE = 1e-12  # posterior mass below this (relative to the top) is left out of the sums
+JITTER = 1e-9  # per-game random tie-breaker added to question scores
+
+
+def _entropy_bits(*parts: np.ndarray) -> np.ndarray:
+    total = np.zeros_like(parts[0])
+    for p in parts:
+        p = np.clip(p, 0.0, 1.0)
+        total -= np.where(p > 0, p * np.log2(np.where(p > 0, p, 1.0)), 0.0)
+    return total
+
+
+class InfoGainGuesser(Guesser):
+    def __init__(
+        self,
+        kb: KnowledgeBase | None = None,
+        pool: Iterable[str] | None = None,
+        sense: str = DEFAULT_SENSE,
+        prior: str = "uniform",
+        noise: float = 1e-3,
+        max_turns: int = 20,
+        top_k: int = 5,
+        guess_bonus: float = 1.0,
+    ):
+        if prior not in PRIORS:
+            raise ValueError(f"unknown prior {prior!r}; expected one of {', '.join(PRIORS)}")
+        if not 0.0 < noise < 0.5:
+            raise ValueError(f"noise must be in (0, 0.5), got {noise}")
+        self.kb = kb or load_kb()
+        self.model: CandidateModel = candidate_model(self.kb, pool, sense)
+        if not self.model.words:
+            raise ValueError("the candidate pool has no word of the knowledge base")
+        self.sense, self.prior, self.noise = sense, prior, noise
+        self.max_turns, self.top_k, self.guess_bonus = max_turns, top_k, guess_bonus
+        self.name = "infogain" if sense == DEFAULT_SENSE else f"infogain-{sense}"
+        self._log_contradiction = float(np.log(noise / (1.0 - noise)))
+        self._log_prior = self._make_prior()
+
+    def _make_prior(self) -> np.ndarray:
+        if self.prior == "uniform":
+            return np.zeros(len(self.model.words))
+        zipf = self.kb.noun_zipf[self.model.nouns].astype(np.float64)
+        return FREQUENCY_EXPONENT * np.log(10.0) * zipf
+
+    # -- state ---------------------------------------------------------------------------
+    def start(self, *, seed: int) -> GuesserState:
+        state = GuesserState(seed=seed)
+        self._init_data(state)
+        return state
+
+    def _init_data(self, state: GuesserState) -> dict:
+        rng = np.random.default_rng(state.seed)
+        state.data.update(
+            contradictions=np.zeros(len(self.model.words), dtype=np.int32),
+            out=np.zeros(len(self.model.words), dtype=bool),  # named by a question, not the secret
+            asked=np.zeros(len(self.model.questions), dtype=bool),
+            asked_texts=set(),
+            jitter=rng.random(len(self.model.questions)) * JITTER,
+            seen=0,
+        )
+        return state.data
+
+    def _data(self, state: GuesserState) -> dict:
+        data = state.data if "contradictions" in state.data else self._init_data(state)
+        while data["seen"] < len(state.history):  # turns appended without observe()
+            self._update(data, state.history[data["seen"]])
+            data["seen"] += 1
+        return data
+
+    def observe(self, state: GuesserState, turn: Turn) -> None:
+        data = self._data(state)
+        super().observe(state, turn)
+        self._update(data, turn)
+        data["seen"] = len(state.history)
+
+    def _update(self, data: dict, turn: Turn) -> None:
+        text = turn.question if isinstance(turn.question, str) else ""
+        data["asked_texts"].add(rules.normalise_question(text))
+        q = self.model.question_id(text)
+        if q is not None:
+            data["asked"][q] = True
+        if turn.verdict not in (Verdict.YES, Verdict.NO):
+            return  # unknown, invalid and repeated answers carry no information; finished ends it
+        masks = self.model.outcome_masks(text)
+        if masks is None:
+            return  # a question the knowledge base cannot ground (e.g. typed by a human)
+        yes, named = masks
+        data["out"] |= named
+        contradicted = ~yes if turn.verdict is Verdict.YES else yes
+        data["contradictions"] += contradicted & ~named
+
+    def posterior(self, state: GuesserState) -> np.ndarray:
+        data = self._data(state)
+        log_w = self._log_prior + self._log_contradiction * data["contradictions"]
+        log_w = np.where(data["out"], -np.inf, log_w)
+        if not np.isfinite(log_w).any():  # every candidate named already: start afresh
+            log_w = self._log_prior.copy()
+        w = np.exp(log_w - log_w.max())
+        return w / w.sum()
+
+    # -- decisions ------------------------------------------------------------------------
+    def ask_batch(self, states: Sequence[GuesserState]) -> list[Ask]:
+        return [self._ask(state) for state in states]
+
+    def _ask(self, state: GuesserState) -> Ask:
+        data = self._data(state)
+        p = self.posterior(state)
+        left = int(np.count_nonzero((data["contradictions"] == 0) & ~data["out"]))
+        top = np.argsort(-p, kind="stable")[: self.top_k]
+        top_candidates = [(self.model.words[i], float(p[i])) for i in top]
+        turns_left = self.max_turns - len(state.history)
+        q, info, p_win = self._choose(p, data, last_turn=turns_left <= 1)
+        if q is None:
+            text, extra = self._fallback(data), {"kind": "fallback"}
+        else:
+            text = self.model.questions[q]
+            kind = "guess" if self.model.question_guess[q] >= 0 else "question"
+            feature = self.kb.features[int(self.model.question_feature[q])]
+            extra = {"kind": kind, "feature": feature, "info_bits": info, "p_win": p_win}
+        return Ask(text, candidates_left=left, top_candidates=top_candidates, extra=extra)
+
+    def _choose(self, p: np.ndarray, data: dict, last_turn: bool) -> tuple[int | None, float, float]:
+        model = self.model
+        live = np.nonzero(p > NEGLIGIBLE * p.max())[0]
+        if last_turn or len(live) == 1:  # nothing to learn any more: guess the likeliest word
+            for i in np.argsort(-p, kind="stable"):
+                q = int(model.guess_question[i])
+                if q >= 0 and not data["asked"][q]:
+                    return q, 0.0, float(p[i])
+            return None, 0.0, 0.0
+        if len(live) * 4 < len(p):
+            weights = p[live]
+            yes = model.yes[live].T @ weights
+            named = model.named[live].T @ weights
+        else:
+            yes = model.yes_t @ p
+            named = model.named_t @ p
+        no = 1.0 - yes - named
+        info = _entropy_bits(yes, no, named)
+        score = info + self.guess_bonus * named + data["jitter"]
+        useless = (info < 1e-9) & (named <= 0)
+        score[useless | data["asked"]] = -np.inf
+        q = int(np.argmax(score))
+        if not np.isfinite(score[q]):
+            return None, 0.0, 0.0
+        return q, float(info[q]), float(named[q])
+
+    def _fallback(self, data: dict) -> str:
+        """A question never asked in this game, when no question can tell the rest apart."""
+        for q in np.nonzero(~data["asked"])[0]:
+            text = self.model.questions[int(q)]
+            if rules.normalise_question(text) not in data["asked_texts"]:
+                return text
+        return f"Is it something else than the {len(data['asked_texts'])} things I asked about?"
