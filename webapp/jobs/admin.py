@@ -122,5 +122,5 @@ class ArtifactAdmin(admin.ModelAdmin):
 
 @admin.register(WorkerHeartbeat)
 class WorkerHeartbeatAdmin(admin.ModelAdmin):
-    list_display = ("hostname", "queues", "active_job", "last_seen")
+    list_display = ("hostname", "queues", "active_job_id", "last_seen")
     search_fields = ("hostname",)

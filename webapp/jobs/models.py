@@ -123,7 +123,8 @@ class Artifact(models.Model):
 class WorkerHeartbeat(models.Model):
     hostname = models.CharField(max_length=200, unique=True)
     queues = models.CharField(max_length=200, blank=True)
-    active_job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # a plain id, not a foreign key: heartbeats are written from a side thread and must never wait on job-row locks
+    active_job_id = models.BigIntegerField(null=True, blank=True)
     last_seen = models.DateTimeField()
 
     class Meta:

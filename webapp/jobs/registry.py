@@ -60,6 +60,10 @@ register(JobKind(
     "Play a guesser against a judge over a word list, k samples per word.",
     check="webapp.jobs.kinds.evaluation:check", route="webapp.jobs.kinds.evaluation:queue_for",
 ))
+register(JobKind(
+    "export", "webapp.jobs.kinds.export:ExportConfig", "webapp.jobs.kinds.export:run",
+    "Export games, turns and trajectories as JSONL and Parquet.", check="webapp.jobs.kinds.export:check",
+))
 
 
 def get_kind(name: str) -> JobKind:

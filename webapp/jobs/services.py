@@ -152,7 +152,7 @@ def job_run(*, job_id: int, worker: str | None = None) -> str:
     finally:
         heartbeat.stopped.set()
         heartbeat.join(timeout=5)
-        WorkerHeartbeat.objects.filter(hostname=worker).update(active_job=None, last_seen=timezone.now())
+        WorkerHeartbeat.objects.filter(hostname=worker).update(active_job_id=None, last_seen=timezone.now())
     _move(job_id, [JobStatus.RUNNING, JobStatus.STOPPING], JobStatus.FINISHED, result=_jsonable(result),
           progress=1.0, finished_at=timezone.now())
     reporter.log("finished")
