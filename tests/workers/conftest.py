@@ -24,8 +24,10 @@ def test_database_url() -> str:
 def filesystem_transport_options(data_dir: Path) -> dict:
     folder = data_dir / "broker" / "queue"
     folder.mkdir(parents=True, exist_ok=True)
-    (data_dir / "broker" / "processed").mkdir(parents=True, exist_ok=True)
-    return {"data_folder_in": str(folder), "data_folder_out": str(folder)}
+    for name in ("processed", "control"):
+        (data_dir / "broker" / name).mkdir(parents=True, exist_ok=True)
+    return {"data_folder_in": str(folder), "data_folder_out": str(folder),
+            "control_folder": str(data_dir / "broker" / "control")}
 
 
 class WorkerProcess:

@@ -142,12 +142,13 @@ CELERY_BROKER_URL = url_setting(
     "CELERY_BROKER_URL", REDIS_URL or "filesystem://", {"redis", "rediss", "filesystem", "memory", "amqp"}
 )
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    for _d in ("queue", "processed"):
+    for _d in ("queue", "processed", "control"):
         (BROKER_DIR / _d).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
         "processed_folder": str(BROKER_DIR / "processed"),
+        "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
     }
 else:
@@ -180,5 +181,6 @@ LOGGING = {
 
 CELERY_BEAT_SCHEDULE = {
     "reap-stale-jobs": {"task": "jobs.reap_stale", "schedule": float(JOB_HEARTBEAT_SECONDS), "options": {"queue": "cpu"}},
+    "refresh-leaderboards": {"task": "leaderboards.refresh", "schedule": 300.0, "options": {"queue": "cpu"}},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
