@@ -15,7 +15,7 @@ no nltk, no WordNet, no download. A noun's features depend on which of its sense
 from __future__ import annotations
 
 import threading
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +31,7 @@ DOMINANT_SHARE = 1 / 3
 RELATIONS = ("isa", "has", "part", "made", "rel", "prop")
 
 
+@lru_cache(maxsize=1 << 16)
 def normalise_key(text: str) -> str:
     """The form every noun and concept is stored under: lower case, words joined by spaces."""
     return " ".join(rules.words(text.replace("_", " ")))

@@ -53,11 +53,12 @@ class Resolver:
             return None
         lemma = key.replace(" ", "_")
         senses, counts = self.lemma_senses(lemma)
-        base = next((b for b in self.wn._morphy(lemma, "n") if b != lemma and self._is_common_noun(b)), None)
-        if senses and (self._is_common_noun(lemma) or base is None):
+        bases = [b for b in self.wn._morphy(lemma, "n") if b != lemma]
+        common = [b for b in bases if self._is_common_noun(b)]
+        if senses and (self._is_common_noun(lemma) or not common):
             return Noun(key, senses, counts, "wordnet")
-        if base:  # "geese" -> goose; "banks" -> bank, not only Sir Joseph Banks
-            return self._alias(base, "morphy")
+        if common or bases:  # "geese" -> goose; "banks" -> bank, not only Sir Joseph Banks
+            return self._alias((common or bases)[0], "morphy")
         for variant in self._spellings(key):
             if self.lemma_senses(variant)[0]:
                 return self._alias(variant, "spelling")
