@@ -3,12 +3,14 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from webapp.jobs import api as jobs_api
+from webapp.leaderboards import api as leaderboards_api
 
 api_patterns = [
     path("jobs/", jobs_api.JobListSubmitApi.as_view(), name="job-list"),
     path("jobs/<int:job_id>/", jobs_api.JobDetailApi.as_view(), name="job-detail"),
     path("jobs/<int:job_id>/cancel/", jobs_api.JobCancelApi.as_view(), name="job-cancel"),
     path("jobs/<int:job_id>/resume/", jobs_api.JobResumeApi.as_view(), name="job-resume"),
+    path("leaderboards/", leaderboards_api.LeaderboardApi.as_view(), name="leaderboards"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
 ]
@@ -17,6 +19,7 @@ urlpatterns = [
     path("", include("webapp.core.urls")),
     path("accounts/", include("webapp.accounts.urls")),
     path("jobs/", include("webapp.jobs.urls")),
+    path("leaderboards/", include("webapp.leaderboards.urls")),
     path("api/", include((api_patterns, "api"))),
     path("admin/", admin.site.urls),
 ]

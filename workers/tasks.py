@@ -17,3 +17,10 @@ def jobs_reap_stale_task() -> dict:
     from webapp.jobs.services import jobs_reap_stale
 
     return jobs_reap_stale()
+
+
+@shared_task(name="leaderboards.refresh")
+def leaderboards_refresh_task() -> dict:
+    from webapp.leaderboards.services import leaderboards_refresh
+
+    return leaderboards_refresh()

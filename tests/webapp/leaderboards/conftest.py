@@ -1,0 +1,46 @@
+"""Hand-built games for the leaderboard tests."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone as dt_timezone
+
+import pytest
+
+T0 = datetime(2026, 11, 1, 12, 0, tzinfo=dt_timezone.utc)
+
+
+@pytest.fixture
+def spec(db):
+    from webapp.catalog.models import ModelSpec
+
+    def make(name: str, role: str = "guesser", kind: str = "infogain"):
+        return ModelSpec.objects.get_or_create(name=name, defaults={"kind": kind, "role": role})[0]
+
+    return make
+
+
+@pytest.fixture
+def word_list(db):
+    from webapp.catalog.models import WordList
+
+    return WordList.objects.create(name="test/words", version=2)
+
+
+@pytest.fixture
+def make_game(db):
+    """make_game(secret, won, n_turns, **fields): one finished game (model vs model unless mode= says otherwise)."""
+    from webapp.play.models import Game
+
+    counter = {"n": 0}
+
+    def make(secret: str, won: bool | None, n_turns: int = 10, *, max_turns: int | None = 20, outcome: str | None = None,
+             **fields):
+        counter["n"] += 1
+        outcome = outcome or ("won" if won else "lost")
+        status = {"won": "finished", "lost": "finished", "abandoned": "abandoned", "playing": "playing"}[outcome]
+        fields.setdefault("mode", "model")
+        fields.setdefault("finished_at", T0 + timedelta(minutes=counter["n"]))
+        config = {"max_turns": max_turns} if max_turns is not None else {}
+        return Game.objects.create(secret=secret, outcome=outcome, status=status, n_turns=n_turns, config=config, **fields)
+
+    return make

@@ -1,0 +1,105 @@
+"""The leaderboard page (guests may browse; names are escaped) and the researchers' recompute button."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from webapp.leaderboards.services import leaderboards_refresh, models_key
+
+pytestmark = pytest.mark.django_db
+URL = "/leaderboards/"
+EVIL = "<script>alert(1)</script>"
+
+
+@pytest.fixture
+def boards(spec, word_list, make_game):
+    evil_user = get_user_model().objects.create_user(username=EVIL, password="a-long-test-password")
+    kb = spec("kb", role="judge", kind="kb")
+    evil_model = spec('<img src=x onerror="alert(2)">')
+    plain = spec("plain-model")
+    for i in range(3):
+        make_game(f"w{i}", True, 7, mode="human_guesser", player=evil_user, judge=kb)
+        make_game(f"w{i}", i > 0, 9, guesser=evil_model, judge=kb, word_list=word_list)
+        make_game(f"w{i}", False, 20, guesser=plain, judge=kb, word_list=word_list)
+    make_game("w0", True, 30, max_turns=50, guesser=plain, judge=kb, word_list=word_list)
+    leaderboards_refresh()
+    return {"kb": kb, "word_list": word_list, "plain": plain}
+
+
+def test_guest_sees_all_three_boards_with_headers_and_escaped_names(client, boards):
+    response = client.get(URL)
+    assert response.status_code == 200
+    html = response.content.decode()
+    for header in ("Success, mean@k (%)", "pass@k (%)", "Mean turns (won)", "Win rate (%)", "Ability θ",
+                   "Mean questions (won games)", "95% interval"):
+        assert header in html
+    assert 'id="models-table"' in html and 'id="humans-table"' in html and 'id="ability-table"' in html
+    assert "test/words v2 · judge kb · 20 turns" in html
+    assert "preliminary" in html and "fewer than 200 games" in html
+    # names are text, never markup: in the tables and in the chart data
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert EVIL not in html
+    assert '<img src=x onerror="alert(2)">' not in html
+    assert "&lt;img src=x onerror=&quot;alert(2)&quot;&gt;" in html
+    assert 'id="ability-data"' in html and "chart.umd.min.js" in html and 'id="ability-chart"' in html
+    # guests get no recompute button, and the nav links the page
+    assert "Recompute now" not in html
+    assert 'href="/leaderboards/"' in html
+
+
+def test_models_key_selector_switches_board_and_htmx_gets_only_the_table(client, boards):
+    other = models_key(boards["word_list"].pk, boards["kb"].pk, 50)
+    html = client.get(URL, {"key": other}).content.decode()
+    assert f'<option value="{other}" selected>' in html
+    assert "test/words v2 · judge kb · 50 turns</caption>" in html
+
+    partial = client.get(URL, {"key": other, "board": "models"}, HTTP_HX_REQUEST="true").content.decode()
+    assert partial.lstrip().startswith('<div id="models-board">')
+    assert "<html" not in partial and "50 turns</caption>" in partial
+
+    missing = client.get(URL, {"key": "wl:999|judge:-|turns:20"}).content.decode()
+    assert "does not exist" in missing and "20 turns</caption>" in missing
+
+
+def test_page_renders_before_anything_was_computed(client, db):
+    html = client.get(URL).content.decode()
+    assert "Not computed yet" in html and "No finished model-vs-model games yet" in html
+    assert "chart.umd.min.js" not in html
+
+
+def test_recompute_is_refused_to_guests_and_non_researchers(client, make_user):
+    with mock.patch("workers.tasks.leaderboards_refresh_task.delay") as delay:
+        assert client.post(f"{URL}recompute/").status_code == 403
+        client.force_login(make_user("player", "annotator"))
+        assert client.post(f"{URL}recompute/").status_code == 403
+    delay.assert_not_called()
+
+
+def test_recompute_queues_the_task_for_a_researcher_after_commit(client, researcher, django_capture_on_commit_callbacks):
+    client.force_login(researcher)
+    assert "Recompute now" in client.get(URL).content.decode()
+    with mock.patch("workers.tasks.leaderboards_refresh_task.delay") as delay:
+        with django_capture_on_commit_callbacks(execute=False) as callbacks:
+            response = client.post(f"{URL}recompute/")
+            delay.assert_not_called()  # only once the request's transaction commits
+        for callback in callbacks:
+            callback()
+    assert response.status_code == 302 and response["Location"] == URL
+    delay.assert_called_once_with()
+    assert "Recompute queued" in client.get(URL).content.decode()
+    assert client.get(f"{URL}recompute/").status_code == 405
+
+
+def test_recompute_needs_the_csrf_token(researcher):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(researcher)
+    with mock.patch("workers.tasks.leaderboards_refresh_task.delay") as delay:
+        assert client.post(f"{URL}recompute/").status_code == 403
+        page = client.get(URL)
+        token = page.cookies["csrftoken"].value
+        assert client.post(f"{URL}recompute/", {"csrfmiddlewaretoken": token}).status_code == 302
+    assert 'name="csrfmiddlewaretoken"' in page.content.decode()

@@ -1,0 +1,278 @@
+"""Leaderboards: compute the boards from finished games and store them as snapshots.
+
+Like FastChat's monitor: games are the append-only record, ``games.metrics`` / ``games.rating``
+do the arithmetic, ``leaderboards_refresh`` (run by the beat task ``leaderboards.refresh``) writes
+one ``LeaderboardSnapshot`` per board and key, and views only read the newest snapshot.
+
+Boards
+- ``models`` (key: word list | judge | max turns): model-vs-model games by guesser: success as
+  mean@k over words with a 95% interval, pass@k (k = samples per word, the smallest count over
+  the words, as ``games.metrics.summarise`` does), mean turns (all / solved), games, words.
+  Rows with fewer than ``PRELIMINARY_GAMES`` games are marked preliminary. An index snapshot
+  (board ``models_index``) lists the keys.
+- ``humans``: person-asks games by signed-in player: win rate with a Wilson interval, mean
+  questions in won games; ranked by the interval's lower end so one lucky game does not top the
+  board. Guests (no account) are pooled into one unranked "guests" row at the end.
+- ``ability``: one Rasch fit over people (person-asks games) and guesser models (model-vs-model
+  games) with words as items, so people and models are ranked on one scale.
+
+Won and lost games count; abandoned ones do not (the humans board shows how many a player
+abandoned). Games without ``max_turns`` in their config count as 20-turn games (the default).
+
+History: a refresh whose numbers equal the newest snapshot's only stamps ``meta.checked_at`` on
+it instead of adding a row, so the table grows when results change, not every five minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count, Max, Q, Sum
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from games.metrics import mean_at_k_interval, pass_at_k, wilson_interval
+from games.rating import rasch_fit, theta_interval
+from games.types import GameConfig
+from webapp.catalog.models import ModelSpec, WordList
+from webapp.leaderboards.models import LeaderboardSnapshot
+from webapp.play.models import Game, GameMode, GameOutcome
+
+MODELS, MODELS_INDEX, HUMANS, ABILITY = "models", "models_index", "humans", "ability"
+BOARDS = (MODELS, HUMANS, ABILITY)
+PRELIMINARY_GAMES = 200  # a models-board row with fewer games is marked preliminary
+ABILITY_PRELIMINARY_GAMES = 20  # the same mark on the ability board
+ABILITY_MAX_TURNS = GameConfig().max_turns  # the ability fit uses standard 20-question games only
+DEFAULT_MAX_TURNS = GameConfig().max_turns
+FINISHED = (GameOutcome.WON, GameOutcome.LOST)
+_WON = Q(outcome=GameOutcome.WON)
+DIGITS = 6
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(float(x), DIGITS)
+
+
+def _iso(dt: datetime | None) -> str | None:
+    return dt.isoformat() if dt else None
+
+
+def _max_turns(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return DEFAULT_MAX_TURNS
+
+
+def _word(secret: str) -> str:
+    return " ".join(secret.lower().split())
+
+
+def models_key(word_list_id: int | None, judge_id: int | None, max_turns: int) -> str:
+    """The snapshot key of one models board: ids, so renaming a model does not split history."""
+    return f"wl:{word_list_id or '-'}|judge:{judge_id or '-'}|turns:{max_turns}"
+
+
+def _ability_turns_q() -> Q:
+    # ABILITY_MAX_TURNS is the default, so games whose config omits max_turns belong too
+    return Q(config__max_turns=ABILITY_MAX_TURNS) | Q(config__max_turns__isnull=True)
+
+
+# --- the boards --------------------------------------------------------------------------------
+
+def models_boards() -> tuple[list[dict], dict[str, tuple[list[dict], dict]]]:
+    """(index rows, {key: (rows, meta)}) for every word list / judge / max turns with model games."""
+    per_word = (
+        Game.objects.filter(mode=GameMode.MODEL_VS_MODEL, outcome__in=FINISHED, guesser__isnull=False)
+        .values("guesser_id", "word_list_id", "judge_id", "config__max_turns", "secret")
+        .annotate(n=Count("id"), wins=Count("id", filter=_WON), turns=Sum("n_turns"),
+                  won_turns=Sum("n_turns", filter=_WON), last=Max(Coalesce("finished_at", "created_at")))
+        .order_by()
+    )
+    # (word list, judge, max turns) -> guesser -> word -> [games, wins, turns, won turns, last]
+    cells: dict[tuple, dict[int, dict[str, list]]] = defaultdict(lambda: defaultdict(dict))
+    for row in per_word:
+        group = (row["word_list_id"], row["judge_id"], _max_turns(row["config__max_turns"]))
+        cell = cells[group][row["guesser_id"]].setdefault(_word(row["secret"]), [0, 0, 0, 0, None])
+        cell[0] += row["n"]
+        cell[1] += row["wins"]
+        cell[2] += row["turns"] or 0
+        cell[3] += row["won_turns"] or 0
+        cell[4] = max(filter(None, (cell[4], row["last"])), default=None)
+
+    spec_ids = {g for by_guesser in cells.values() for g in by_guesser} | {j for (_, j, _) in cells if j}
+    names = dict(ModelSpec.objects.filter(pk__in=spec_ids).values_list("pk", "name"))
+    lists = {wl["pk"]: wl for wl in WordList.objects.filter(pk__in={w for (w, _, _) in cells if w})
+             .values("pk", "name", "version")}
+
+    index, boards = [], {}
+    for (wl_id, judge_id, max_turns), by_guesser in cells.items():
+        rows = [_model_row(guesser_id, names.get(guesser_id, f"model {guesser_id}"), words)
+                for guesser_id, words in by_guesser.items()]
+        rows.sort(key=lambda r: (-r["success"], -r["games"], r["name"]))
+        for rank, row in enumerate(rows, 1):
+            row["rank"] = rank
+        wl = lists.get(wl_id)
+        word_list = {"id": wl_id, "name": wl["name"], "version": wl["version"]} if wl else None
+        judge = {"id": judge_id, "name": names.get(judge_id, f"model {judge_id}")} if judge_id else None
+        label = " · ".join([
+            f"{wl['name']} v{wl['version']}" if wl else "no word list",
+            f"judge {judge['name']}" if judge else "no judge",
+            f"{max_turns} turns",
+        ])
+        key = models_key(wl_id, judge_id, max_turns)
+        last = max((r["last_game_at"] for r in rows if r["last_game_at"]), default=None)
+        meta = {"label": label, "word_list": word_list, "judge": judge, "max_turns": max_turns,
+                "games": sum(r["games"] for r in rows), "guessers": len(rows), "last_game_at": last,
+                "preliminary_games": PRELIMINARY_GAMES}
+        boards[key] = (rows, meta)
+        index.append({"key": key, "label": label, "word_list": word_list, "judge": judge, "max_turns": max_turns,
+                      "games": meta["games"], "guessers": len(rows), "last_game_at": last})
+    # the most played standard setting first: that is the page's default
+    index.sort(key=lambda r: (r["max_turns"] != DEFAULT_MAX_TURNS, -r["games"], r["label"]))
+    return index, boards
+
+
+def _model_row(guesser_id: int, name: str, words: dict[str, list]) -> dict:
+    counts = list(words.values())
+    rates = [wins / n for n, wins, *_ in counts]
+    k = min(n for n, *_ in counts)
+    games, wins = sum(c[0] for c in counts), sum(c[1] for c in counts)
+    turns, won_turns = sum(c[2] for c in counts), sum(c[3] for c in counts)
+    lo, hi = mean_at_k_interval(rates)
+    last = max((c[4] for c in counts if c[4]), default=None)
+    return {
+        "guesser_id": guesser_id, "name": name,
+        "success": _r(math.fsum(rates) / len(rates)), "success_lo": _r(lo), "success_hi": _r(hi),
+        "k": k, "pass_at_k": _r(math.fsum(pass_at_k(n, c, min(k, n)) for n, c, *_ in counts) / len(counts)),
+        "mean_turns": _r(turns / games), "mean_turns_solved": _r(won_turns / wins) if wins else None,
+        "games": games, "wins": wins, "words": len(counts), "last_game_at": _iso(last),
+        "preliminary": games < PRELIMINARY_GAMES,
+    }
+
+
+def humans_board() -> tuple[list[dict], dict]:
+    per_player = (
+        Game.objects.filter(mode=GameMode.HUMAN_GUESSER, outcome__in=(*FINISHED, GameOutcome.ABANDONED))
+        .values("player_id", "player__username")
+        .annotate(games=Count("id", filter=Q(outcome__in=FINISHED)), wins=Count("id", filter=_WON),
+                  abandoned=Count("id", filter=Q(outcome=GameOutcome.ABANDONED)),
+                  won_turns=Sum("n_turns", filter=_WON), last=Max(Coalesce("finished_at", "created_at")))
+        .order_by()
+    )
+    rows, guests = [], None
+    for p in per_player:
+        if not p["games"]:
+            continue
+        lo, hi = wilson_interval(p["wins"], p["games"])
+        row = {
+            "player_id": p["player_id"], "name": p["player__username"] if p["player_id"] else "guests",
+            "kind": "user" if p["player_id"] else "guests",
+            "games": p["games"], "wins": p["wins"], "win_rate": _r(p["wins"] / p["games"]),
+            "win_rate_lo": _r(lo), "win_rate_hi": _r(hi),
+            "mean_questions_solved": _r(p["won_turns"] / p["wins"]) if p["wins"] else None,
+            "abandoned": p["abandoned"], "last_played_at": _iso(p["last"]), "rank": None,
+        }
+        if p["player_id"]:
+            rows.append(row)
+        else:
+            guests = row
+    rows.sort(key=lambda r: (-r["win_rate_lo"], -r["win_rate"], -r["games"], r["name"]))
+    for rank, row in enumerate(rows, 1):
+        row["rank"] = rank
+    if guests:
+        rows.append(guests)  # everyone without an account, pooled; not ranked
+    meta = {"players": sum(1 for r in rows if r["kind"] == "user"),
+            "games": sum(r["games"] for r in rows), "guest_games": guests["games"] if guests else 0,
+            "ranked_by": "lower end of the 95% Wilson interval of the win rate"}
+    return rows, meta
+
+
+def ability_board() -> tuple[list[dict], dict]:
+    turns = _ability_turns_q()
+    humans = (Game.objects.filter(turns, mode=GameMode.HUMAN_GUESSER, outcome__in=FINISHED, player__isnull=False)
+              .order_by("pk").values_list("player_id", "secret", "outcome"))
+    models = (Game.objects.filter(turns, mode=GameMode.MODEL_VS_MODEL, outcome__in=FINISHED, guesser__isnull=False)
+              .order_by("pk").values_list("guesser_id", "secret", "outcome"))
+    responses = [(("human", pid), _word(secret), outcome == GameOutcome.WON) for pid, secret, outcome in humans.iterator()]
+    responses += [(("model", gid), _word(secret), outcome == GameOutcome.WON) for gid, secret, outcome in models.iterator()]
+    meta: dict[str, Any] = {"max_turns": ABILITY_MAX_TURNS, "responses": len(responses),
+                            "preliminary_games": ABILITY_PRELIMINARY_GAMES}
+    if not responses:
+        return [], {**meta, "players": 0, "words": 0}
+    fit = rasch_fit(responses)
+    from django.contrib.auth import get_user_model
+
+    user_ids = [pid for kind, pid in fit.players if kind == "human"]
+    model_ids = [pid for kind, pid in fit.players if kind == "model"]
+    usernames = dict(get_user_model().objects.filter(pk__in=user_ids).values_list("pk", "username"))
+    model_names = dict(ModelSpec.objects.filter(pk__in=model_ids).values_list("pk", "name"))
+    rows = []
+    for i, (kind, pid) in enumerate(fit.players):
+        theta, se = float(fit.theta[i]), float(fit.theta_se[i])
+        lo, hi = theta_interval(theta, se)
+        name = usernames.get(pid, f"user {pid}") if kind == "human" else model_names.get(pid, f"model {pid}")
+        games = int(fit.player_n[i])
+        rows.append({
+            "kind": kind, "id": pid, "name": name, "theta": _r(theta), "theta_lo": _r(lo), "theta_hi": _r(hi),
+            "theta_se": _r(se), "p_average_word": _r(1 / (1 + math.exp(-theta))),
+            "games": games, "wins": int(fit.player_wins[i]), "preliminary": games < ABILITY_PRELIMINARY_GAMES,
+        })
+    rows.sort(key=lambda r: (-r["theta"], r["name"], r["kind"]))
+    for rank, row in enumerate(rows, 1):
+        row["rank"] = rank
+    meta.update(players=len(rows), humans=len(user_ids), models=len(model_ids), words=len(fit.items),
+                ridge=fit.ridge, converged=fit.converged, iterations=fit.iterations)
+    return rows, meta
+
+
+# --- storing -----------------------------------------------------------------------------------
+
+def _json(value: Any) -> Any:
+    return json.loads(json.dumps(value))  # what a JSONField gives back, for comparing with the stored snapshot
+
+
+def _snapshot_store(*, board: str, key: str, rows: list, meta: dict, now: datetime) -> bool:
+    """Store a snapshot unless the newest one has the same numbers; true if a row was added."""
+    rows, meta = _json(rows), _json(meta)
+    checked = {"checked_at": now.isoformat()}
+    latest = LeaderboardSnapshot.objects.filter(board=board, key=key).order_by("-computed_at", "-pk").first()
+    if latest is not None and latest.rows == rows and {k: v for k, v in latest.meta.items() if k != "checked_at"} == meta:
+        latest.meta = {**latest.meta, **checked}
+        latest.save(update_fields=["meta"])
+        return False
+    snapshot = LeaderboardSnapshot(board=board, key=key, rows=rows, meta={**meta, **checked})
+    snapshot.full_clean(exclude=["rows"])  # an empty board is a valid snapshot
+    snapshot.save()
+    return True
+
+
+def leaderboards_refresh(*, now: datetime | None = None) -> dict:
+    """Compute every board from the games and store the snapshots (the beat task calls this)."""
+    now = now or timezone.now()
+    index, boards = models_boards()
+    humans = humans_board()
+    ability = ability_board()
+    written = 0
+    with transaction.atomic():
+        for key, (rows, meta) in boards.items():
+            written += _snapshot_store(board=MODELS, key=key, rows=rows, meta=meta, now=now)
+        written += _snapshot_store(board=MODELS_INDEX, key="", rows=index, meta={"keys": len(index)}, now=now)
+        written += _snapshot_store(board=HUMANS, key="", rows=humans[0], meta=humans[1], now=now)
+        written += _snapshot_store(board=ABILITY, key="", rows=ability[0], meta=ability[1], now=now)
+    return {"models_keys": len(boards), "humans_rows": len(humans[0]), "ability_rows": len(ability[0]),
+            "snapshots_written": written, "computed_at": now.isoformat()}
+
+
+def leaderboards_refresh_queue() -> None:
+    """Queue a refresh once the current transaction commits ("Recompute now")."""
+    from workers.tasks import leaderboards_refresh_task
+
+    transaction.on_commit(lambda: leaderboards_refresh_task.delay())
