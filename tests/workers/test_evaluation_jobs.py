@@ -36,6 +36,9 @@ def test_evaluation_from_the_api_finishes_with_results(start_worker, client, res
     n = Game.objects.filter(job=job).count()
     assert n == 2 * (12 - len(job.result["skipped_words"])) and job.result["n_games"] == n
     assert job.result["success_rate"] > 0.5
+    board = client.get("/api/leaderboards/?board=models").json()
+    rows = board["rows"]
+    assert [r for r in rows if r.get("guesser") == "infogain" or r.get("name") == "infogain"], board
 
 
 def test_sigkill_mid_evaluation_requeues_and_finishes_without_duplicates(start_worker, settings):

@@ -85,7 +85,11 @@ def run(config: EvaluationConfig, reporter) -> dict:
 
     done = set(Game.objects.filter(job_id=job_id).values_list("secret", "sample_index"))
     progress = evaluation.run(config, reporter, guesser=guesser, judge=judge, words=playable, store=store, done=done)
-    return {**evaluation_results(job_id, k=config.samples), **progress, "skipped_words": skipped}
+    results = {**evaluation_results(job_id, k=config.samples), **progress, "skipped_words": skipped}
+    from webapp.leaderboards.services import leaderboards_refresh
+
+    leaderboards_refresh()  # the new results show on the leaderboard right away
+    return results
 
 
 def evaluation_results(job_id: int, k: int) -> dict:
