@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from games.kb.knowledge import normalise_key
+from games.kb.knowledge import DOMINANT_SHARE, normalise_key
 
 # Plain-word names of the noun lexicographer files ("Is it related to food?").
 LEXFILE_CONCEPTS = {
@@ -40,6 +40,7 @@ LEXFILE_CONCEPTS = {
 }
 
 MIN_MERONYM_DEPTH = 5  # "Does it have a device?" yes, "Does it have an object?" not asked
+MIN_HOLONYM_DEPTH = 4  # parts of "whole" (depth 3: a part, a section) are not inherited
 MERONYM_LEVELS = 2  # how far above a meronym "Does it have X?" still applies
 PART_OF_LEVELS = 3  # how far below a holonym "Is it part of X?" still applies ...
 MAX_PART_OF_NOUNS = 150  # ... unless that reaches more KB senses (then fewer levels)
@@ -68,6 +69,7 @@ class SynsetFeatures:
         self._up: dict = {}
         self._depths: dict = {}
         self._relations: dict[str, str | None] = {}
+        self._evoking: dict[str, set] = {}
         self._below = self._holonym_index()
         self._gloss_words = self._gloss_vocabulary()
 
@@ -92,11 +94,31 @@ class SynsetFeatures:
 
     @staticmethod
     def concepts(synset) -> set[str]:
+        """Every lemma of the synset: "Is it an automobile?" is yes for a car."""
         return {normalise_key(name) for name in synset.lemma_names()} - {""}
+
+    def evoked(self, synset) -> set[str]:
+        """The lemmas that bring this synset to mind: its first lemma, and each other lemma
+        whose first sense it is, or a sense tagged at least DOMINANT_SHARE as often as that
+        first sense. Parts and wholes are named by these, so a person "has a body" but not
+        "a chassis" (a rare, untagged sense of that word)."""
+        names = synset.lemma_names()
+        keep = [names[0]] + [n for n in names[1:] if synset in self._evoking_senses(n)]
+        return {normalise_key(n) for n in keep} - {""}
+
+    def _evoking_senses(self, lemma: str) -> set:
+        found = self._evoking.get(lemma)
+        if found is None:
+            senses = [(s, max(l.count() for l in s.lemmas() if l.name() == lemma))
+                      for s in self.wn.synsets(lemma, "n") if lemma in s.lemma_names()]
+            first = senses[0][1] if senses else 0
+            found = {s for i, (s, c) in enumerate(senses) if i == 0 or (c > 0 and c >= DOMINANT_SHARE * first)}
+            self._evoking[lemma] = found
+        return found
 
     def _depth(self, synset) -> int:
         if synset not in self._depths:
-            self._depths[synset] = synset.min_depth()
+            self._depths[synset] = synset.max_depth()
         return self._depths[synset]
 
     def _close_up(self, synset) -> set:
@@ -181,18 +203,22 @@ class SynsetFeatures:
     def _has_and_made(self, up: frozenset) -> set[str]:
         keys = set()
         for h in up:
+            if self._depth(h) < MIN_HOLONYM_DEPTH:
+                continue  # every "whole" has parts and sections: not worth a question
             for meronym in self.meronyms(h):
-                keys.update(f"has:{c}" for m in self._close_up(meronym) for c in self.concepts(m))
+                keys.update(f"has:{c}" for m in self._close_up(meronym) for c in self.evoked(m))
             for substance in h.substance_meronyms():
-                keys.update(f"made:{c}" for m in self._close_up(substance) for c in self.concepts(m))
+                keys.update(f"made:{c}" for m in self._close_up(substance) for c in self.evoked(m))
         return keys
 
     def _part_of(self, synset) -> set[str]:
         keys = set()
         for part in self._close_up(synset):
             for holonym in self.holonyms(part):
-                keys.update(f"part:{c}" for c in self.concepts(holonym))
-                keys.update(f"part:{c}" for x in self._below.get(holonym, ()) for c in self.concepts(x))
+                if self._depth(holonym) < MIN_HOLONYM_DEPTH:
+                    continue
+                keys.update(f"part:{c}" for c in self.evoked(holonym))
+                keys.update(f"part:{c}" for x in self._below.get(holonym, ()) for c in self.evoked(x))
         return keys
 
     def _related(self, synset, up: frozenset) -> set[str]:
