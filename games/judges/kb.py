@@ -13,10 +13,10 @@ from typing import Sequence
 from games.judges.base import Judge, JudgeRequest, UnknownSecretError
 from games.kb import DEFAULT_SENSE, KnowledgeBase, load_kb, normalise_key
 from games.kb.knowledge import check_sense
-from games.kb.questions import FORMS, FUNCTION_WORDS, parse
+from games.kb.questions import FORMS, FUNCTION_WORDS, ground
 from games.types import JudgeAnswer, Verdict
 
-MAX_CACHED_QUESTIONS = 200_000
+MAX_CACHED = 200_000  # parsed questions (and looked-up secrets) kept per judge
 
 
 class KBJudge(Judge):
@@ -33,7 +33,7 @@ class KBJudge(Judge):
         noun = self._secrets.get(secret, -1)
         if noun == -1:
             noun = self.kb.lookup(secret) if isinstance(secret, str) else None
-            if len(self._secrets) < MAX_CACHED_QUESTIONS:
+            if len(self._secrets) < MAX_CACHED:
                 self._secrets[secret] = noun
         return noun
 
@@ -49,22 +49,12 @@ class KBJudge(Judge):
         """(feature id, "relation:concept") or (None, why it cannot be grounded)."""
         found = self._groundings.get(question) if isinstance(question, str) else None
         if found is None:
-            found = self._ground(question)
-            if len(self._groundings) >= MAX_CACHED_QUESTIONS:
+            found = ground(self.kb, question)
+            if len(self._groundings) >= MAX_CACHED:
                 self._groundings.clear()
             if isinstance(question, str):
                 self._groundings[question] = found
         return found
-
-    def _ground(self, question: str) -> tuple[int | None, str]:
-        parsed = parse(question)
-        if parsed is None:
-            return None, "unknown: not a question form the knowledge base can answer"
-        for relation in parsed.relations:
-            feature = self.kb.concept(relation, parsed.phrase)
-            if feature is not None:
-                return feature, self.kb.features[feature]
-        return None, f"unknown: no {'/'.join(parsed.relations)} concept {parsed.phrase!r}"
 
     def answer(self, secret: str, question: str) -> JudgeAnswer:
         try:

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 
 from games import rules
 from games.kb.knowledge import DEFAULT_SENSE, KnowledgeBase, check_sense
-from games.kb.questions import FUNCTION_WORDS, parse, phrase
+from games.kb.questions import FUNCTION_WORDS, ground, phrase
 
 
 def _column_signature(matrix: sp.csc_matrix, j: int) -> bytes:
@@ -36,6 +36,7 @@ class CandidateModel:
         self.nouns = np.array(nouns, dtype=np.int64)
         self.word_index = {w: i for i, w in enumerate(self.words)}
         self.pool_features = kb.matrix(self.sense)[self.nouns].tocsc()  # pool x all KB features
+        self._variants = self._variant_table()
         self._build_questions()
 
     # -- pool ------------------------------------------------------------------------
@@ -99,7 +100,7 @@ class CandidateModel:
         self.question_guess = np.array(guess_for, dtype=np.int64)
         self.question_index = {rules.normalise_question(t): i for i, t in enumerate(texts)}
         self.named = self._naming_matrix(texts)
-        holds = self.pool_features[:, self.question_feature].tocsr()
+        holds = self.pool_features[:, self.question_feature].tocsr().astype(np.float64)
         self.yes = (holds - holds.multiply(self.named)).tocsr()  # a named candidate finishes instead
         self.yes.eliminate_zeros()
         self.yes_t = self.yes.T.tocsr()
@@ -114,9 +115,9 @@ class CandidateModel:
         longest = max((v.count(" ") + 1 for v in table), default=1)
         return table, longest
 
-    def named_by(self, text: str, _table=None) -> list[int]:
+    def named_by(self, text: str) -> list[int]:
         """Pool candidates whose name (or plural/singular) the text contains as whole words."""
-        table, longest = _table or self._variants
+        table, longest = self._variants
         tokens = rules.words(text)
         found = set()
         for size in range(1, longest + 1):
@@ -127,7 +128,6 @@ class CandidateModel:
         return sorted(found)
 
     def _naming_matrix(self, texts: list[str]) -> sp.csr_matrix:
-        self._variants = self._variant_table()
         rows, cols = [], []
         for q, text in enumerate(texts):
             for candidate in self.named_by(text):
@@ -139,14 +139,7 @@ class CandidateModel:
     # -- questions from outside (history, humans) ------------------------------------------
     def ground(self, text: str) -> int | None:
         """The KB feature a question text grounds to, or None."""
-        parsed = parse(text)
-        if parsed is None:
-            return None
-        for relation in parsed.relations:
-            feature = self.kb.concept(relation, parsed.phrase)
-            if feature is not None:
-                return feature
-        return None
+        return ground(self.kb, text)[0]
 
     def question_id(self, text: str) -> int | None:
         return self.question_index.get(rules.normalise_question(text))

@@ -12,6 +12,8 @@ gloss word). Relations, and the question forms that ask them (see games.kb.quest
            part of a car?": wheel is part of wheeled vehicle, car is 3 levels below it).
 - `made` — a substance meronym (and its close hypernyms), or a noun after "made of/from" in
            the gloss.
+           Parts and wholes are named by the lemmas that evoke them (see `evoked`), and none
+           are inherited from generic wholes (every "whole" has "a part" and "a section").
 - `rel`  — a noun of the gloss ("Is it related to water?"), the plain name of the synset's
            lexicographer file ("Is it related to food?" for every noun.food synset), a topic
            or usage domain of it or a hypernym ("medicine"), a noun derivationally related
@@ -39,6 +41,7 @@ LEXFILE_CONCEPTS = {
     "noun.time": "time",
 }
 
+# Depth: the longest hypernym path up to "entity" (entity 0, physical entity 1, object 2, ...).
 MIN_MERONYM_DEPTH = 5  # "Does it have a device?" yes, "Does it have an object?" not asked
 MIN_HOLONYM_DEPTH = 4  # parts of "whole" (depth 3: a part, a section) are not inherited
 MERONYM_LEVELS = 2  # how far above a meronym "Does it have X?" still applies

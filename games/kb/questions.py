@@ -9,9 +9,12 @@ spellings of the concept are resolved by KnowledgeBase.concept.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from games import rules
+
+if TYPE_CHECKING:
+    from games.kb.knowledge import KnowledgeBase
 
 MAX_QUESTION_CHARS = 300  # longer text is never one of the forms below
 
@@ -87,6 +90,18 @@ FUNCTION_WORDS = frozenset(
     when where whether which while who whom whose why will with within without would yet you
     your""".split()
 )
+
+def ground(kb: "KnowledgeBase", question: str) -> tuple[int | None, str]:
+    """(feature id, "relation:concept") for a question, or (None, why it cannot be grounded)."""
+    parsed = parse(question)
+    if parsed is None:
+        return None, "unknown: not a question form the knowledge base can answer"
+    for relation in parsed.relations:
+        feature = kb.concept(relation, parsed.phrase)
+        if feature is not None:
+            return feature, kb.features[feature]
+    return None, f"unknown: no {'/'.join(parsed.relations)} concept {parsed.phrase[:80]!r}"
+
 
 _AN_EXCEPTIONS = ("uni", "use", "usu", "eu", "one", "once", "ewe", "uk", "ur")
 _AN_SILENT_H = ("hour", "honest", "honor", "honour", "heir")
