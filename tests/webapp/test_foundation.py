@@ -24,6 +24,8 @@ def test_seed_imports_word_lists_once_with_attribution_and_splits():
     assert counts == {"sft": 341, "rl": 3612, "val": 238, "test": 487}
     objects = WordList.objects.get(name="lmrl/objects")
     assert objects.entries.filter(word__text="soccer ball", category="Sports").exists()
+    airplane = objects.entries.get(word__text="airplane")  # "Airplane;Plane": canonical name + aliases
+    assert airplane.stats["aliases"] == ["plane"] and not objects.entries.filter(word__text__contains=";").exists()
 
 
 def test_seed_registers_default_model_specs_idempotently():

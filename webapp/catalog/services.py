@@ -8,6 +8,8 @@ from pathlib import Path
 
 from django.db import transaction
 
+from games.wordlists import parse_entry
+
 from webapp.catalog.models import ModelKind, ModelRole, ModelSpec, Split, Word, WordList, WordListEntry
 
 log = logging.getLogger(__name__)
@@ -23,19 +25,16 @@ class SeedEntry:
     word: str
     category: str = ""
     split: str = ""
+    aliases: tuple[str, ...] = ()
 
 
 def read_word_file(path: Path) -> list[SeedEntry]:
     entries, seen = [], set()
     for line in path.read_text(encoding="utf-8").splitlines():
-        parts = line.strip().split("\t")
-        if not parts[0]:
-            continue
-        category, word = (parts[0], parts[1]) if len(parts) == 2 else ("", parts[0])
-        word = " ".join(word.lower().split())
+        word, aliases, category = parse_entry(line)
         if word and word not in seen:
             seen.add(word)
-            entries.append(SeedEntry(word, category))
+            entries.append(SeedEntry(word, category, aliases=tuple(aliases)))
     return entries
 
 
@@ -69,7 +68,8 @@ def word_list_create(
     )
     ids = dict(Word.objects.filter(text__in=texts).values_list("text", "id"))
     WordListEntry.objects.bulk_create(
-        [WordListEntry(word_list=word_list, word_id=ids[e.word], category=e.category, split=e.split) for e in entries],
+        [WordListEntry(word_list=word_list, word_id=ids[e.word], category=e.category, split=e.split,
+                       stats={"aliases": list(e.aliases)} if e.aliases else {}) for e in entries],
         batch_size=2000,
     )
     return word_list
@@ -89,7 +89,7 @@ def seed_word_lists(directory: Path = WORDLISTS_DIR) -> list[str]:
             continue
         entries = read_word_file(path)
         if path.stem == "solved":  # the curated set: mark its paper splits
-            entries = [SeedEntry(e.word, e.category, split_of.get(e.word, "")) for e in entries]
+            entries = [SeedEntry(e.word, e.category, split_of.get(e.word, ""), e.aliases) for e in entries]
         word_list_create(
             name=name, version=1, entries=entries, source=DBRL_SOURCE + path.name, license="MIT",
             description="ΔBelief-RL benchmark list (see games/data/wordlists/SOURCES.md)",
