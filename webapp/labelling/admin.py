@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from webapp.labelling.models import DisagreementItem, JudgeVote, Label
+from webapp.labelling.models import Assignment, DisagreementItem, JudgeVote, Label
 
 
 @admin.register(JudgeVote)
@@ -30,5 +30,13 @@ class DisagreementItemAdmin(admin.ModelAdmin):
 class LabelAdmin(admin.ModelAdmin):
     list_display = ("item", "annotator", "verdict", "seconds", "created_at")
     list_filter = ("verdict",)
+    search_fields = ("item__secret", "item__question", "annotator__username")
+    raw_id_fields = ("item", "annotator")
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ("item", "annotator", "created_at", "expires_at", "skipped_at")
+    list_filter = ("skipped_at",)
     search_fields = ("item__secret", "item__question", "annotator__username")
     raw_id_fields = ("item", "annotator")

@@ -50,6 +50,11 @@ class DisagreementItem(models.Model):
     class Meta:
         ordering = ["id"]
         indexes = [models.Index(fields=["labels_count", "labels_needed"])]
+        constraints = [
+            # one item per game turn, whichever disagreement job found it first
+            models.UniqueConstraint(fields=["source_turn"], condition=models.Q(source_turn__isnull=False),
+                                    name="unique_item_per_turn"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.secret}: {self.question[:50]}"
@@ -65,3 +70,22 @@ class Label(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [models.UniqueConstraint(fields=["item", "annotator"], name="unique_label_per_annotator")]
+
+
+class Assignment(models.Model):
+    """An item handed to an annotator: a reserved slot until `expires_at`, or a skip (kept for good).
+
+    Allocation counts live reservations, so concurrent annotators are never all shown the last
+    free slot of an item; the Label row itself is the record of a finished assignment.
+    """
+
+    item = models.ForeignKey(DisagreementItem, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="label_assignments")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    skipped_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["item", "annotator"], name="unique_assignment_per_annotator")]
+        indexes = [models.Index(fields=["item", "expires_at"])]

@@ -1,0 +1,183 @@
+"""Reads: the queue's candidates and progress, reveals, review lists, gold, agreement, judge accuracy.
+
+Gold is the label a researcher adjudicated; where there is none, the unanimous label of an item
+that has all the labels it asked for ("consensus").
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from games.agreement import agreement_report, judge_accuracy
+from webapp.labelling.models import Assignment, DisagreementItem, JudgeVote, Label, LabelVerdict
+
+CATEGORIES = [c.value for c in LabelVerdict]
+SUBSETS = ("all", "disagreements", "controls")
+REVIEW_FILTERS = {
+    "disputed": "labels disagree, no gold yet",
+    "complete": "all labels in, no gold yet",
+    "adjudicated": "gold set by a researcher",
+    "open": "still being labelled",
+    "all": "all items",
+}
+
+
+# -- the queue ------------------------------------------------------------------------------------
+def reserved_by_others(item_id: int, user, now=None):
+    return Assignment.objects.filter(item_id=item_id, skipped_at__isnull=True, expires_at__gt=now or timezone.now()) \
+        .exclude(annotator=user)
+
+
+def queue_candidates(user, now=None):
+    """Open items this person has neither labelled nor skipped and that have a free slot, fullest first."""
+    now = now or timezone.now()
+    live = (Assignment.objects.filter(item=OuterRef("pk"), skipped_at__isnull=True, expires_at__gt=now)
+            .exclude(annotator=user).order_by().values("item").annotate(c=Count("id")).values("c"))
+    return (_open_for(user)
+            .annotate(reserved=Coalesce(Subquery(live, output_field=IntegerField()), Value(0)))
+            .filter(labels_count__lt=F("labels_needed") - F("reserved"))
+            .order_by("-labels_count", "id"))
+
+
+def _open_for(user):
+    """Items still asking for labels that this person has neither labelled nor skipped."""
+    skipped = Assignment.objects.filter(annotator=user, skipped_at__isnull=False).values("item_id")
+    return (DisagreementItem.objects.filter(gold="", labels_count__lt=F("labels_needed"))
+            .exclude(pk__in=Label.objects.filter(annotator=user).values("item_id")).exclude(pk__in=skipped))
+
+
+def active_assignment(user, now=None) -> Assignment | None:
+    return (Assignment.objects.filter(annotator=user, skipped_at__isnull=True, expires_at__gt=now or timezone.now(),
+                                      item__gold="").exclude(item__labels__annotator=user)
+            .select_related("item").order_by("created_at").first())
+
+
+def queue_progress(user) -> dict:
+    mine = Label.objects.filter(annotator=user).count()
+    return {
+        "labelled": mine,
+        "remaining": _open_for(user).count(),
+        "skipped": Assignment.objects.filter(annotator=user, skipped_at__isnull=False).count(),
+        "open_items": DisagreementItem.objects.filter(gold="", labels_count__lt=F("labels_needed")).count(),
+        "items": DisagreementItem.objects.count(),
+    }
+
+
+def item_reveal(item_id: int, user) -> dict | None:
+    """The judges' votes on an item, once this person has labelled it (blind until then)."""
+    label = Label.objects.filter(item_id=item_id, annotator=user).select_related("item").first()
+    if label is None:
+        return None
+    votes = list(JudgeVote.objects.filter(item_id=item_id).order_by("judge_name", "-id").values("judge_name", "verdict"))
+    latest = list({v["judge_name"]: v for v in reversed(votes)}.values())
+    return {"item": label.item, "label": label, "votes": sorted(latest, key=lambda v: v["judge_name"])}
+
+
+def last_label(user) -> Label | None:
+    return Label.objects.filter(annotator=user).select_related("item").order_by("-created_at", "-id").first()
+
+
+# -- review ---------------------------------------------------------------------------------------
+def review_items(show: str = "disputed"):
+    distinct = Count("labels__verdict", distinct=True)
+    items = DisagreementItem.objects.annotate(n_verdicts=distinct)
+    if show == "disputed":
+        items = items.filter(gold="", n_verdicts__gt=1)
+    elif show == "complete":
+        items = items.filter(gold="", labels_count__gte=F("labels_needed"))
+    elif show == "adjudicated":
+        items = items.exclude(gold="")
+    elif show == "open":
+        items = items.filter(gold="", labels_count__lt=F("labels_needed"))
+    return items.select_related("adjudicated_by").prefetch_related("labels__annotator", "votes").order_by("id")
+
+
+def item_detail(item: DisagreementItem) -> dict:
+    """Labels, latest vote per judge and per-item agreement of one item (prefetched)."""
+    labels = sorted(item.labels.all(), key=lambda lab: lab.created_at)
+    votes = {}
+    for vote in sorted(item.votes.all(), key=lambda v: v.id):
+        votes[vote.judge_name] = vote
+    counts = defaultdict(int)
+    for lab in labels:
+        counts[lab.verdict] += 1
+    n = len(labels)
+    agreeing = sum(c * (c - 1) for c in counts.values())
+    return {"item": item, "labels": labels, "votes": [votes[k] for k in sorted(votes)],
+            "label_counts": dict(counts), "agreement": (agreeing / (n * (n - 1))) if n > 1 else None}
+
+
+# -- gold -----------------------------------------------------------------------------------------
+def gold_labels(*, include_consensus: bool = True) -> dict[int, tuple[str, str]]:
+    """item id -> (gold label, "adjudicated" | "consensus")."""
+    gold = {pk: (label, "adjudicated") for pk, label in DisagreementItem.objects.exclude(gold="").values_list("pk", "gold")}
+    if include_consensus:
+        complete = DisagreementItem.objects.filter(gold="", labels_count__gte=F("labels_needed"), labels_count__gt=0)
+        by_item = defaultdict(set)
+        for item_id, verdict in Label.objects.filter(item__in=complete).values_list("item_id", "verdict"):
+            by_item[item_id].add(verdict)
+        gold.update({pk: (next(iter(v)), "consensus") for pk, v in by_item.items() if len(v) == 1})
+    return gold
+
+
+# -- agreement and accuracy -------------------------------------------------------------------------
+def label_matrix(subset: str = "all") -> dict[int, dict[str, str]]:
+    labels = Label.objects.all()
+    if subset == "disagreements":
+        labels = labels.filter(item__is_control=False)
+    elif subset == "controls":
+        labels = labels.filter(item__is_control=True)
+    ratings: dict[int, dict[str, str]] = defaultdict(dict)
+    for item_id, name, verdict in labels.values_list("item_id", "annotator__username", "verdict"):
+        ratings[item_id][name] = verdict
+    return dict(ratings)
+
+
+def agreement_summary(subset: str = "all", *, n_boot: int = 1000, seed: int = 0) -> dict:
+    """Fleiss' κ, Gwet's AC1 and raw agreement overall, per annotator and pair, and per item."""
+    ratings = label_matrix(subset if subset in SUBSETS else "all")
+    adjudicated = {pk: g for pk, (g, source) in gold_labels(include_consensus=False).items()}
+    report = agreement_report(ratings, CATEGORIES, gold=adjudicated, n_boot=n_boot, seed=seed)
+    units = [u for u in report.units.values() if u["agreement"] is not None]
+    histogram = defaultdict(int)
+    for u in units:
+        histogram[round(u["agreement"], 2)] += 1
+    least = sorted(((pk, u) for pk, u in report.units.items() if u["agreement"] is not None),
+                   key=lambda kv: (kv[1]["agreement"], kv[0]))[:20]
+    return {"subset": subset, "report": report.to_dict(), "histogram": sorted(histogram.items()),
+            "least_agreeing": [{"item_id": pk, **u} for pk, u in least], "n_items_labelled": len(ratings)}
+
+
+def judge_leaderboard() -> dict:
+    """Every judge (and person) that voted on gold items, scored against gold, best first."""
+    gold = gold_labels()
+    latest: dict[tuple[str, int], str] = {}
+    for name, item_id, verdict in (JudgeVote.objects.filter(item_id__in=gold).order_by("id")
+                                   .values_list("judge_name", "item_id", "verdict")):
+        latest[(name, item_id)] = verdict  # the newest vote of a judge on an item counts
+    pairs: dict[str, list] = defaultdict(list)
+    for (name, item_id), verdict in latest.items():
+        pairs[name].append((verdict, gold[item_id][0]))
+    rows = [{"judge": name, **judge_accuracy(p)} for name, p in pairs.items()]
+    rows.sort(key=lambda r: (-(r["accuracy"]["lo"] or 0), -(r["accuracy"]["value"] or 0), r["judge"]))
+    sources = defaultdict(int)
+    for label, source in gold.values():
+        sources[source] += 1
+    distribution = defaultdict(int)
+    for label, _ in gold.values():
+        distribution[label] += 1
+    return {"rows": rows, "gold_items": len(gold), "gold_sources": dict(sources), "gold_distribution": dict(distribution)}
+
+
+def undoable_label(user, now=None) -> Label | None:
+    """The label Ctrl+Z would take back, if any (see services.UNDO_WINDOW)."""
+    from webapp.labelling.services import UNDO_WINDOW
+
+    label = last_label(user)
+    if label is None or label.item.gold or (now or timezone.now()) - label.created_at > UNDO_WINDOW:
+        return None
+    return label

@@ -1,0 +1,225 @@
+"""Writes: handing out items, labels (with undo), skips, adjudication, scoring judges on gold, judge SFT.
+
+Concurrency: every write that changes an item's slots (allocation, label, undo) first locks the
+item row, so the fresh counts read under that lock are exact. Allocation takes candidates with
+`select_for_update(skip_locked=True)` where the database has it (Postgres), so concurrent
+annotators get different items instead of queueing on one row; SQLite runs transactions one at a
+time (IMMEDIATE mode), which is the graceful fallback. `labels_count` only grows through a
+conditional UPDATE (`labels_count < labels_needed`) in the Label's own transaction, so an item
+never gets more labels than it asked for, whatever the requests do.
+
+Undo: your most recent label, within UNDO_WINDOW of giving it, while no researcher has set the
+item's gold; the item comes straight back to you with its slot reserved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from webapp.catalog.models import ModelKind, ModelSpec
+from webapp.core.exceptions import ApplicationError
+from webapp.labelling import selectors
+from webapp.labelling.models import Assignment, DisagreementItem, Label, LabelVerdict
+
+LEASE = timedelta(minutes=10)  # how long an item shown to someone keeps their slot
+UNDO_WINDOW = timedelta(minutes=2)
+CANDIDATES = 20  # items locked per allocation attempt
+SYNC_SCORE_LIMIT = 500  # gold items a cheap (non-model) judge is scored on inside the request
+VERDICTS = tuple(c.value for c in LabelVerdict)
+
+
+def _lock(item_id: int) -> DisagreementItem:
+    item = DisagreementItem.objects.select_for_update().filter(pk=item_id).first()
+    if item is None:
+        raise ApplicationError("There is no such item.", status=404)
+    return item
+
+
+def _lease(item: DisagreementItem, user, now) -> None:
+    updated = Assignment.objects.filter(item=item, annotator=user).update(
+        created_at=now, expires_at=now + LEASE, skipped_at=None)
+    if not updated:
+        Assignment.objects.create(item=item, annotator=user, expires_at=now + LEASE)
+
+
+@transaction.atomic
+def assignment_next(*, user) -> DisagreementItem | None:
+    """The item this person should label now (the one already reserved for them, else a new one)."""
+    now = timezone.now()
+    current = selectors.active_assignment(user, now)
+    if current is not None:
+        return current.item
+    candidates = selectors.queue_candidates(user, now)
+    if connection.features.has_select_for_update_skip_locked:
+        candidates = candidates.select_for_update(skip_locked=True, of=("self",))
+    for item in list(candidates[:CANDIDATES]):
+        item.refresh_from_db(fields=["labels_count", "labels_needed", "gold"])  # exact under our row lock
+        taken = selectors.reserved_by_others(item.pk, user, now).count()
+        if not item.gold and item.labels_count + taken < item.labels_needed:
+            _lease(item, user, now)
+            return item
+    return None
+
+
+@dataclass
+class Labelled:
+    label: Label
+    completed: bool  # this label was the item's last
+
+
+@transaction.atomic
+def label_submit(*, user, item_id: int, verdict: str, seconds: float | None = None) -> Labelled:
+    if verdict not in VERDICTS:
+        raise ApplicationError(f"A label is one of {', '.join(VERDICTS)}.")
+    if seconds is not None and not 0 <= seconds < 86_400:
+        raise ApplicationError("seconds must be between 0 and 86400.")
+    item = _lock(item_id)
+    if item.gold:
+        raise ApplicationError("A researcher has already set this item's gold label.", status=409)
+    if Label.objects.filter(item=item, annotator=user).exists():
+        raise ApplicationError("You have already labelled this item.", status=409)
+    now = timezone.now()
+    mine = Assignment.objects.filter(item=item, annotator=user, skipped_at__isnull=True, expires_at__gt=now).first()
+    if mine is None and item.labels_count + selectors.reserved_by_others(item.pk, user, now).count() >= item.labels_needed:
+        raise ApplicationError("This item already has all the labels it needs.", status=409)
+    if not DisagreementItem.objects.filter(pk=item.pk, labels_count__lt=F("labels_needed")) \
+            .update(labels_count=F("labels_count") + 1):
+        raise ApplicationError("This item already has all the labels it needs.", status=409)
+    if seconds is None and mine is not None:
+        seconds = round(min((now - mine.created_at).total_seconds(), 86_399.0), 2)
+    label = Label(item=item, annotator=user, verdict=verdict, seconds=seconds)
+    label.full_clean(validate_constraints=False)
+    try:
+        with transaction.atomic():
+            label.save()
+    except IntegrityError:  # the unique constraint (item, annotator) backs the check above
+        raise ApplicationError("You have already labelled this item.", status=409) from None
+    Assignment.objects.filter(item=item, annotator=user).delete()
+    item.refresh_from_db(fields=["labels_count"])
+    return Labelled(label, item.labels_count >= item.labels_needed)
+
+
+@transaction.atomic
+def item_skip(*, user, item_id: int) -> None:
+    """Never show this item to this person again (the slot goes back to the others)."""
+    item = _lock(item_id)
+    if Label.objects.filter(item=item, annotator=user).exists():
+        raise ApplicationError("You have already labelled this item.", status=409)
+    now = timezone.now()
+    if not Assignment.objects.filter(item=item, annotator=user).update(skipped_at=now, expires_at=now):
+        Assignment.objects.create(item=item, annotator=user, skipped_at=now, expires_at=now)
+
+
+@transaction.atomic
+def label_undo(*, user) -> DisagreementItem:
+    """Take back your most recent label (see UNDO_WINDOW); the item is reserved for you again."""
+    label = selectors.last_label(user)
+    now = timezone.now()
+    if label is None:
+        raise ApplicationError("There is no label to undo.", status=409)
+    if now - label.created_at > UNDO_WINDOW:
+        raise ApplicationError(f"Labels can be undone for {int(UNDO_WINDOW.total_seconds() // 60)} minutes; "
+                               "this one is older.", status=409)
+    item = _lock(label.item_id)
+    if item.gold:
+        raise ApplicationError("A researcher has already set this item's gold label.", status=409)
+    Label.objects.filter(pk=label.pk).delete()
+    DisagreementItem.objects.filter(pk=item.pk, labels_count__gt=0).update(labels_count=F("labels_count") - 1)
+    _lease(item, user, now)
+    item.refresh_from_db()
+    return item
+
+
+@transaction.atomic
+def item_adjudicate(*, user, item_id: int, gold: str) -> DisagreementItem:
+    """Set (or, with "", clear) an item's gold label."""
+    if gold not in (*VERDICTS, ""):
+        raise ApplicationError(f"Gold is one of {', '.join(VERDICTS)} (or empty to clear it).")
+    item = _lock(item_id)
+    item.gold = gold
+    item.adjudicated_by = user if gold else None
+    item.adjudicated_at = timezone.now() if gold else None
+    item.full_clean(validate_constraints=False)
+    item.save(update_fields=["gold", "adjudicated_by", "adjudicated_at"])
+    return item
+
+
+@dataclass
+class GoldScore:
+    judge: str
+    votes: int = 0
+    job_id: int | None = None
+
+
+def gold_score(*, user, judge: str) -> GoldScore:
+    """Score a judge model spec on the gold set: here and now for a cheap judge on a small set,
+    else as a `disagreements` job with source=gold."""
+    spec = ModelSpec.objects.filter(name=judge, is_active=True).first()
+    if spec is None or not spec.can_judge:
+        raise ApplicationError(f"There is no active judge model spec named “{str(judge)[:100]}”.")
+    gold = selectors.gold_labels()
+    if not gold:
+        raise ApplicationError("There is no gold set yet: adjudicate or fully label some items first.", status=409)
+    if spec.kind in (ModelKind.TRANSFORMERS, ModelKind.VLLM, ModelKind.OPENAI) or len(gold) > SYNC_SCORE_LIMIT:
+        from webapp.jobs.services import job_submit
+
+        job = job_submit(kind="disagreements", params={"judges": [spec.name], "source": "gold"}, user=user)
+        return GoldScore(spec.name, job_id=job.pk)
+    from webapp.catalog.builders import judge_for
+    from webapp.labelling.jobs import score_items
+
+    items = list(DisagreementItem.objects.filter(pk__in=gold).order_by("id"))
+    try:
+        judge_obj = judge_for(spec)
+    except Exception as err:  # a missing model folder, a bad option, ...
+        raise ApplicationError(f"The judge “{spec.name}” cannot be used right now ({err}).", status=503) from err
+    return GoldScore(spec.name, votes=score_items(items, [(spec, judge_obj)]))
+
+
+SFT_KIND = "judge_sft"
+SFT_DATASET_FIELDS = ("dataset", "dataset_path", "data_path", "train_file", "train_path", "dataset_dir", "data_dir")
+
+
+@dataclass
+class SftLaunch:
+    artifacts: list
+    examples: int
+    job_id: int | None
+    message: str
+
+
+def judge_sft_launch(*, user) -> SftLaunch:
+    """Write the gold set as a judge-SFT dataset (an artifact) and, if the `judge_sft` job kind is
+    registered, submit it on that dataset. Nothing is trained when the kind is missing."""
+    import dataclasses
+
+    from webapp.jobs import registry
+    from webapp.jobs.models import Artifact
+    from webapp.labelling import exports
+
+    folder, files, n = exports.sft_dataset_write()
+    if n == 0:
+        raise ApplicationError("The gold set has no yes/no/invalid labels to train on yet.", status=409)
+    artifacts = [Artifact.objects.create(kind="judge-sft-dataset", name=f"{folder.name}/{p.name}", path=str(p),
+                                         size_bytes=p.stat().st_size, meta={"examples": n, "folder": str(folder)})
+                 for p in files]
+    kind = registry.REGISTRY.get(SFT_KIND)
+    if kind is None:
+        return SftLaunch(artifacts, n, None, f"Wrote {n} examples. The {SFT_KIND} job kind is not available yet, "
+                                             "so no training was started; download the dataset below.")
+    names = {f.name for f in dataclasses.fields(kind.config_class())}
+    target = next((f for f in SFT_DATASET_FIELDS if f in names), None)
+    if target is None:
+        return SftLaunch(artifacts, n, None, f"Wrote {n} examples, but the {SFT_KIND} job has no dataset field "
+                                             f"({', '.join(SFT_DATASET_FIELDS)}); start it from the jobs dashboard.")
+    path = files[0] if target in ("train_file", "train_path") else folder
+    from webapp.jobs.services import job_submit
+
+    job = job_submit(kind=SFT_KIND, params={target: str(path)}, user=user)
+    Artifact.objects.filter(pk__in=[a.pk for a in artifacts]).update(job=job)
+    return SftLaunch(artifacts, n, job.pk, f"Wrote {n} examples and queued {SFT_KIND} job {job.pk}.")

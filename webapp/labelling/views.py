@@ -1,0 +1,210 @@
+"""Labelling pages: the annotators' queue, the researchers' review, agreement and judge accuracy.
+
+Every action is a plain form that works without JavaScript; htmx requests get the fragment
+(`labelling/partials/…`), and labelling.js adds the keyboard shortcuts.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from webapp.accounts.roles import ANNOTATOR, RESEARCHER, require_role
+from webapp.core.exceptions import ApplicationError
+from webapp.jobs.models import Artifact
+from webapp.labelling import exports, selectors, services
+from webapp.labelling.forms import AdjudicateForm, LabelForm, ReviewFilterForm, ScoreJudgeForm, SubsetForm
+from webapp.labelling.models import DisagreementItem, LabelVerdict
+
+KEYS = {"yes": "Y", "no": "N", "unclear": "U", "invalid": "I"}
+PAGE = 25
+
+
+def role_required(role: str):
+    def decorate(view):
+        @login_required
+        def wrapped(request, *args, **kwargs):
+            require_role(request.user, role)
+            return view(request, *args, **kwargs)
+
+        wrapped.__name__, wrapped.__doc__ = view.__name__, view.__doc__
+        return wrapped
+
+    return decorate
+
+
+# -- the queue ------------------------------------------------------------------------------------
+def _queue_context(request, *, reveal=None, announcement: str = "", error: str = "") -> dict:
+    item = services.assignment_next(user=request.user)
+    if item is not None:
+        announcement = f"{announcement} Next: is “{item.question}” true of “{item.secret}”?".strip()
+    elif not announcement:
+        announcement = "No items are waiting for you."
+    return {
+        "item": item, "reveal": reveal, "progress": selectors.queue_progress(request.user),
+        "undoable": selectors.undoable_label(request.user), "announcement": announcement, "error": error,
+        "buttons": [(v.value, v.label, KEYS[v.value]) for v in LabelVerdict],
+        "undo_minutes": int(services.UNDO_WINDOW.total_seconds() // 60),
+    }
+
+
+def _respond(request, context: dict, after: int | None = None):
+    if request.htmx:
+        return render(request, "labelling/partials/queue.html", {**context, "oob": True})
+    if context.get("error"):
+        messages.error(request, context["error"])
+    url = reverse("labelling:queue")
+    return redirect(f"{url}?after={after}" if after else url)
+
+
+def _revealed(reveal) -> str:
+    if reveal is None:
+        return ""
+    votes = ", ".join(f"{v['judge_name']} {v['verdict']}" for v in reveal["votes"]) or "no judge votes"
+    return f"Saved “{reveal['label'].verdict}”. The judges said: {votes}."
+
+
+@role_required(ANNOTATOR)
+def queue(request):
+    """The next item to label; `?after=<id>` shows the judges' votes on the item just labelled."""
+    after = request.GET.get("after", "")
+    reveal = selectors.item_reveal(int(after), request.user) if after.isdigit() else None
+    return render(request, "labelling/queue.html", _queue_context(request, reveal=reveal))
+
+
+@role_required(ANNOTATOR)
+@require_POST
+def label(request, item_id: int):
+    form = LabelForm(request.POST)
+    if not form.is_valid():
+        return _respond(request, _queue_context(request, error="Choose yes, no, unclear or invalid."))
+    try:
+        services.label_submit(user=request.user, item_id=item_id, verdict=form.cleaned_data["verdict"])
+    except ApplicationError as err:
+        return _respond(request, _queue_context(request, error=err.message, announcement=err.message))
+    reveal = selectors.item_reveal(item_id, request.user)
+    return _respond(request, _queue_context(request, reveal=reveal, announcement=_revealed(reveal)), after=item_id)
+
+
+@role_required(ANNOTATOR)
+@require_POST
+def skip(request, item_id: int):
+    try:
+        services.item_skip(user=request.user, item_id=item_id)
+    except ApplicationError as err:
+        return _respond(request, _queue_context(request, error=err.message, announcement=err.message))
+    return _respond(request, _queue_context(request, announcement="Skipped; you will not see that item again."))
+
+
+@role_required(ANNOTATOR)
+@require_POST
+def undo(request):
+    try:
+        item = services.label_undo(user=request.user)
+    except ApplicationError as err:
+        return _respond(request, _queue_context(request, error=err.message, announcement=err.message))
+    return _respond(request, _queue_context(request, announcement=f"Undone: your label on “{item.question}” was removed."))
+
+
+# -- review (researchers) -----------------------------------------------------------------------------
+@role_required(RESEARCHER)
+def review(request):
+    form = ReviewFilterForm(request.GET)
+    show = (form.cleaned_data.get("show") if form.is_valid() else "") or "disputed"
+    page = Paginator(selectors.review_items(show), PAGE).get_page(request.GET.get("page"))
+    return render(request, "labelling/review.html", {
+        "rows": [selectors.item_detail(item) for item in page], "page": page, "show": show,
+        "filters": selectors.REVIEW_FILTERS, "verdicts": LabelVerdict.choices,
+    })
+
+
+@role_required(RESEARCHER)
+@require_POST
+def adjudicate(request, item_id: int):
+    form = AdjudicateForm(request.POST)
+    error = ""
+    if not form.is_valid():
+        error = "Gold must be yes, no, unclear, invalid or empty."
+    else:
+        try:
+            services.item_adjudicate(user=request.user, item_id=item_id, gold=form.cleaned_data["gold"])
+        except ApplicationError as err:
+            error = err.message
+    if request.htmx:
+        item = get_object_or_404(DisagreementItem.objects.prefetch_related("labels__annotator", "votes"), pk=item_id)
+        return render(request, "labelling/partials/review_row.html",
+                      {"row": selectors.item_detail(item), "verdicts": LabelVerdict.choices, "error": error})
+    if error:
+        messages.error(request, error)
+    return redirect(request.POST.get("next") or reverse("labelling:review"))
+
+
+# -- agreement and judges (researchers) --------------------------------------------------------------
+@role_required(RESEARCHER)
+def agreement(request):
+    form = SubsetForm(request.GET)
+    subset = (form.cleaned_data.get("subset") if form.is_valid() else "") or "all"
+    return render(request, "labelling/agreement.html", {"summary": selectors.agreement_summary(subset),
+                                                        "subsets": selectors.SUBSETS})
+
+
+@role_required(RESEARCHER)
+def judges(request):
+    board = selectors.judge_leaderboard()
+    chart = [{"judge": r["judge"], "value": r["accuracy"]["value"], "lo": r["accuracy"]["lo"], "hi": r["accuracy"]["hi"],
+              "n": r["n"]} for r in board["rows"] if r["accuracy"]["value"] is not None]
+    datasets = Artifact.objects.filter(kind="judge-sft-dataset").order_by("-created_at")[:6]
+    return render(request, "labelling/judges.html", {"board": board, "chart": chart, "chart_height": 80 + 36 * len(chart),
+                                                     "form": ScoreJudgeForm(),
+                                                     "datasets": datasets, "sft_kind": services.SFT_KIND})
+
+
+@role_required(RESEARCHER)
+@require_POST
+def score(request):
+    form = ScoreJudgeForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose a judge model spec.")
+        return redirect("labelling:judges")
+    try:
+        result = services.gold_score(user=request.user, judge=form.cleaned_data["judge"])
+    except ApplicationError as err:
+        messages.error(request, err.message)
+        return redirect("labelling:judges")
+    if result.job_id:
+        messages.success(request, f"Scoring {result.judge} on the gold set in job {result.job_id}.")
+        return redirect("jobs:detail", job_id=result.job_id)
+    messages.success(request, f"Scored {result.judge}: {result.votes} new votes on the gold set.")
+    return redirect("labelling:judges")
+
+
+@role_required(RESEARCHER)
+@require_POST
+def sft(request):
+    try:
+        launch = services.judge_sft_launch(user=request.user)
+    except ApplicationError as err:
+        messages.error(request, err.message)
+        return redirect("labelling:judges")
+    (messages.success if launch.job_id else messages.warning)(request, launch.message)
+    return redirect("jobs:detail", job_id=launch.job_id) if launch.job_id else redirect("labelling:judges")
+
+
+@role_required(RESEARCHER)
+def export(request, fmt: str):
+    """Every item with its labels, the judges' votes and gold, as JSONL or Parquet."""
+    rows = exports.label_rows()
+    if fmt == "jsonl":
+        body, content_type = exports.jsonl_bytes(rows), "application/x-ndjson"
+    elif fmt == "parquet":
+        body, content_type = exports.parquet_bytes(rows), "application/vnd.apache.parquet"
+    else:
+        raise Http404(fmt)
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="labels.{fmt}"'
+    return response
