@@ -20,6 +20,7 @@ urlpatterns = [
     path("accounts/", include("webapp.accounts.urls")),
     path("jobs/", include("webapp.jobs.urls")),
     path("leaderboards/", include("webapp.leaderboards.urls")),
+    path("lists/", include("webapp.catalog.urls")),
     path("api/", include((api_patterns, "api"))),
     path("admin/", admin.site.urls),
 ]

@@ -30,3 +30,59 @@ def model_specs_for(role: str):
 
 def latest_versions() -> dict[str, int]:
     return dict(WordList.objects.values_list("name").annotate(v=Max("version")))
+
+
+def word_list_versions(name: str):
+    return WordList.objects.filter(name=name).annotate(n_words=Count("entries")).order_by("-version")
+
+
+def word_list_rows(word_list: WordList, *, split: str | None = None, subset: str | None = None) -> list[dict]:
+    """Entries as plain rows (word order), optionally one split or one training subset."""
+    entries = word_list.entries.select_related("word").order_by("word__text")
+    if split is not None:
+        entries = entries.filter(split=split)
+    rows = [{"word": e.word.text, "split": e.split, "category": e.category, "difficulty": e.difficulty,
+             "solve_rate": e.solve_rate, "mean_questions": e.mean_questions,
+             "subsets": list((e.stats or {}).get("subsets") or []), "stats": e.stats or {}} for e in entries]
+    return [r for r in rows if subset in r["subsets"]] if subset else rows
+
+
+def word_list_split_counts(word_list: WordList) -> dict[str, int]:
+    return dict(word_list.entries.values_list("split").annotate(n=Count("id")).order_by("split"))
+
+
+def word_list_subset_counts(rows: list[dict]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for row in rows:
+        for name in row["subsets"]:
+            counts[name] = counts.get(name, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def word_list_compare(*, old: WordList, new: WordList, min_change: float = 1e-9) -> dict:
+    """What changed from `old` to `new`: words added and removed, words moved between splits, and
+    difficulty changes (a value appearing or disappearing counts; deltas larger first)."""
+    before = {r["word"]: r for r in word_list_rows(old)}
+    after = {r["word"]: r for r in word_list_rows(new)}
+    added = [after[w] for w in sorted(after.keys() - before.keys())]
+    removed = [before[w] for w in sorted(before.keys() - after.keys())]
+    moved, changed, moves = [], [], {}
+    for word in sorted(before.keys() & after.keys()):
+        a, b = before[word], after[word]
+        if a["split"] != b["split"]:
+            moved.append({"word": word, "from": a["split"], "to": b["split"]})
+            key = f"{a['split'] or '-'} → {b['split'] or '-'}"
+            moves[key] = moves.get(key, 0) + 1
+        da, db = a["difficulty"], b["difficulty"]
+        if (da is None) != (db is None) or (da is not None and abs(db - da) > min_change):
+            changed.append({"word": word, "from": da, "to": db,
+                            "delta": (db - da) if da is not None and db is not None else None,
+                            "solve_rate_from": a["solve_rate"], "solve_rate_to": b["solve_rate"]})
+    changed.sort(key=lambda c: (-(abs(c["delta"]) if c["delta"] is not None else float("inf")), c["word"]))
+    return {
+        "old": old, "new": new, "added": added, "removed": removed, "moved": moved, "difficulty_changed": changed,
+        "split_moves": dict(sorted(moves.items())), "unchanged": len(before.keys() & after.keys()) - len(
+            {m["word"] for m in moved} | {c["word"] for c in changed}),
+        "counts": {"old": len(before), "new": len(after), "added": len(added), "removed": len(removed),
+                   "moved": len(moved), "difficulty_changed": len(changed)},
+    }

@@ -131,3 +131,43 @@ def seed_model_specs(tiny_model_dir: Path | None = None) -> list[str]:
         if was_created:
             created.append(spec["name"])
     return created
+
+
+ENTRY_FIELDS = ("split", "category", "difficulty", "solve_rate", "mean_questions", "stats")
+
+
+@transaction.atomic
+def word_list_version_create(
+    *, name: str, entries: list[dict], source: str = "", description: str = "", license: str = "",
+    provenance: dict | None = None, curation_job_id: int | None = None, created_by=None,
+) -> WordList:
+    """A new version of `name` (parent: its newest version) from entry dicts with per-word statistics
+    (`word` plus any of ENTRY_FIELDS), e.g. the output of a curation run."""
+    parent = WordList.objects.select_for_update().filter(name=name).order_by("-version").first()
+    splits = set(Split.values)
+    bad = sorted({e.get("split", "") for e in entries} - splits)
+    if bad:
+        raise ValueError(f"unknown splits {bad}; expected one of {sorted(splits)}")
+    texts = [e["word"] for e in entries]
+    if len(set(texts)) != len(texts):
+        raise ValueError("a word list version holds each word once")
+    word_list = WordList(
+        name=name, version=parent.version + 1 if parent else 1, source=source[:200], license=license,
+        description=description, provenance=provenance or {}, parent=parent, curation_job_id=curation_job_id,
+        created_by=created_by,
+    )
+    word_list.full_clean()
+    word_list.save()
+    existing = set(Word.objects.filter(text__in=texts).values_list("text", flat=True))
+    freqs = _zipf([t for t in texts if t not in existing])
+    Word.objects.bulk_create([Word(text=t, zipf_frequency=freqs.get(t)) for t in texts if t not in existing],
+                             ignore_conflicts=True, batch_size=2000)
+    ids = dict(Word.objects.filter(text__in=texts).values_list("text", "id"))
+    WordListEntry.objects.bulk_create(
+        [WordListEntry(word_list=word_list, word_id=ids[e["word"]], split=e.get("split", ""),
+                       category=(e.get("category") or "")[:100], difficulty=e.get("difficulty"),
+                       solve_rate=e.get("solve_rate"), mean_questions=e.get("mean_questions"),
+                       stats=e.get("stats") or {}) for e in entries],
+        batch_size=2000,
+    )
+    return word_list
