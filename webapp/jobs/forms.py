@@ -44,7 +44,8 @@ def _form_field(field: dataclasses.Field, annotation) -> forms.Field:
     if typing.get_origin(kind) in (list, tuple):
         initial = ", ".join(str(v) for v in (default or ()))
         return forms.CharField(initial=initial, required=False, label=label, help_text=f"{help_text} (comma-separated)")
-    return forms.CharField(initial=default, required=False, label=label, help_text=help_text)
+    widget = forms.Textarea(attrs={"rows": 6}) if field.metadata.get("multiline") else None
+    return forms.CharField(initial=default, required=False, label=label, help_text=help_text, widget=widget)
 
 
 def config_form_class(kind: JobKind) -> type[forms.Form]:

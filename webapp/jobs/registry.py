@@ -64,6 +64,11 @@ register(JobKind(
     "export", "webapp.jobs.kinds.export:ExportConfig", "webapp.jobs.kinds.export:run",
     "Export games, turns and trajectories as JSONL and Parquet.", check="webapp.jobs.kinds.export:check",
 ))
+register(JobKind(
+    "curation", "training.curation.config:CurationConfig", "webapp.jobs.kinds.curation:run",
+    "Curate candidate nouns into a new, difficulty-rated word-list version with splits.",
+    check="webapp.jobs.kinds.curation:check", route="webapp.jobs.kinds.curation:queue_for",
+))
 
 
 def get_kind(name: str) -> JobKind:
