@@ -88,3 +88,32 @@ def test_launch_form_has_a_textarea_for_pasted_words(client, researcher, small_l
     client.force_login(researcher)
     page = client.get("/jobs/new/curation/").content.decode()
     assert '<textarea name="words"' in page and 'name="word_lists"' in page
+
+
+def test_run_page_shows_the_funnel_while_the_job_runs(small_lists, submit, client, researcher, settings):
+    import json
+    from pathlib import Path
+
+    job = submit(**CONFIG)
+    Job.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING)
+    folder = Path(settings.CHECKPOINTS_DIR) / f"job-{job.pk}"
+    folder.mkdir(parents=True, exist_ok=True)
+    stage = {"stage": "source", "in": 25, "out": 24, "dropped": {"duplicate of an earlier entry": 1},
+             "examples": {"duplicate of an earlier entry": ["dog"]}}
+    (folder / "funnel.json").write_text(json.dumps({"stages": [stage]}))
+    client.force_login(researcher)
+    fragment = client.get(f"/jobs/{job.pk}/", HTTP_HX_REQUEST="true").content.decode()
+    assert 'id="curation-funnel"' in fragment and "<td>25</td><td>24</td><td>1</td>" in fragment
+    assert 'id="job-status"' in fragment and "every 2s" in fragment  # still polling
+
+
+def test_curate_command_submits_and_runs_through_the_job_code_path(small_lists, capsys):
+    import json
+
+    from django.core.management import call_command
+
+    call_command("curate", "--set", "name=cmd/list", "--set", "word_lists=t/a", "--set", "samples=1", "--run-here")
+    out = capsys.readouterr().out
+    report = json.loads(out[out.index("{"):])
+    assert report["status"] == "finished" and report["result"]["kept"] == 12
+    assert WordList.objects.get(name="cmd/list").curation_job_id == report["job"]
