@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from games import rules
 from games.guessers.base import Guesser
 from games.judges.base import Judge, JudgeRequest
 from games.kb import DEFAULT_SENSE, KnowledgeBase
@@ -72,7 +73,8 @@ def source_text(text: str) -> Stage:
 
 def source_top_nouns(kb: KnowledgeBase, n: int) -> Stage:
     """The n most frequent knowledge-base nouns (wordfreq Zipf frequency), skipping function
-    words, non-words, inflected forms and words with little evidence of noun use."""
+    words, non-words, inflected forms, plurals of other nouns ("years") and words with little
+    evidence of noun use (SemCor tags of their noun senses; wordfreq has no parts of speech)."""
     stage = Stage("source", 0, detail={"top_n": n})
     order = np.argsort(-kb.noun_zipf, kind="stable")
     tags = kb._noun_counts
@@ -89,6 +91,8 @@ def source_top_nouns(kb: KnowledgeBase, n: int) -> Stage:
             stage.drop(word, "function word")
         elif kb.noun_via[int(i)] != "wordnet":
             stage.drop(word, "not a WordNet lemma (inflected or respelled form)")
+        elif any(len(f) >= 3 and f in kb.noun_index for f in rules.singulars(word) - {word}):
+            stage.drop(word, "plural of another noun")
         elif int(tags[int(i)].sum()) < MIN_NOUN_TAGS:
             stage.drop(word, f"little evidence of noun use (< {MIN_NOUN_TAGS} SemCor noun tags)")
         else:

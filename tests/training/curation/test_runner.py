@@ -139,3 +139,30 @@ def test_noisy_judge_flips_yes_no_answers_deterministically():
     flipped = sum(v is Verdict.NO for v in first)
     assert 60 < flipped < 140
     assert all(a.verdict is Verdict.YES for a in NoisyJudge(inner, 0.0).judge_batch(requests))
+
+
+def test_top_nouns_source_takes_frequent_kb_nouns_and_says_why_it_skips_others():
+    from games.kb import load_kb
+    from games.kb.questions import FUNCTION_WORDS
+    from training.curation.stages import source_top_nouns
+
+    kb = load_kb()
+    stage = source_top_nouns(kb, 60)
+    words = [c.word for c in stage.kept]
+    assert len(words) == 60 and stage.n_in == 60 + stage.n_dropped
+    assert all(kb.lookup(w) is not None and w not in FUNCTION_WORDS and w.isalpha() for w in words)
+    assert {"function word", "shorter than 3 letters"} <= set(stage.dropped)
+    zipf = [float(kb.noun_zipf[kb.noun_index[w]]) for w in words]
+    assert zipf == sorted(zipf, reverse=True)
+
+
+def test_command_line_reads_a_words_file_and_writes_the_outputs(tmp_path, capsys):
+    from training.curation.__main__ import main
+
+    (tmp_path / "words.txt").write_text("\n".join(NOUNS[:8]) + "\nnotaword123\n")
+    assert main(["--words-file", str(tmp_path / "words.txt"), "--samples", "1", "--out", str(tmp_path / "out")]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["summary"]["kept"] == 8 and report["funnel"][0]["dropped"] == {
+        "not a word (letters, spaces, hyphens, apostrophes only)": 1}
+    assert {p.name for p in (tmp_path / "out").iterdir()} >= {"curated.jsonl", "dropped.jsonl", "funnel.json"}
+    assert main(["--source", "text", "--val", "0.9", "--test", "0.9"]) == 2
