@@ -29,6 +29,7 @@ from webapp.labelling.models import Assignment, DisagreementItem, Label, LabelVe
 LEASE = timedelta(minutes=10)  # how long an item shown to someone keeps their slot
 UNDO_WINDOW = timedelta(minutes=2)
 CANDIDATES = 20  # items locked per allocation attempt
+MAX_WAITS = 5  # blocking retries when every candidate was locked by other allocators
 SYNC_SCORE_LIMIT = 500  # gold items a cheap (non-model) judge is scored on inside the request
 VERDICTS = tuple(c.value for c in LabelVerdict)
 
@@ -47,23 +48,42 @@ def _lease(item: DisagreementItem, user, now) -> None:
         Assignment.objects.create(item=item, annotator=user, expires_at=now + LEASE)
 
 
-@transaction.atomic
 def assignment_next(*, user) -> DisagreementItem | None:
-    """The item this person should label now (the one already reserved for them, else a new one)."""
+    """The item this person should label now (the one already reserved for them, else a new one).
+
+    First pass: candidates locked with SKIP LOCKED (no waiting on other allocators). If every
+    candidate was locked by someone else, wait for one row at a time (a fresh transaction holding
+    a single lock, so allocators never deadlock) and check it again.
+    """
+    skip_locked = connection.features.has_select_for_update_skip_locked
+    item, contended = _allocate(user, skip_locked=skip_locked)
+    for _ in range(MAX_WAITS if contended else 0):
+        item, contended = _allocate(user, skip_locked=False, limit=1)
+        if item is not None or not contended:
+            break
+    return item
+
+
+@transaction.atomic
+def _allocate(user, *, skip_locked: bool, limit: int = CANDIDATES) -> tuple[DisagreementItem | None, bool]:
+    """(item taken or None, whether open candidates remain that this attempt could not take)."""
     now = timezone.now()
     current = selectors.active_assignment(user, now)
     if current is not None:
-        return current.item
+        return current.item, False
     candidates = selectors.queue_candidates(user, now)
-    if connection.features.has_select_for_update_skip_locked:
-        candidates = candidates.select_for_update(skip_locked=True, of=("self",))
-    for item in list(candidates[:CANDIDATES]):
+    if connection.features.has_select_for_update:
+        candidates = candidates.select_for_update(skip_locked=skip_locked, of=("self",))
+    locked = list(candidates[:limit])
+    for item in locked:
         item.refresh_from_db(fields=["labels_count", "labels_needed", "gold"])  # exact under our row lock
         taken = selectors.reserved_by_others(item.pk, user, now).count()
         if not item.gold and item.labels_count + taken < item.labels_needed:
             _lease(item, user, now)
-            return item
-    return None
+            return item, False
+    if not locked:  # nothing open, or (skip_locked) everything open was locked by other allocators
+        return None, skip_locked and selectors.queue_candidates(user, now).exists()
+    return None, True  # what we locked turned out full: look again with fresh counts
 
 
 @dataclass
@@ -130,6 +150,8 @@ def label_undo(*, user) -> DisagreementItem:
         raise ApplicationError("A researcher has already set this item's gold label.", status=409)
     Label.objects.filter(pk=label.pk).delete()
     DisagreementItem.objects.filter(pk=item.pk, labels_count__gt=0).update(labels_count=F("labels_count") - 1)
+    # the item shown meanwhile goes back to the pool; the undone one is reserved for you
+    Assignment.objects.filter(annotator=user, skipped_at__isnull=True).exclude(item=item).delete()
     _lease(item, user, now)
     item.refresh_from_db()
     return item
