@@ -3,6 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from webapp.jobs import api as jobs_api
+from webapp.labelling import urls as labelling_urls
 from webapp.leaderboards import api as leaderboards_api
 
 api_patterns = [
@@ -11,6 +12,7 @@ api_patterns = [
     path("jobs/<int:job_id>/cancel/", jobs_api.JobCancelApi.as_view(), name="job-cancel"),
     path("jobs/<int:job_id>/resume/", jobs_api.JobResumeApi.as_view(), name="job-resume"),
     path("leaderboards/", leaderboards_api.LeaderboardApi.as_view(), name="leaderboards"),
+    *labelling_urls.api_urlpatterns,
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
 ]
@@ -20,6 +22,7 @@ urlpatterns = [
     path("accounts/", include("webapp.accounts.urls")),
     path("jobs/", include("webapp.jobs.urls")),
     path("leaderboards/", include("webapp.leaderboards.urls")),
+    path("labelling/", include("webapp.labelling.urls")),
     path("lists/", include("webapp.catalog.urls")),
     path("api/", include((api_patterns, "api"))),
     path("admin/", admin.site.urls),

@@ -65,6 +65,11 @@ register(JobKind(
     "Export games, turns and trajectories as JSONL and Parquet.", check="webapp.jobs.kinds.export:check",
 ))
 register(JobKind(
+    "disagreements", "webapp.labelling.jobs:DisagreementsConfig", "webapp.labelling.jobs:run",
+    "Run several judges over stored questions and queue where they disagree for labelling (or score judges on gold).",
+    check="webapp.labelling.jobs:check", route="webapp.labelling.jobs:queue_for",
+))
+register(JobKind(
     "curation", "training.curation.config:CurationConfig", "webapp.jobs.kinds.curation:run",
     "Curate candidate nouns into a new, difficulty-rated word-list version with splits.",
     check="webapp.jobs.kinds.curation:check", route="webapp.jobs.kinds.curation:queue_for",
