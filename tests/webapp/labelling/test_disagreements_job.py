@@ -122,3 +122,18 @@ def test_gold_source_scores_judges_on_gold_items_only(queued, make_user):
     DisagreementItem.objects.filter(pk=other.pk).update(labels_count=3)
     again = run_disagreements(judges=["kb"], source="gold")
     assert again.result["gold_items"] == 2
+
+
+def test_launch_form_on_the_jobs_dashboard_queues_the_job(client, games, researcher):
+    client.force_login(researcher)
+    html = client.get("/jobs/new/disagreements/").content.decode()
+    assert 'value="kb, kb-any-sense"' in html and 'name="unknown"' in html and "Include human" in html
+    from unittest import mock
+
+    with mock.patch("workers.tasks.job_run_task.apply_async"):
+        response = client.post("/jobs/new/disagreements/", {
+            "judges": "kb, kb-any-sense", "source": "games", "unknown": "ignore", "controls": "0.1",
+            "labels_needed": "2", "seed": "1", "limit": "0", "batch_size": "64", "from_job": "0"})
+    job = Job.objects.get(kind="disagreements")
+    assert response.status_code == 302 and job.config["judges"] == ["kb", "kb-any-sense"]
+    assert job.config["unknown"] == "ignore" and job.config["labels_needed"] == 2 and job.queue == "cpu"
