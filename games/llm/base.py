@@ -6,6 +6,7 @@ them into tokens with the model's own chat template. Nothing here imports torch.
 
 from __future__ import annotations
 
+import re
 import zlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -112,8 +113,58 @@ class LLMBackend(ABC):
 # -- tokenizer helpers shared by the local backends (a HF tokenizer; no torch needed) ---------
 def encode_prompt(tokenizer: Any, chat: Chat) -> list[int]:
     """Token ids of `chat` followed by the assistant generation prompt."""
-    text = tokenizer.apply_chat_template(list(chat), tokenize=False, add_generation_prompt=True)
-    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+    return encode_prompts(tokenizer, [chat])[0]
+
+
+def encode_prompts(tokenizer: Any, chats: Sequence[Chat]) -> list[list[int]]:
+    """`encode_prompt` for many chats, tokenised in one (parallel) batch."""
+    if not chats:
+        return []
+    texts = [tokenizer.apply_chat_template(list(c), tokenize=False, add_generation_prompt=True) for c in chats]
+    return [list(ids) for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]]
+
+
+class PromptEncoder:
+    """`encode_prompts` that only tokenises text it has not seen: the rendered prompt is cut at
+    special tokens (where fast tokenizers split the input anyway) and the pieces are memoised,
+    so a growing 20Q history costs only its new turn. The first batch is checked against plain
+    tokenisation; tokenizers where pieces do not compose fall back to it for good."""
+
+    def __init__(self, tokenizer: Any, max_pieces: int = 200_000):
+        self.tokenizer = tokenizer
+        self.max_pieces = max_pieces
+        self._pieces: dict[str, list[int]] = {}
+        specials = [t for t in getattr(tokenizer, "added_tokens_decoder", {}).values() if t.special]
+        plain = all(not (t.lstrip or t.rstrip or t.single_word or t.normalized) for t in specials)
+        self._ids = {t.content: tokenizer.convert_tokens_to_ids(t.content) for t in specials}
+        names = sorted(self._ids, key=len, reverse=True)
+        self._split = re.compile("(" + "|".join(map(re.escape, names)) + ")") if names and plain else None
+        self._checked = False
+
+    def __call__(self, chats: Sequence[Chat]) -> list[list[int]]:
+        if self._split is None:
+            return encode_prompts(self.tokenizer, chats)
+        texts = [self.tokenizer.apply_chat_template(list(c), tokenize=False, add_generation_prompt=True) for c in chats]
+        split = [self._split.split(text) for text in texts]
+        new = sorted({piece for parts in split for piece in parts[0::2] if piece and piece not in self._pieces})
+        if len(self._pieces) + len(new) > self.max_pieces:
+            self._pieces.clear()
+            new = sorted({piece for parts in split for piece in parts[0::2] if piece})
+        if new:
+            encoded = self.tokenizer(new, add_special_tokens=False)["input_ids"]
+            self._pieces.update(zip(new, map(list, encoded)))
+        out = []
+        for parts in split:
+            ids: list[int] = []
+            for k, piece in enumerate(parts):
+                ids.extend(self._pieces.get(piece, []) if k % 2 == 0 else [self._ids[piece]])
+            out.append(ids)
+        if not self._checked:
+            self._checked = True
+            if out != [list(x) for x in self.tokenizer(texts, add_special_tokens=False)["input_ids"]]:
+                self._split = None
+                return encode_prompts(self.tokenizer, chats)
+        return out
 
 
 def encode_reply_span(tokenizer: Any, chat: Chat, reply: str, span: tuple[int, int]) -> tuple[list[int], int, int]:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-import numpy as np
 import torch
 
 from games.llm.base import (
@@ -24,10 +24,11 @@ from games.llm.base import (
     LLMBackend,
     SamplingParams,
     cut_at_stop,
-    encode_prompt,
+    PromptEncoder,
     encode_reply_span,
     row_seeds,
 )
+from games.llm.prefix_cache import BufferLayer, PrefixStore
 
 
 @dataclass(frozen=True)
@@ -87,66 +88,6 @@ def load_model(config: TransformersConfig) -> tuple[Any, Any]:
     return tokenizer, model.to(device).eval()
 
 
-class _PrefixCache:
-    """Keys/values of recently processed token sequences, reused for any later sequence that
-    starts with the same tokens. Least recently used entries go first when over budget."""
-
-    def __init__(self, budget_bytes: int):
-        self.budget = budget_bytes
-        self.entries: dict[int, tuple[np.ndarray, list[tuple[torch.Tensor, torch.Tensor]]]] = {}
-        self._next = 0
-        self._bytes = 0
-        self._matrix: np.ndarray | None = None  # entries' tokens stacked, -1 padded
-        self._keys: list[int] = []
-
-    def clear(self) -> None:
-        self.entries.clear()
-        self._bytes, self._matrix, self._keys = 0, None, []
-
-    @staticmethod
-    def _size(kv: list[tuple[torch.Tensor, torch.Tensor]]) -> int:
-        return sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in kv)
-
-    def lookup(self, ids: Sequence[int], limit: int) -> tuple[int, list[tuple[torch.Tensor, torch.Tensor]] | None]:
-        """The longest cached prefix of `ids` (at most `limit` tokens) and its keys/values."""
-        if not self.entries or limit <= 0:
-            return 0, None
-        if self._matrix is None:
-            self._keys = list(self.entries)
-            width = max(len(self.entries[k][0]) for k in self._keys)
-            self._matrix = np.full((len(self._keys), width), -1, dtype=np.int64)
-            for row, key in enumerate(self._keys):
-                tokens = self.entries[key][0]
-                self._matrix[row, : len(tokens)] = tokens
-        n = min(limit, len(ids), self._matrix.shape[1])
-        same = self._matrix[:, :n] == np.asarray(ids[:n], dtype=np.int64)
-        common = np.where(same.all(axis=1), n, same.argmin(axis=1))
-        best = int(common.argmax())
-        if common[best] == 0:
-            return 0, None
-        key = self._keys[best]
-        self.entries[key] = self.entries.pop(key)  # most recently used last
-        self._keys, self._matrix = [], None
-        return int(common[best]), self.entries[key][1]
-
-    def add(self, ids: Sequence[int], kv: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
-        tokens = np.asarray(ids, dtype=np.int64)
-        for key, (old, old_kv) in list(self.entries.items()):  # drop entries this one extends
-            if len(old) <= len(tokens) and np.array_equal(old, tokens[: len(old)]):
-                self._bytes -= self._size(old_kv)
-                del self.entries[key]
-        size = self._size(kv)
-        if size > self.budget:
-            return
-        self.entries[self._next] = (tokens, kv)
-        self._next += 1
-        self._bytes += size
-        while self._bytes > self.budget:
-            oldest = next(iter(self.entries))
-            self._bytes -= self._size(self.entries.pop(oldest)[1])
-        self._keys, self._matrix = [], None
-
-
 class TransformersBackend(LLMBackend):
     """Batched generation and scoring with a local transformers causal LM."""
 
@@ -180,8 +121,16 @@ class TransformersBackend(LLMBackend):
         self.eos_ids = eos
         self.pad_id = tok.pad_token_id if tok.pad_token_id is not None else min(eos)
         self.device = next(self.model.parameters()).device
-        self._cache = _PrefixCache(int(prefix_cache_mb * 2**20)) if prefix_cache_mb > 0 else None
-        self.stats = {"prefilled_tokens": 0, "reused_tokens": 0, "generated_tokens": 0}
+        self._encode = PromptEncoder(tok)
+        # Own preallocated cache layers (and prefix reuse) need plain full-attention layers.
+        from transformers import DynamicCache
+        from transformers.cache_utils import DynamicLayer
+
+        layers = DynamicCache(config=self.model.config).layers
+        self._buffered = bool(layers) and all(type(layer) is DynamicLayer for layer in layers)
+        self._sdpa = getattr(self.model.config, "_attn_implementation", None) == "sdpa"
+        self._cache = PrefixStore(int(prefix_cache_mb * 2**20)) if prefix_cache_mb > 0 and self._buffered else None
+        self.stats = {"prefilled_tokens": 0, "reused_tokens": 0, "generated_tokens": 0, "prefill_s": 0.0, "decode_s": 0.0}
 
     def clear_cache(self) -> None:
         """Forget cached keys/values (required after the model's weights change)."""
@@ -189,68 +138,67 @@ class TransformersBackend(LLMBackend):
             self._cache.clear()
 
     # -- the batched forward with prefix reuse ---------------------------------------------
-    def _prefill(self, rows: Sequence[Sequence[int]], reuse_limits: Sequence[int], keep: int):
-        """Run `rows` (token lists) through the model, reusing cached prefixes of at most
-        `reuse_limits[i]` tokens. Returns the logits of the last `keep` positions (rows are
-        right-aligned), the cache, the 2D attention mask and the last position ids."""
+    def _prefill(self, rows: Sequence[Sequence[int]], reuse_limits: Sequence[int], keep: int, room: int = 0):
+        """Run `rows` (token lists) through the model, reusing stored prefixes of at most
+        `reuse_limits[i]` tokens. Rows are right-aligned: [pad][reused][pad][new]. Returns the
+        logits of the last `keep` positions, the cache (with `room` free positions for decoding)
+        and the 2D attention mask."""
         from transformers import DynamicCache
 
-        hits = [self._cache.lookup(r, lim) if self._cache else (0, None) for r, lim in zip(rows, reuse_limits)]
-        width_cached = max(n for n, _ in hits)
+        hits = self._cache.lookup(rows, reuse_limits) if self._cache else [(0, None)] * len(rows)
+        width_reused = max(n for n, _ in hits)
+        width_new = max(len(r) - n for r, (n, _) in zip(rows, hits))
         self.stats["reused_tokens"] += sum(n for n, _ in hits)
         self.stats["prefilled_tokens"] += sum(len(r) - n for r, (n, _) in zip(rows, hits))
-        width_new = max(len(r) - n for r, (n, _) in zip(rows, hits))
         batch = len(rows)
-        mask = torch.zeros(batch, width_cached + width_new, dtype=torch.long)
+        mask = torch.zeros(batch, width_reused + width_new, dtype=torch.long)
         input_ids = torch.full((batch, width_new), self.pad_id, dtype=torch.long)
         for i, (row, (n, _)) in enumerate(zip(rows, hits)):
             new = row[n:]
-            mask[i, width_cached - n : width_cached] = 1
+            mask[i, width_reused - n : width_reused] = 1
             mask[i, mask.shape[1] - len(new) :] = 1
             input_ids[i, width_new - len(new) :] = torch.tensor(new, dtype=torch.long)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, width_cached:]
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, width_reused:]
         cache = DynamicCache(config=self.model.config)
-        if width_cached:
-            cache = DynamicCache(ddp_cache_data=self._stack(hits, width_cached), config=self.model.config)
+        if self._buffered:
+            capacity = width_reused + width_new + room
+            cache.layers = [BufferLayer(capacity) for _ in cache.layers]
+            if width_reused:
+                entry = next(e for _, e in hits if e is not None)
+                # Uninitialised memory, except the reused part's left padding: masked keys must be
+                # finite (weight 0 times NaN is NaN); everything from width_reused on is written first.
+                buffers = [(k.new_empty((batch, k.shape[1], capacity, k.shape[3])),
+                            v.new_empty((batch, v.shape[1], capacity, v.shape[3]))) for k, v in entry.buffers]
+                for i, (n, e) in enumerate(hits):
+                    for k, v in buffers:
+                        k[i, :, : width_reused - n].zero_()
+                        v[i, :, : width_reused - n].zero_()
+                    if n:
+                        e.copy_prefix(n, buffers, i, width_reused - n)
+                cache.layers = [BufferLayer(capacity, k, v, width_reused) for k, v in buffers]
         out = self.model(
             input_ids=input_ids.to(self.device),
-            attention_mask=mask.to(self.device),
+            attention_mask=self._attention_mask(mask, width_new),
             position_ids=positions.to(self.device),
             past_key_values=cache,
             use_cache=True,
             logits_to_keep=keep,
         )
-        return out.logits.float(), out.past_key_values, mask, positions[:, -1:]
+        width = width_reused + width_new
+        segments = [[(width_reused - n, width_reused)] * bool(n) + [(width - len(r) + n, width)] for r, (n, _) in zip(rows, hits)]
+        return out.logits.float(), cache, mask, positions[:, -1:], segments
 
-    def _stack(self, hits, width: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
-        """Cached keys/values of each row, right-aligned into zero-padded batch tensors."""
-        some = next(kv for _, kv in hits if kv is not None)
-        layers = []
-        for layer, (k0, v0) in enumerate(some):
-            keys = k0.new_zeros((len(hits), k0.shape[0], width, k0.shape[2]))
-            values = v0.new_zeros((len(hits), v0.shape[0], width, v0.shape[2]))
-            for i, (n, kv) in enumerate(hits):
-                if n:
-                    keys[i, :, width - n :] = kv[layer][0][:, :n]
-                    values[i, :, width - n :] = kv[layer][1][:, :n]
-            layers.append((keys, values))
-        return layers
-
-    def _remember(self, rows: Sequence[Sequence[int]], cache: Any, mask: torch.Tensor) -> None:
-        """Store each row's keys/values (the positions its mask marks valid) for later reuse."""
-        if self._cache is None:
-            return
-        valid = mask.bool().to(self.device)
-        for i, row in enumerate(rows):
-            kv = [(layer.keys[i][:, valid[i]].clone(), layer.values[i][:, valid[i]].clone()) for layer in cache.layers]
-            self._cache.add(row, kv)
+    def _remember(self, rows: Sequence[Sequence[int]], cache: Any, segments: list[list[tuple[int, int]]]) -> None:
+        """Store where each row's tokens sit in the cache buffers (`segments`, in order)."""
+        if self._cache is not None:
+            self._cache.add(rows, [(layer.kbuf, layer.vbuf) for layer in cache.layers], segments)
 
     # -- generation -------------------------------------------------------------------------
     def generate(
         self, chats: Sequence[Chat], sampling: SamplingParams, *, seeds: Sequence[int] | None = None
     ) -> list[Generation]:
         seeds_ = row_seeds(sampling, len(chats), seeds)
-        prompts = [encode_prompt(self.tokenizer, chat) for chat in chats]
+        prompts = self._encode(chats)
         out: list[Generation] = []
         step = self.config.max_batch_size
         for start in range(0, len(prompts), step):
@@ -259,50 +207,57 @@ class TransformersBackend(LLMBackend):
 
     @torch.inference_mode()
     def _generate(self, prompts: list[list[int]], sampling: SamplingParams, seeds: list[int | None]) -> list[Generation]:
-        batch = len(prompts)
-        generators = [torch.Generator().manual_seed(s) if s is not None else None for s in seeds]
+        batch, steps = len(prompts), sampling.max_new_tokens
+        # One uniform per row and step, drawn up front from the row's own generator: a row's
+        # tokens depend on its seed and its own logits only, not on its batch neighbours.
+        uniforms = torch.stack([
+            torch.rand(steps, generator=torch.Generator().manual_seed(s)) if s is not None else torch.rand(steps)
+            for s in seeds
+        ])
         temperature = sampling.temperature or 1.0
-        logits, cache, mask, position = self._prefill(prompts, [len(p) - 1 for p in prompts], keep=1)
+        start = time.perf_counter()
+        logits, cache, mask, position, segments = self._prefill(
+            prompts, [len(p) - 1 for p in prompts], keep=1, room=steps - 1
+        )
+        self.stats["prefill_s"] += time.perf_counter() - start
+        start = time.perf_counter()
         tokens: list[list[int]] = [[] for _ in range(batch)]
         logprobs: list[list[float]] = [[] for _ in range(batch)]
-        texts = [""] * batch
-        finish = ["length"] * batch
-        done = [False] * batch
-        fed = [list(p) for p in prompts]  # tokens whose keys/values are in the cache, per row
-        for step in range(sampling.max_new_tokens):
-            scaled = logits[:, -1, :] / temperature
-            logp = torch.log_softmax(scaled, dim=-1).cpu()
-            chosen = self._choose(scaled, sampling, generators)
-            for i in range(batch):
+        texts, finish, done = [""] * batch, ["length"] * batch, [False] * batch
+        fed = [0] * batch  # generated tokens whose keys/values are in the cache, per row
+        for step in range(steps):
+            scaled = logits[:, -1, :] if temperature == 1.0 else logits[:, -1, :] / temperature
+            chosen, picked = self._choose(scaled, sampling, uniforms[:, step])
+            for i, token in enumerate(chosen.tolist()):
                 if done[i]:
                     continue
-                token = int(chosen[i])
                 tokens[i].append(token)
-                logprobs[i].append(float(logp[i, token]))
+                logprobs[i].append(picked[i])
                 if token in self.eos_ids:
                     done[i], finish[i] = True, "stop"
                 elif sampling.stop:
-                    text = self.tokenizer.decode(tokens[i], skip_special_tokens=True)
-                    texts[i], hit = cut_at_stop(text, sampling.stop)
+                    texts[i], hit = cut_at_stop(self.tokenizer.decode(tokens[i], skip_special_tokens=True), sampling.stop)
                     if hit:
                         done[i], finish[i] = True, "stop"
-            if all(done) or step == sampling.max_new_tokens - 1:
+            if all(done) or step == steps - 1:
                 break
-            feed = torch.tensor([[self.pad_id if done[i] else tokens[i][-1]] for i in range(batch)])
-            live = torch.tensor([[0 if done[i] else 1] for i in range(batch)])
+            live = torch.tensor([[0 if d else 1] for d in done])
+            feed = torch.where(live.bool(), chosen.cpu()[:, None], torch.full_like(live, self.pad_id))
             for i in range(batch):
-                if not done[i]:
-                    fed[i].append(tokens[i][-1])
+                fed[i] += not done[i]
             mask = torch.cat([mask, live], dim=1)
             position = position + 1
             logits = self.model(
                 input_ids=feed.to(self.device),
-                attention_mask=mask.to(self.device),
+                attention_mask=self._attention_mask(mask, 1),
                 position_ids=position.to(self.device),
                 past_key_values=cache,
                 use_cache=True,
             ).logits.float()
-        self._remember(fed, cache, mask)
+        self.stats["decode_s"] += time.perf_counter() - start
+        for segs, n in zip(segments, fed):
+            segs[-1] = (segs[-1][0], segs[-1][1] + n)  # fed tokens follow the prompt in the buffer
+        self._remember([p + t[:n] for p, t, n in zip(prompts, tokens, fed)], cache, segments)
         self.stats["generated_tokens"] += sum(len(t) for t in tokens)
         results = []
         for i in range(batch):
@@ -314,21 +269,46 @@ class TransformersBackend(LLMBackend):
             results.append(Generation(text, tokens[i], logprobs[i], list(prompts[i]), finish[i]))
         return results
 
+    def _attention_mask(self, mask: torch.Tensor, queries: int) -> torch.Tensor:
+        """The mask for the last `queries` positions of `mask` (2D, 1 = a real token). For SDPA,
+        a ready-made additive 4D mask: nothing rebuilt per step, and faster than a boolean mask
+        on CPU. Pad queries see no key; the large finite negative keeps them NaN-free."""
+        mask = mask.to(self.device)
+        if not self._sdpa:
+            return mask
+        keys = mask.shape[1]
+        causal = torch.arange(keys, device=self.device)[None, :] <= torch.arange(keys - queries, keys, device=self.device)[:, None]
+        allowed = (mask[:, None, :] == 1) & causal[None]
+        additive = torch.zeros(allowed.shape, dtype=self.model.dtype, device=self.device)
+        return additive.masked_fill_(~allowed, torch.finfo(self.model.dtype).min)[:, None]
+
     @staticmethod
-    def _choose(scaled: torch.Tensor, sampling: SamplingParams, generators: list) -> list[int]:
+    def _choose(scaled: torch.Tensor, sampling: SamplingParams, uniforms: torch.Tensor) -> tuple[torch.Tensor, list[float]]:
+        """The next token of each row (greedy, or inverse-CDF sampling with one uniform per row
+        after top-k/top-p filtering) and its log-prob under softmax(`scaled`), unfiltered."""
+        probs = scaled.softmax(dim=-1)
         if sampling.greedy:
-            return scaled.argmax(dim=-1).tolist()
-        scaled = scaled.clone()
-        if sampling.top_k and sampling.top_k < scaled.shape[-1]:
-            kth = torch.topk(scaled, sampling.top_k, dim=-1).values[:, -1:]
-            scaled[scaled < kth] = float("-inf")
-        if sampling.top_p < 1.0:
-            sorted_logits, order = scaled.sort(dim=-1, descending=True)
-            cumulative = sorted_logits.softmax(dim=-1).cumsum(dim=-1)
-            drop = cumulative - sorted_logits.softmax(dim=-1) >= sampling.top_p  # keep the token that crosses
-            scaled.scatter_(-1, order, sorted_logits.masked_fill(drop, float("-inf")))
-        probs = scaled.softmax(dim=-1).cpu()
-        return [int(torch.multinomial(probs[i], 1, generator=g)) for i, g in enumerate(generators)]
+            chosen = scaled.argmax(dim=-1)
+        else:
+            kept = probs
+            if sampling.top_k and sampling.top_k < scaled.shape[-1]:
+                kth = torch.topk(scaled, sampling.top_k, dim=-1).values[:, -1:]
+                kept = kept.masked_fill(scaled < kth, 0.0)
+            if sampling.top_p < 1.0:
+                sorted_probs, order = kept.sort(dim=-1, descending=True)
+                drop = sorted_probs.cumsum(dim=-1) - sorted_probs >= sampling.top_p * kept.sum(-1, keepdim=True)
+                kept = kept.scatter(-1, order, sorted_probs.masked_fill(drop, 0.0))  # keeps the token that crosses
+            cdf = kept.cumsum(dim=-1)
+            target = (uniforms.to(cdf.device) * cdf[:, -1]).unsqueeze(-1)
+            chosen = torch.searchsorted(cdf, target, right=True).squeeze(-1).clamp(max=probs.shape[-1] - 1)
+            impossible = kept.gather(-1, chosen[:, None]).squeeze(-1) == 0  # rounding at the top of the cdf
+            if bool(impossible.any()):
+                chosen = torch.where(impossible, kept.argmax(dim=-1), chosen)
+        # log of the chosen probability: as exact as log_softmax for any token that can be drawn
+        picked = probs.gather(-1, chosen[:, None]).squeeze(-1)
+        if bool((picked > 0).all()):
+            return chosen, picked.log().tolist()
+        return chosen, scaled.log_softmax(dim=-1).gather(-1, chosen[:, None]).squeeze(-1).tolist()
 
     # -- scoring ----------------------------------------------------------------------------
     def score_spans(
@@ -348,7 +328,7 @@ class TransformersBackend(LLMBackend):
         rows = [ids for ids, _, _ in encoded]
         # logits at position p predict token p + 1: keep every position from the first scored token - 1
         keep = max(len(ids) - first + 1 for ids, first, _ in encoded)
-        logits, cache, mask, _ = self._prefill(rows, [first - 1 for _, first, _ in encoded], keep=keep)
+        logits, cache, _, _, segments = self._prefill(rows, [first - 1 for _, first, _ in encoded], keep=keep)
         logp = torch.log_softmax(logits, dim=-1)
         scores = []
         for i, (ids, first, end) in enumerate(encoded):
@@ -356,5 +336,5 @@ class TransformersBackend(LLMBackend):
             targets = torch.tensor(ids[first:end], device=logp.device)
             picked = logp[i, first - 1 + offset : end - 1 + offset].gather(-1, targets[:, None])
             scores.append(float(picked.sum()))
-        self._remember(rows, cache, mask)
+        self._remember(rows, cache, segments)
         return scores

@@ -262,3 +262,66 @@ def test_vllm_engine_agrees_with_transformers(tiny_model_dir, tiny_backend):
         assert len(gen.token_ids) == len(gen.logprobs) and all(lp <= 0 for lp in gen.logprobs)
     replies = ["Is it a dog?"] * 3
     assert backend.score(CHATS, replies) == pytest.approx(tiny_backend.score(CHATS, replies), abs=1e-2)
+
+
+# -- the pieces behind the fast path ------------------------------------------------------------
+def test_prefix_store_finds_longest_prefix_drops_extended_entries_and_keeps_its_budget():
+    import torch
+
+    from games.llm.prefix_cache import BLOCK, PrefixStore
+
+    def buffers(batch: int, width: int):  # keys == values == position index, to check copies
+        grid = torch.arange(width, dtype=torch.float32).repeat(batch, 1, 1)[..., None]  # [b, 1, width, 1]
+        return [(grid.clone(), grid.clone())]
+
+    store = PrefixStore(budget_bytes=10_000)
+    base = list(range(100, 100 + 3 * BLOCK))
+    store.add([base], buffers(1, 3 * BLOCK), [[(0, 3 * BLOCK)]])
+    longer = base + [7, 8, 9]
+    (n, entry), = store.lookup([longer], [len(longer)])
+    assert n == 3 * BLOCK and entry is not None
+    (n, _), = store.lookup([longer], [2 * BLOCK + 5])  # the reuse limit is respected
+    assert n == 2 * BLOCK + 5
+    forked = base[: BLOCK + 3] + [1] * (2 * BLOCK)
+    (n, _), = store.lookup([forked], [len(forked)])
+    assert n == BLOCK + 3  # whole blocks through hashes, then token by token
+    out = [(torch.zeros(1, 1, 40, 1), torch.zeros(1, 1, 40, 1))]
+    entry.copy_prefix(BLOCK + 3, out, 0, at=2)
+    assert out[0][0][0, 0, 2 : BLOCK + 5, 0].tolist() == list(range(BLOCK + 3))
+
+    # an entry stored at two segments (left padding in between) reads back in order
+    split = buffers(1, 5 * BLOCK)
+    store.add([longer], split, [[(0, 2 * BLOCK), (3 * BLOCK, 4 * BLOCK + 3)]])
+    assert len(store.entries) == 1  # `base` is a prefix of `longer`: dropped
+    (n, entry), = store.lookup([longer], [len(longer)])
+    assert n == len(longer)
+    out = [(torch.zeros(1, 1, 60, 1), torch.zeros(1, 1, 60, 1))]
+    entry.copy_prefix(n, out, 0, at=0)
+    assert out[0][0][0, 0, :n, 0].tolist() == list(range(2 * BLOCK)) + list(range(3 * BLOCK, 4 * BLOCK + 3))
+
+    # over budget (4 bytes * 2 tensors per position): the least recently used entries go first
+    small = PrefixStore(budget_bytes=8 * 3 * BLOCK)
+    a, b = [1] * (2 * BLOCK), [2] * (2 * BLOCK)
+    small.add([a], buffers(1, 2 * BLOCK), [[(0, 2 * BLOCK)]])
+    small.add([b], buffers(1, 2 * BLOCK), [[(0, 2 * BLOCK)]])
+    assert [e.tokens[0] for e in small.entries.values()] == [2]
+    assert small.lookup([a], [len(a)]) == [(0, None)]
+
+
+def test_prompt_encoder_matches_plain_tokenisation_and_memoises(tiny_backend):
+    from games.llm.base import PromptEncoder, encode_prompts
+
+    encoder = PromptEncoder(tiny_backend.tokenizer)
+    chats = CHATS + [guesser_messages([Turn(0, "naïve ünïcödé <|end|> text?", Verdict.NO, "No.")])]
+    assert encoder(chats) == encode_prompts(tiny_backend.tokenizer, chats)
+    assert encoder._split is not None and "\nNo." in encoder._pieces
+    assert encoder(chats[::-1]) == encode_prompts(tiny_backend.tokenizer, chats[::-1])
+
+
+def test_prompt_encoder_falls_back_when_pieces_do_not_compose(tiny_backend, monkeypatch):
+    from games.llm.base import PromptEncoder, encode_prompts
+
+    encoder = PromptEncoder(tiny_backend.tokenizer)
+    encoder._ids = {name: 0 for name in encoder._ids}  # a tokenizer whose special tokens differ
+    assert encoder(CHATS) == encode_prompts(tiny_backend.tokenizer, CHATS)
+    assert encoder._split is None
