@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from webapp.labelling.models import LabelVerdict
@@ -58,8 +59,13 @@ class LabellingLabelOutputSerializer(serializers.Serializer):
     votes = LabellingVoteSerializer(many=True, help_text="the judges' votes, revealed once you have answered")
 
 
+@extend_schema_field({"type": "string", "pattern": "^(" + "|".join(LabelVerdict.values) + ")$"})
+class _GoldField(serializers.ChoiceField):
+    """Documented as a pattern: an enum here would repeat the VerdictEnum component under a second name."""
+
+
 class LabellingGoldInputSerializer(serializers.Serializer):
-    gold = serializers.ChoiceField(choices=LabelVerdict.choices, allow_blank=True, help_text="empty clears the gold label")
+    gold = _GoldField(choices=LabelVerdict.choices, allow_blank=True, help_text="empty clears the gold label")
 
 
 class LabellingReviewLabelSerializer(serializers.Serializer):

@@ -52,6 +52,11 @@ def test_label_without_javascript_redirects_and_reveals_the_votes(client, queued
     html = client.get(response["Location"]).content.decode()
     assert "you said" in html and "kb-any-sense" in html and "Undo last label" in html
     assert Label.objects.get(annotator=annotator).verdict == "yes"
+    nxt = DisagreementItem.objects.get(question="Is it an organism?")
+    assert f'formaction="/labelling/items/{nxt.pk}/skip/"' in html  # the skip button posts without JavaScript too
+    response = client.post(f"/labelling/items/{nxt.pk}/skip/")
+    assert response.status_code == 302 and response["Location"] == "/labelling/"
+    assert "Is it an organism?" not in client.get("/labelling/").content.decode()
 
 
 def test_htmx_label_skip_and_undo_return_the_fragment_with_an_announcement(client, queued, annotator):
