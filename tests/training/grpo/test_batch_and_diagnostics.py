@@ -1,0 +1,126 @@
+"""Multi-turn sequences from trajectories, rollout metrics, collapse warnings, config checks."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from games.types import Verdict
+from tests.training.grpo.conftest import make_trajectory, make_turn
+from training.grpo.batch import build_rows, collate
+from training.grpo.config import GRPOConfig
+from training.grpo.diagnostics import CollapseMonitor, rollout_metrics
+
+EOT = 99
+
+
+def _tokens(prompt, actions, logps=None, finish="stop"):
+    return {"prompt_token_ids": prompt, "token_ids": actions, "logprobs": logps or [-0.5] * len(actions),
+            "finish_reason": finish}
+
+
+def _game():
+    p0 = [1, 2, 3]
+    p1 = p0 + [10, 11, EOT] + [50, 51]  # extends prompt 0 + its actions: judge feedback 50, 51
+    p2 = p1 + [12, 77] + [52]  # the history shows 12, 77 where the model generated 12, EOT: new row
+    p3 = p2 + [13] + [53, 54]  # extends the second row
+    turns = [
+        make_turn(0, Verdict.YES, extra=_tokens(p0, [10, 11, EOT], [-0.1, -0.2, -0.3])),
+        make_turn(1, Verdict.NO, extra=_tokens(p1, [12, EOT], [-0.4, -0.5])),
+        make_turn(2, Verdict.INVALID, extra=_tokens(p2, [13], [-0.6], finish="length")),
+        make_turn(3, Verdict.NO, extra=_tokens(p3, [14, EOT], [-0.7, -0.8])),
+    ]
+    return make_trajectory("dog", turns), p2, p3
+
+
+def test_a_game_becomes_one_row_while_prompts_extend_it_and_a_new_row_where_they_do_not():
+    traj, p2, p3 = _game()
+    rows = build_rows([traj], [[0.5, -1.0, 2.0, 0.25]])
+    assert len(rows) == 2 and {r.game for r in rows} == {0}
+    first, second = rows
+    assert first.input_ids == [1, 2, 3, 10, 11, EOT, 50, 51, 12, EOT]
+    assert first.action_mask == [0, 0, 0, 1, 1, 1, 0, 0, 1, 1]
+    assert first.advantages == [0, 0, 0, 0.5, 0.5, 0.5, 0, 0, -1.0, -1.0]
+    assert first.turn_index == [-1, -1, -1, 0, 0, 0, -1, -1, 1, 1]
+    assert first.rollout_logps == pytest.approx([0, 0, 0, -0.1, -0.2, -0.3, 0, 0, -0.4, -0.5])
+    assert second.input_ids == p2 + [13] + [53, 54] + [14, EOT] and second.input_ids[: len(p3)] == p3
+    assert second.action_mask == [0] * len(p2) + [1] + [0, 0] + [1, 1]
+    assert second.advantages[len(p2)] == 2.0 and second.advantages[-2:] == [0.25, 0.25]
+    batch = collate(rows, pad_id=0)
+    assert batch["input_ids"].shape == (2, len(second))
+    # targets are input_ids[:, 1:]: the mask there marks the generated tokens exactly
+    assert batch["input_ids"][0, 1:][batch["mask"][0].bool()].tolist() == [10, 11, EOT, 12, EOT]
+    assert batch["advantages"][0][batch["mask"][0].bool()].tolist() == [0.5, 0.5, 0.5, -1.0, -1.0]
+    assert batch["attention_mask"][0].tolist() == [1] * 10 + [0] * (len(second) - 10)
+    assert batch["games"].tolist() == [0, 0]
+
+
+def test_rows_refuse_turns_without_tokens_and_mismatched_advantages():
+    traj, _, _ = _game()
+    with pytest.raises(ValueError, match="advantages"):
+        build_rows([traj], [[0.0]])
+    bare = make_trajectory("dog", [make_turn(0, Verdict.NO)])
+    with pytest.raises(ValueError, match="token ids"):
+        build_rows([bare], [[0.0]])
+
+
+def test_rollout_metrics_on_hand_games():
+    traj, _, _ = _game()  # 4 turns, one invalid, lost
+    won = make_trajectory("cat", [make_turn(0, Verdict.REPEATED, extra=_tokens([1], [5, 6, 7, 8])),
+                                  make_turn(1, Verdict.FINISHED, extra=_tokens([1], [5, 6]))])
+    metrics = rollout_metrics([traj, won, traj, traj], returns=[1.0, 3.0, 2.0, 2.0], groups=[0, 0, 1, 1])
+    assert metrics["reward"] == pytest.approx(2.0)
+    assert metrics["reward_std"] == pytest.approx(math.sqrt(2 / 3))
+    assert metrics["rollout/in_group_std"] == pytest.approx(math.sqrt(2) / 2)  # groups: sqrt(2) and 0
+    assert metrics["frac_reward_zero_std"] == 0.5  # the two rollouts of group 1
+    assert metrics["success_rate"] == 0.25 and metrics["mean_turns"] == pytest.approx(14 / 4)
+    assert metrics["invalid_rate"] == pytest.approx(3 / 14) and metrics["repeated_rate"] == pytest.approx(1 / 14)
+    assert metrics["completions/mean_length"] == pytest.approx((3 * 8 + 6) / 14)
+    assert metrics["completions/clipped_ratio"] == pytest.approx(3 / 14)
+
+
+def test_collapse_monitor_warns_on_std_and_entropy_drops_and_grad_norm_spikes():
+    monitor = CollapseMonitor(window=4, drop_fraction=0.25, spike_factor=5.0, min_history=3)
+    history = [(1.0, 2.0, 1.0), (0.01, 0.01, 100.0), (1.1, 2.1, 1.2), (0.9, 2.0, 0.9)]
+    for std, entropy, grad in history:  # the 2nd step drops sharply but has too little history to judge
+        flags, messages = monitor.check({"rollout/in_group_std": std, "entropy": entropy, "grad_norm": grad})
+        assert messages == [] and not any(flags.values())
+    # windows: std max 1.1 (0.27 < 0.275), entropy max 2.1 (0.4 < 0.525), grad median of [1, 100, 1.2, 0.9] = 1.1
+    flags, messages = monitor.check({"rollout/in_group_std": 0.27, "entropy": 0.4, "grad_norm": 5.6})
+    assert flags == {"warning/reward_std_drop": 1.0, "warning/entropy_drop": 1.0, "warning/grad_norm_spike": 1.0}
+    assert "Reward std within groups fell to 0.27, below 25% of its maximum 1.1" in messages[0]
+    assert "RAGEN" in messages[0] and "Policy entropy fell to 0.4" in messages[1]
+    assert "Gradient norm spiked to 5.6, 5.1× its median 1.1" in messages[2]
+    # the window slid (1.0 dropped out): std 0.3 ≥ 0.275, entropy 1.0 ≥ 0.525, grad median now 3.4
+    flags, messages = monitor.check({"rollout/in_group_std": 0.3, "entropy": 1.0, "grad_norm": 5.4})
+    assert messages == [] and not any(flags.values())
+    flags, messages = monitor.check({"grad_norm": float("nan")})
+    assert flags == {"warning/grad_norm_spike": 1.0} and "inf/NaN" in messages[0]
+    restored = CollapseMonitor(window=4)
+    restored.load(monitor.state())
+    assert restored.state() == monitor.state()
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"num_generations": 1}, "num_generations"),
+    ({"advantage": "token"}, "advantage"),
+    ({"rollout_filter_ratio": 0.0}, "rollout_filter_ratio"),
+    ({"epsilon": 1.0}, "epsilon"),
+    ({"loss_agg_mode": "sum"}, "loss_agg_mode"),
+    ({"rollout_backend": "vllm", "lora": False}, "needs lora"),
+    ({"mini_batches": 9, "secrets_per_step": 2, "num_generations": 4}, "mini_batches"),
+    ({"temperature": 0.0}, "temperature"),
+    ({"warn_grad_norm_factor": 1.0}, "warn_grad_norm_factor"),
+])
+def test_config_refuses_bad_values(bad, match):
+    with pytest.raises(ValueError, match=match):
+        GRPOConfig(**bad)
+
+
+def test_config_defaults_follow_the_spec():
+    c = GRPOConfig()
+    assert (c.epsilon, c.epsilon_high, c.beta, c.belief_coef, c.rollout_filter_ratio) == (0.2, 0.28, 0.0, 0.1, 0.25)
+    assert c.advantage == "turn" and c.loss_agg_mode == "token-mean" and c.learning_rate == 1e-5
+    assert c.games_per_step == 64 and c.target_modules == "all-linear"
+    assert GRPOConfig(lora_target_modules="q_proj, v_proj").target_modules == ["q_proj", "v_proj"]

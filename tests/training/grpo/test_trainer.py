@@ -1,0 +1,106 @@
+"""End to end on the CPU: a tiny model, two GRPO steps, every diagnostic, checkpoints, stop and resume."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+import torch
+
+from training.grpo import trainer as grpo_trainer
+from training.grpo.config import GRPOConfig
+from training.reporting import ConsoleReporter, StopRequested
+
+WORDS = ["dog", "cat", "apple", "table"]
+DIAGNOSTICS = (
+    "reward", "reward_std", "frac_reward_zero_std", "rollout/in_group_std", "success_rate", "mean_turns",
+    "invalid_rate", "repeated_rate", "entropy", "kl", "clip_ratio/low_mean", "clip_ratio/high_mean", "grad_norm",
+    "completions/mean_length", "tokens_per_second", "logprob_diff/rollout_abs_mean", "loss",
+    "warning/reward_std_drop", "warning/entropy_drop", "warning/grad_norm_spike", "belief/delta_mean",
+)
+
+
+def _config(**overrides) -> GRPOConfig:
+    values = dict(base_model="unused", steps=2, secrets_per_step=2, num_generations=2, max_turns=2,
+                  max_completion_length=6, temperature=1.0, learning_rate=3e-3, save_steps=1, rollout_filter_ratio=1.0,
+                  num_iterations=2, mini_batches=2, beta=0.04, cpu_threads=2, forward_batch_size=2, seed=3)
+    values.update(overrides)
+    return GRPOConfig(**values)
+
+
+def _metrics(reporter: ConsoleReporter) -> list[dict]:
+    return [r for r in reporter.records if r["event"] == "metrics"]
+
+
+def test_two_steps_log_every_diagnostic_save_checkpoints_and_start_each_update_at_ratio_one(
+        grpo_tiny_dir, tmp_path, monkeypatch):
+    calls = []
+    real_loss = grpo_trainer.grpo_loss
+
+    def recording_loss(logps, old, advantages, mask, **kwargs):
+        loss, parts = real_loss(logps, old, advantages, mask, **kwargs)
+        calls.append(parts.ratio.detach()[mask.bool()])
+        return loss, parts
+
+    monkeypatch.setattr(grpo_trainer, "grpo_loss", recording_loss)
+    reporter = ConsoleReporter(tmp_path / "run", stream=io.StringIO())
+    result = grpo_trainer.run(_config(), reporter, model_path=str(grpo_tiny_dir), words=WORDS)
+
+    steps = _metrics(reporter)
+    assert [m["step"] for m in steps] == [1, 2]
+    for m in steps:
+        missing = [name for name in DIAGNOSTICS if name not in m]
+        assert not missing, f"step {m['step']} lacks {missing}"
+        assert m["train/optimizer_steps"] == 4.0  # 2 iterations × 2 mini-batches
+        # the trainer's log-probs of the sampled tokens are the sampler's (masks and shifts line up)
+        assert m["logprob_diff/rollout_abs_mean"] < 1e-4
+        assert m["kl"] >= 0 and m["entropy"] > 0
+    # The first inner step of every update has ratio exactly 1; later ones compare with the
+    # pre-update log-probs, which the earlier optimizer steps have moved away from.
+    per_step = len(calls) // 2
+    for first in (calls[0], calls[per_step]):
+        assert first.numel() > 0 and bool((first == 1.0).all())
+    assert any(bool((c != 1.0).any()) for c in calls[1:per_step])
+
+    folder = tmp_path / "run" / "checkpoint-2"
+    assert result["final_checkpoint"] == str(folder) and result["global_step"] == 2 and result["is_adapter"]
+    assert (folder / "adapter_config.json").is_file() and (folder / "adapter_model.safetensors").is_file()
+    assert (folder / "optimizer.pt").is_file() and (folder / "tokenizer.json").is_file()
+    saved = json.loads((folder / "training_config.json").read_text())
+    assert saved["kind"] == "grpo" and saved["step"] == 2 and saved["config"]["beta"] == 0.04
+    assert saved["resolved"]["base_model_path"] == str(grpo_tiny_dir)
+    events = [r for r in reporter.records if r["event"] == "checkpoint"]
+    assert [e["step"] for e in events] == [1, 2] and all(e["is_adapter"] for e in events)
+    state = json.loads((folder / "trainer_state.json").read_text())
+    assert state["global_step"] == 2 and len(state["monitor"]["entropy"]) == 2
+
+
+def test_stop_then_resume_continues_exactly_where_it_left_off(grpo_tiny_dir, tmp_path):
+    config = _config(beta=0.0, num_iterations=1, mini_batches=1, advantage="trajectory", belief_coef=0.0,
+                     loss_agg_mode="seq-mean-token-mean")
+    straight = ConsoleReporter(tmp_path / "straight", stream=io.StringIO())
+    grpo_trainer.run(config, straight, model_path=str(grpo_tiny_dir), words=WORDS)
+
+    stopping = ConsoleReporter(tmp_path / "resumed", stream=io.StringIO(), stop_after_progress=0.5)
+    with pytest.raises(StopRequested):
+        grpo_trainer.run(config, stopping, model_path=str(grpo_tiny_dir), words=WORDS)
+    assert [m["step"] for m in _metrics(stopping)] == [1]
+    again = ConsoleReporter(tmp_path / "resumed", stream=io.StringIO())  # a new process: finds checkpoint-1
+    result = grpo_trainer.run(config, again, model_path=str(grpo_tiny_dir), words=WORDS)
+    assert result["resumed_from"] == 1 and [m["step"] for m in _metrics(again)] == [2]
+    # Same secrets, same seeds, same weights and optimizer state: step 2 is the uninterrupted run's step 2.
+    want, got = _metrics(straight)[1], _metrics(again)[0]
+    for key in ("reward", "mean_turns", "completions/mean_length", "loss", "grad_norm"):
+        assert got[key] == pytest.approx(want[key], rel=1e-5, abs=1e-7), key
+    a = torch.load(tmp_path / "straight" / "checkpoint-2" / "optimizer.pt", weights_only=True)
+    b = torch.load(tmp_path / "resumed" / "checkpoint-2" / "optimizer.pt", weights_only=True)
+    assert a["state"][0]["step"] == b["state"][0]["step"] == 2
+
+
+def test_step_secrets_cover_every_word_once_per_pass():
+    words = [f"w{i}" for i in range(5)]
+    first_pass = [w for s in (1, 2) for w in grpo_trainer.step_secrets(words, s, 2, seed=0)][:5]
+    assert sorted(first_pass[:4] + grpo_trainer.step_secrets(words, 3, 2, seed=0)[:1]) == sorted(words)
+    assert grpo_trainer.step_secrets(words, 2, 2, seed=0) == grpo_trainer.step_secrets(words, 2, 2, seed=0)
+    assert grpo_trainer.step_secrets(words, 1, 5, seed=0) != grpo_trainer.step_secrets(words, 1, 5, seed=1)

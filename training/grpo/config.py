@@ -1,0 +1,157 @@
+"""The GRPO job's config: multi-turn GRPO on 20Q games with StarPO or ΔBelief (CIA) credit.
+
+Names follow TRL's GRPOConfig where it has the knob (`num_generations`, `epsilon`,
+`epsilon_high`, `beta`, `num_iterations`, `scale_rewards`, `temperature`,
+`max_completion_length`), verl's `loss_agg_mode` and RAGEN's `rollout_filter_ratio`. Importing
+this module is cheap (no torch): the web process builds launch forms from it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+ADVANTAGES = ("turn", "trajectory")
+LOSS_AGG_MODES = ("token-mean", "seq-mean-token-mean")
+SCALE_REWARDS = ("group", "none")
+ROLLOUT_BACKENDS = ("transformers", "vllm")
+PRECISIONS = ("auto", "bf16", "fp32")
+SPLITS = ("", "sft", "rl", "val", "test")
+
+
+def _check(condition: bool, message: str) -> None:
+    if not condition:
+        raise ValueError(message)
+
+
+@dataclass(frozen=True)
+class GRPOConfig:
+    # -- what to train, on what ------------------------------------------------------------
+    base_model: str = field(default="tiny-llama", metadata={
+        "help": "the policy to start from: a model spec name (web) or a model folder / hub id (command line)"})
+    judge: str = field(default="kb", metadata={"help": "the judge (environment): a model spec name or games spec"})
+    word_list: str = field(default="dbrl/train_rl", metadata={
+        "help": "training secrets: a word list name (web), a shipped list or a file (command line)"})
+    split: str = field(default="", metadata={"help": "only words of this split (empty = all)", "choices": SPLITS})
+    limit_words: int = field(default=0, metadata={"help": "only the first N words (0 = all)"})
+    # -- rollouts ------------------------------------------------------------------------------
+    steps: int = field(default=100, metadata={"help": "GRPO steps (one batch of rollouts each)"})
+    secrets_per_step: int = field(default=8, metadata={"help": "secrets (groups) per step"})
+    num_generations: int = field(default=8, metadata={"help": "G: rollouts per secret (the group)"})
+    max_turns: int = field(default=20, metadata={"help": "questions per game (also stated in the prompt)"})
+    temperature: float = field(default=1.0, metadata={
+        "help": "sampling temperature; log-probs in the loss use the same temperature"})
+    max_completion_length: int = field(default=32, metadata={"help": "most tokens per question"})
+    # -- rewards and advantages ---------------------------------------------------------------
+    advantage: str = field(default="turn", metadata={
+        "help": "turn: normalise r_t over the group's rollouts that reached turn t (ΔBelief/CIA); "
+                "trajectory: normalise the return over the group (StarPO)", "choices": ADVANTAGES})
+    belief_coef: float = field(default=0.1, metadata={
+        "help": "λ in r_t = penalty_t + r_end + λ·max(ΔBelief_t, 0) (also added to the trajectory return; "
+                "0 = no ΔBelief, no belief scoring)"})
+    win_reward: float = field(default=2.0, metadata={"help": "r_end of a won game (added to every turn)"})
+    turn_penalty: float = field(default=-0.05, metadata={"help": "reward of every turn"})
+    invalid_penalty: float = field(default=-5.0, metadata={"help": "reward of an invalid question"})
+    repeated_penalty: float = field(default=-1.0, metadata={"help": "reward of a repeated question"})
+    scale_rewards: str = field(default="group", metadata={
+        "help": "group: divide by the group's reward std; none: only subtract the mean (Dr. GRPO)",
+        "choices": SCALE_REWARDS})
+    rollout_filter_ratio: float = field(default=0.25, metadata={
+        "help": "StarPO-S: keep this top fraction of secret groups by reward std (1 = keep every group)"})
+    # -- the loss ----------------------------------------------------------------------------------
+    epsilon: float = field(default=0.2, metadata={"help": "lower clip range ε_low: ratios below 1 − ε are clipped"})
+    epsilon_high: float = field(default=0.28, metadata={"help": "upper clip range ε_high (clip-higher, DAPO)"})
+    beta: float = field(default=0.0, metadata={
+        "help": "KL coefficient to the frozen start model (k3 estimator); 0 = no KL, no reference model"})
+    use_bias_correction_kl: bool = field(default=False, metadata={
+        "help": "multiply the KL term by the importance ratio (TRL's default, DeepSeek-V3.2); false = plain k3"})
+    loss_agg_mode: str = field(default="token-mean", metadata={
+        "help": "token-mean: every trained token weighs the same; seq-mean-token-mean: mean over each "
+                "game's tokens, then over games", "choices": LOSS_AGG_MODES})
+    num_iterations: int = field(default=1, metadata={"help": "μ: passes over each batch of rollouts"})
+    mini_batches: int = field(default=1, metadata={"help": "optimizer steps per pass (the batch split by game)"})
+    forward_batch_size: int = field(default=32, metadata={
+        "help": "sequences per forward/backward (gradient accumulation makes up a mini-batch)"})
+    learning_rate: float = field(default=1e-5, metadata={"help": "AdamW learning rate (constant)"})
+    weight_decay: float = field(default=0.0, metadata={"help": "AdamW weight decay"})
+    max_grad_norm: float = field(default=1.0, metadata={"help": "gradient clipping norm (0 = none)"})
+    # -- model -------------------------------------------------------------------------------------
+    lora: bool = field(default=True, metadata={"help": "train a LoRA adapter (peft) instead of every weight"})
+    lora_rank: int = field(default=16, metadata={"help": "LoRA rank r"})
+    lora_alpha: int = field(default=32, metadata={"help": "LoRA scaling α"})
+    lora_dropout: float = field(default=0.0, metadata={"help": "dropout on the LoRA path"})
+    lora_target_modules: str = field(default="all-linear", metadata={
+        "help": "modules that get adapters: all-linear or comma-separated names (q_proj,v_proj)"})
+    rollout_backend: str = field(default="transformers", metadata={
+        "help": "transformers: the policy itself generates; vllm: a vLLM engine with the adapter synced "
+                "every step (GPU, needs lora)", "choices": ROLLOUT_BACKENDS})
+    vllm_gpu_memory_utilization: float = field(default=0.4, metadata={"help": "vLLM's share of GPU memory"})
+    precision: str = field(default="auto", metadata={"help": "auto = bf16 on a bf16 GPU, else fp32",
+                                                     "choices": PRECISIONS})
+    cpu_threads: int = field(default=0, metadata={"help": "torch threads on a CPU (0 = every core)"})
+    # -- checkpoints and warnings ------------------------------------------------------------------
+    save_steps: int = field(default=10, metadata={"help": "checkpoint every N steps (the last step always)"})
+    warn_window: int = field(default=10, metadata={"help": "steps of history the collapse warnings look at"})
+    warn_drop_fraction: float = field(default=0.25, metadata={
+        "help": "warn when reward std or entropy falls below this fraction of its max over the window"})
+    warn_grad_norm_factor: float = field(default=5.0, metadata={
+        "help": "warn when the grad norm exceeds this multiple of its median over the window"})
+    seed: int = field(default=0, metadata={"help": "seed of the secret order and of every rollout"})
+
+    def __post_init__(self) -> None:
+        _check(bool(self.base_model.strip()), "base_model: name the policy to start from")
+        _check(bool(self.judge.strip()), "judge: name a judge")
+        _check(bool(self.word_list.strip()), "word_list: name the training secrets")
+        _check(self.split in SPLITS, f"split must be one of {', '.join(repr(s) for s in SPLITS)}")
+        _check(self.limit_words >= 0, "limit_words must be 0 (all) or positive")
+        _check(1 <= self.steps <= 100_000, "steps must be between 1 and 100000")
+        _check(1 <= self.secrets_per_step <= 4096, "secrets_per_step must be between 1 and 4096")
+        _check(2 <= self.num_generations <= 256, "num_generations must be between 2 and 256 (a group needs two)")
+        _check(1 <= self.max_turns <= 200, "max_turns must be between 1 and 200")
+        _check(0 < self.temperature <= 10, "temperature must be in (0, 10] (GRPO samples; greedy has no ratio)")
+        _check(1 <= self.max_completion_length <= 4096, "max_completion_length must be between 1 and 4096")
+        _check(self.advantage in ADVANTAGES, f"advantage must be one of {', '.join(ADVANTAGES)}")
+        _check(0 <= self.belief_coef <= 100, "belief_coef must be in [0, 100]")
+        _check(all(math.isfinite(v) for v in (self.win_reward, self.turn_penalty, self.invalid_penalty,
+                                              self.repeated_penalty)), "rewards must be finite numbers")
+        _check(self.scale_rewards in SCALE_REWARDS, f"scale_rewards must be one of {', '.join(SCALE_REWARDS)}")
+        _check(0 < self.rollout_filter_ratio <= 1, "rollout_filter_ratio must be in (0, 1]")
+        _check(0 <= self.epsilon < 1, "epsilon must be in [0, 1)")
+        _check(0 <= self.epsilon_high <= 10, "epsilon_high must be in [0, 10]")
+        _check(0 <= self.beta <= 100, "beta must be in [0, 100]")
+        _check(self.loss_agg_mode in LOSS_AGG_MODES, f"loss_agg_mode must be one of {', '.join(LOSS_AGG_MODES)}")
+        _check(1 <= self.num_iterations <= 64, "num_iterations must be between 1 and 64")
+        _check(1 <= self.mini_batches <= 1024, "mini_batches must be between 1 and 1024")
+        _check(self.mini_batches <= self.secrets_per_step * self.num_generations,
+               "mini_batches cannot exceed the games per step (secrets_per_step × num_generations)")
+        _check(1 <= self.forward_batch_size <= 4096, "forward_batch_size must be between 1 and 4096")
+        _check(0 < self.learning_rate < 1, "learning_rate must be in (0, 1)")
+        _check(0 <= self.weight_decay < 1, "weight_decay must be in [0, 1)")
+        _check(self.max_grad_norm >= 0, "max_grad_norm must be >= 0")
+        _check(1 <= self.lora_rank <= 1024 and self.lora_alpha >= 1, "lora_rank must be in [1, 1024], lora_alpha >= 1")
+        _check(0 <= self.lora_dropout < 1, "lora_dropout must be in [0, 1)")
+        _check(bool(self.lora_target_modules.strip()), "lora_target_modules: all-linear or module names")
+        _check(self.rollout_backend in ROLLOUT_BACKENDS,
+               f"rollout_backend must be one of {', '.join(ROLLOUT_BACKENDS)}")
+        _check(self.rollout_backend != "vllm" or self.lora,
+               "rollout_backend=vllm needs lora=true (the adapter is what is synced to vLLM each step)")
+        _check(0 < self.vllm_gpu_memory_utilization < 1, "vllm_gpu_memory_utilization must be in (0, 1)")
+        _check(self.precision in PRECISIONS, f"precision must be one of {', '.join(PRECISIONS)}")
+        _check(0 <= self.cpu_threads <= 1024, "cpu_threads must be between 0 and 1024")
+        _check(self.save_steps >= 1, "save_steps must be >= 1")
+        _check(2 <= self.warn_window <= 1000, "warn_window must be between 2 and 1000")
+        _check(0 < self.warn_drop_fraction < 1, "warn_drop_fraction must be in (0, 1)")
+        _check(self.warn_grad_norm_factor > 1, "warn_grad_norm_factor must be > 1")
+
+    @property
+    def target_modules(self) -> str | list[str]:
+        names = [m.strip() for m in self.lora_target_modules.split(",") if m.strip()]
+        return "all-linear" if names == ["all-linear"] else names
+
+    @property
+    def games_per_step(self) -> int:
+        return self.secrets_per_step * self.num_generations
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
