@@ -1,0 +1,51 @@
+"""Command lines built from a job config dataclass (one flag per field, like trl/scripts)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import typing
+from pathlib import Path
+from typing import Any, Callable
+
+from training.reporting import ConsoleReporter, StopRequested
+
+TRUE = ("1", "true", "yes", "on")
+
+
+def config_parser(cls: type, prog: str, description: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=description,
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        flags = ["--" + f.name.replace("_", "-")]
+        if f.name == "base_model":
+            flags.insert(0, "--base")
+        kind = hints[f.name]
+        convert = (lambda v: v.lower() in TRUE) if kind is bool else kind
+        parser.add_argument(*flags, dest=f.name, type=convert, default=None, choices=f.metadata.get("choices"),
+                            help=f"{f.metadata.get('help', '')} (default: {f.default!r})")
+    parser.add_argument("--out", type=Path, required=True,
+                        help="output folder for checkpoints and data; running again with it resumes")
+    return parser
+
+
+def main_for(cls: type, run: Callable[..., dict], prog: str, description: str, argv: list[str] | None = None) -> int:
+    """Parse flags into `cls`, call `run(config, ConsoleReporter(out))`, print the result as JSON."""
+    args = vars(config_parser(cls, prog, description).parse_args(argv))
+    out = args.pop("out")
+    try:
+        config = cls(**{k: v for k, v in args.items() if v is not None})
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    reporter = ConsoleReporter(out)
+    try:
+        result: dict[str, Any] = run(config, reporter)
+    except StopRequested:
+        print(json.dumps({"stopped": True}))
+        return 1
+    print(json.dumps(result, indent=1, default=str))
+    return 0

@@ -1,0 +1,131 @@
+"""Config fields shared by the training job kinds (frozen dataclasses, checked in __post_init__).
+
+`TrainConfig` holds the optimisation, LoRA and checkpoint fields every trainer needs (defaults
+from the ΔBelief-RL SFT recipe); `GameDataConfig` adds where game trajectories come from (a
+teacher played through games.rollout, or stored games). Names (`base_model`, `teacher`,
+`judge`, word lists) are model-spec and word-list names in the web app, and paths / games
+registry specs / shipped lists on the command line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SCHEDULERS = ("cosine", "linear", "constant", "constant_with_warmup")
+PRECISIONS = ("auto", "bf16", "fp16", "fp32")
+SOURCES = ("teacher", "games")
+SELECTIONS = ("fastest", "won", "all")
+SPLITS = ("", "sft", "rl", "val", "test")
+
+
+def _check(condition: bool, message: str) -> None:
+    if not condition:
+        raise ValueError(message)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    base_model: str = field(default="tiny-llama", metadata={
+        "help": "the model to start from: a model spec name (web) or a model folder / hub id (command line)"})
+    epochs: float = field(default=2.0, metadata={"help": "passes over the training data"})
+    max_steps: int = field(default=0, metadata={"help": "stop after this many optimizer steps (0 = run every epoch)"})
+    learning_rate: float = field(default=1e-5, metadata={"help": "peak learning rate (AdamW)"})
+    lr_scheduler: str = field(default="cosine", metadata={"help": "learning-rate schedule after warm-up",
+                                                          "choices": SCHEDULERS})
+    warmup_ratio: float = field(default=0.1, metadata={"help": "fraction of the steps spent warming up"})
+    weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay"})
+    adam_beta1: float = field(default=0.9, metadata={"help": "AdamW β1"})
+    adam_beta2: float = field(default=0.95, metadata={"help": "AdamW β2"})
+    max_grad_norm: float = field(default=1.0, metadata={"help": "gradient clipping norm (0 = no clipping)"})
+    global_batch_size: int = field(default=256, metadata={
+        "help": "sequences per optimizer step: per-device batch × gradient accumulation × devices"})
+    per_device_batch_size: int = field(default=8, metadata={
+        "help": "sequences per forward pass on one device (gradient accumulation makes up the rest)"})
+    max_tokens: int = field(default=650, metadata={
+        "help": "longest training sequence in tokens; longer examples are dropped (never cut)"})
+    lora: bool = field(default=False, metadata={"help": "train a LoRA adapter (peft) instead of every weight"})
+    lora_rank: int = field(default=16, metadata={"help": "LoRA rank r"})
+    lora_alpha: int = field(default=32, metadata={"help": "LoRA scaling α"})
+    lora_dropout: float = field(default=0.05, metadata={"help": "dropout on the LoRA path"})
+    lora_target_modules: str = field(default="all-linear", metadata={
+        "help": "modules that get adapters: all-linear or comma-separated names (q_proj,v_proj)"})
+    precision: str = field(default="auto", metadata={
+        "help": "auto = bf16 on a bf16-capable GPU, else fp32", "choices": PRECISIONS})
+    gradient_checkpointing: bool = field(default=False, metadata={
+        "help": "recompute activations in the backward pass (less memory, ~20% slower)"})
+    save_steps: int = field(default=0, metadata={
+        "help": "save a checkpoint every N optimizer steps (0 = only the last); the last step is always saved"})
+    cpu_threads: int = field(default=0, metadata={"help": "torch threads when training on a CPU (0 = every core)"})
+    seed: int = field(default=0, metadata={"help": "seed of the data order, initialisation and sampling"})
+
+    def __post_init__(self) -> None:
+        _check(bool(self.base_model.strip()), "base_model: name the model to start from")
+        _check(0 < self.epochs <= 1000, "epochs must be in (0, 1000]")
+        _check(self.max_steps >= 0, "max_steps must be 0 (all epochs) or positive")
+        _check(0 < self.learning_rate < 1, "learning_rate must be in (0, 1)")
+        _check(self.lr_scheduler in SCHEDULERS, f"lr_scheduler must be one of {', '.join(SCHEDULERS)}")
+        _check(0 <= self.warmup_ratio < 1, "warmup_ratio must be in [0, 1)")
+        _check(0 <= self.weight_decay < 1, "weight_decay must be in [0, 1)")
+        _check(0 <= self.adam_beta1 < 1 and 0 <= self.adam_beta2 < 1, "adam_beta1 and adam_beta2 must be in [0, 1)")
+        _check(self.max_grad_norm >= 0, "max_grad_norm must be >= 0")
+        _check(1 <= self.per_device_batch_size <= 4096, "per_device_batch_size must be between 1 and 4096")
+        _check(self.per_device_batch_size <= self.global_batch_size <= 1 << 20,
+               "global_batch_size must be at least per_device_batch_size")
+        _check(self.global_batch_size % self.per_device_batch_size == 0,
+               "global_batch_size must be a multiple of per_device_batch_size")
+        _check(16 <= self.max_tokens <= 1 << 17, "max_tokens must be between 16 and 131072")
+        _check(1 <= self.lora_rank <= 1024 and self.lora_alpha >= 1, "lora_rank must be in [1, 1024], lora_alpha >= 1")
+        _check(0 <= self.lora_dropout < 1, "lora_dropout must be in [0, 1)")
+        _check(bool(self.lora_target_modules.strip()), "lora_target_modules: all-linear or module names")
+        _check(self.precision in PRECISIONS, f"precision must be one of {', '.join(PRECISIONS)}")
+        _check(self.save_steps >= 0, "save_steps must be 0 (only the last step) or positive")
+        _check(0 <= self.cpu_threads <= 1024, "cpu_threads must be between 0 and 1024")
+
+    @property
+    def target_modules(self) -> str | list[str]:
+        names = [m.strip() for m in self.lora_target_modules.split(",") if m.strip()]
+        return "all-linear" if names == ["all-linear"] else names
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class GameDataConfig(TrainConfig):
+    source: str = field(default="teacher", metadata={
+        "help": "teacher: play the teacher against the judge on the words; games: stored games", "choices": SOURCES})
+    teacher: str = field(default="infogain", metadata={
+        "help": "source=teacher: the guesser that plays (a model spec name; on the command line a games spec)"})
+    judge: str = field(default="kb", metadata={"help": "the judge of the teacher's games (and of DPO's rewards)"})
+    word_list: str = field(default="dbrl/train_sft", metadata={
+        "help": "secrets to play or to select stored games by (a word list name, or a file on the command line)"})
+    split: str = field(default="", metadata={"help": "only words of this split of the word list (empty = all)",
+                                             "choices": SPLITS})
+    pool_word_list: str = field(default="dbrl/solved", metadata={
+        "help": "candidate words of an infogain/random teacher and of the information-gain reward "
+                "(empty = every knowledge-base noun)"})
+    teacher_samples: int = field(default=1, metadata={"help": "teacher games per word (different seeds)"})
+    max_turns: int = field(default=20, metadata={"help": "questions per game (also stated in the guesser's prompt)"})
+    games_guesser: str = field(default="", metadata={
+        "help": "source=games: only games of this guesser model spec (empty = any)"})
+    games_job: int = field(default=0, metadata={"help": "source=games: only games stored by this job (0 = any)"})
+    games_file: str = field(default="", metadata={
+        "help": "source=games on the command line: a JSONL file of trajectories (games export or Trajectory.to_dict)"})
+    selection: str = field(default="fastest", metadata={
+        "help": "fastest: each word's shortest won games (ties kept); won: every won game; all: every game",
+        "choices": SELECTIONS})
+    limit_words: int = field(default=0, metadata={"help": "only the first N words (0 = all)"})
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check(self.source in SOURCES, f"source must be one of {', '.join(SOURCES)}")
+        _check(self.source != "teacher" or bool(self.teacher.strip()), "teacher: name the teacher guesser")
+        _check(bool(self.judge.strip()), "judge: name a judge")
+        _check(self.source != "teacher" or bool(self.word_list.strip()), "word_list: name the words to play")
+        _check(self.split in SPLITS, f"split must be one of {', '.join(repr(s) for s in SPLITS)}")
+        _check(1 <= self.teacher_samples <= 64, "teacher_samples must be between 1 and 64")
+        _check(1 <= self.max_turns <= 200, "max_turns must be between 1 and 200")
+        _check(self.games_job >= 0, "games_job must be 0 (any) or a job id")
+        _check(self.selection in SELECTIONS, f"selection must be one of {', '.join(SELECTIONS)}")
+        _check(self.limit_words >= 0, "limit_words must be 0 (all) or positive")

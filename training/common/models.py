@@ -1,0 +1,147 @@
+"""Devices, precision, model/tokenizer loading, LoRA configs and adapter merging."""
+
+from __future__ import annotations
+
+import os
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+GENERATION_MARKER = re.compile(r"\{%-?\s*generation\s*-?%\}")
+
+
+@dataclass(frozen=True)
+class DeviceSetup:
+    """Where a trainer runs; `world_size` > 1 under `accelerate launch` / torchrun."""
+
+    device: str  # "cuda" or "cpu"
+    bf16: bool
+    fp16: bool
+    world_size: int
+    rank: int
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    def accumulation(self, global_batch: int, per_device: int) -> int:
+        """Gradient-accumulation steps so that per_device × accumulation × world_size ≈ global_batch."""
+        return max(1, -(-global_batch // (per_device * self.world_size)))
+
+
+def device_setup(precision: str = "auto") -> DeviceSetup:
+    import torch
+
+    cuda = torch.cuda.is_available()
+    bf16_ok = cuda and torch.cuda.is_bf16_supported()
+    if precision == "auto":
+        bf16, fp16 = bf16_ok, False
+    else:
+        bf16, fp16 = precision == "bf16", precision == "fp16"
+    if fp16 and not cuda:
+        raise ValueError("precision fp16 needs a CUDA GPU; use fp32 or bf16 on a CPU")
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    return DeviceSetup("cuda" if cuda else "cpu", bf16, fp16, world, rank)
+
+
+def quiet_libraries() -> None:
+    """No telemetry pings (this platform runs without a network) and no progress bars in job logs."""
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    from huggingface_hub import constants
+
+    constants.HF_HUB_DISABLE_TELEMETRY = True
+    import datasets
+    import transformers
+
+    datasets.disable_progress_bars()
+    transformers.utils.logging.disable_progress_bar()
+
+
+@contextmanager
+def cpu_threads(n: int) -> Iterator[None]:
+    """torch uses `n` threads (0 = every core) inside the block, then goes back (workers pin 1)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n or os.cpu_count() or 1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _source(path: str) -> tuple[str, bool]:
+    local = os.path.expanduser(path)
+    if os.path.isdir(local):
+        return local, True
+    if os.path.exists(local) or path.startswith((".", "/", "~")):
+        raise FileNotFoundError(f"model folder not found: {path}")
+    return path, not os.environ.get("TWENTYQ_ALLOW_HUB")  # a hub id: only from the local cache by default
+
+
+def load_tokenizer(path: str) -> Any:
+    from transformers import AutoTokenizer
+
+    source, local_only = _source(path)
+    tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local_only)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    if not tokenizer.chat_template:
+        raise ValueError(f"{path}: the tokenizer has no chat template (a guesser needs one)")
+    return tokenizer
+
+
+def load_model(path: str, *, adapter: str | None = None, dtype: str = "float32") -> tuple[Any, Any]:
+    """(model, tokenizer) from a folder or hub id; an `adapter` folder is merged into the weights."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    source, local_only = _source(path)
+    tokenizer = load_tokenizer(path)
+    model = AutoModelForCausalLM.from_pretrained(source, local_files_only=local_only, dtype=getattr(torch, dtype))
+    if adapter:
+        if not os.path.isdir(adapter):
+            raise FileNotFoundError(f"adapter folder not found: {adapter}")
+        from peft import PeftModel
+
+        model = PeftModel.from_pretrained(model, adapter).merge_and_unload()
+    if getattr(model.generation_config, "pad_token_id", None) is None:
+        model.generation_config.pad_token_id = tokenizer.pad_token_id
+    return model, tokenizer
+
+
+def merge_adapter(base: str, adapter: str, out_dir: str | Path) -> Path:
+    """Save base + adapter merged as full weights (so a new adapter can be trained on top)."""
+    out = Path(out_dir)
+    if (out / "config.json").is_file():
+        return out  # already merged (a resumed run)
+    model, tokenizer = load_model(base, adapter=adapter)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+def lora_config(*, rank: int, alpha: int, dropout: float, target_modules: str | list[str]) -> Any:
+    """A peft LoRA config for causal LMs (never on the LM head: TRL computes log-probs from its weight)."""
+    from peft import LoraConfig
+
+    return LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=dropout, target_modules=target_modules,
+                      task_type="CAUSAL_LM", bias="none")
+
+
+def has_generation_markers(tokenizer: Any) -> bool:
+    """Whether the chat template marks assistant text with {% generation %} (assistant-token masks)."""
+    template = tokenizer.chat_template
+    if isinstance(template, dict):
+        template = template.get("default", "")
+    return bool(GENERATION_MARKER.search(template or ""))
+
+
+def count_parameters(model: Any) -> tuple[int, int]:
+    """(trainable, total) parameter counts."""
+    params = list(model.parameters())
+    return sum(p.numel() for p in params if p.requires_grad), sum(p.numel() for p in params)
