@@ -1,0 +1,115 @@
+"""SFT runs on the tiny model: learning, checkpoints with their config, stop and resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from games.types import Verdict
+from tests.training.sft.helpers import StoppingReporter, trajectory
+from training.common.trainer import RUN_CONFIG
+from training.reporting import ConsoleReporter, StopRequested
+from training.sft.config import SFTJobConfig
+
+WORDS = ["dog", "apple", "car"]
+POOL = ["dog", "cat", "apple", "pear", "car", "bus", "chair", "table"]
+
+
+def config(**overrides) -> SFTJobConfig:
+    base = dict(base_model="unused", learning_rate=5e-3, warmup_ratio=0.0, lr_scheduler="constant",
+                global_batch_size=8, per_device_batch_size=8, max_steps=4, seed=0)
+    return SFTJobConfig(**{**base, **overrides})
+
+
+def weights(folder) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
+    return load_file(str(Path(folder) / "model.safetensors"))
+
+
+def quiet(path, **kw):
+    import io
+
+    return ConsoleReporter(path, stream=io.StringIO(), **kw)
+
+
+@pytest.fixture(scope="module")
+def finished(tiny_dir, tmp_path_factory):
+    """An uninterrupted 4-step run on the teacher's games."""
+    from training.sft.trainer import run
+
+    reporter = quiet(tmp_path_factory.mktemp("sft-full"))
+    result = run(config(), reporter, model_path=str(tiny_dir), words=WORDS, pool=POOL)
+    return reporter, result
+
+
+def test_loss_falls_parameters_change_and_metrics_use_trl_names(finished, tiny_dir):
+    reporter, result = finished
+    assert result["global_step"] == 4 and result["games"] == 3 and result["words"] == 3
+    assert result["examples"] >= 2 * result["games"] and not result["is_adapter"]  # a guess needs a question first
+    assert result["last_loss"] < result["first_loss"] - 0.1
+    steps = [r for r in reporter.records if r["event"] == "metrics" and "loss" in r]
+    assert [r["step"] for r in steps] == [1, 2, 3, 4]
+    for r in steps:
+        assert {"loss", "grad_norm", "learning_rate", "num_tokens", "mean_token_accuracy", "entropy",
+                "tokens_per_second"} <= set(r)
+        assert r["tokens_per_second"] > 0
+    before, after = weights(tiny_dir), weights(result["final_checkpoint"])
+    assert any(not torch.equal(before[k], after[k]) for k in before)
+
+
+def test_checkpoint_stores_its_resolved_config_and_loads_as_a_guesser(finished, tiny_dir):
+    reporter, result = finished
+    folder = Path(result["final_checkpoint"])
+    saved = json.loads((folder / RUN_CONFIG).read_text())
+    assert saved["kind"] == "sft" and saved["step"] == 4
+    assert saved["config"] == config().to_dict()
+    assert saved["resolved"]["model_path"] == str(tiny_dir) and saved["resolved"]["examples"] == result["examples"]
+    assert saved["resolved"]["gradient_accumulation_steps"] == 1 and "trl" in saved["versions"]
+    assert json.loads((folder / "config.json").read_text())["model_type"] == "llama"  # HF's own config untouched
+    checkpoints = [r for r in reporter.records if r["event"] == "checkpoint"]
+    assert [c["step"] for c in checkpoints] == [4] and checkpoints[0]["path"] == str(folder)
+    from games.guessers.llm import LLMGuesser
+    from games.llm.transformers_backend import TransformersBackend
+
+    guesser = LLMGuesser(TransformersBackend(str(folder)))
+    assert isinstance(guesser.ask(guesser.start(seed=1)).question, str)
+
+
+def test_stop_saves_then_resume_continues_to_the_same_weights(finished, tiny_dir, tmp_path):
+    from training.sft.trainer import run
+
+    out = tmp_path / "run"
+    stopping = quiet(out, stop_after_progress=0.5)  # progress 2/4 is logged after step 2: stops in step 3
+    with pytest.raises(StopRequested):
+        run(config(), stopping, model_path=str(tiny_dir), words=WORDS, pool=POOL)
+    assert stopping.last_checkpoint()["step"] == 3 and (out / "checkpoint-3" / "optimizer.pt").is_file()
+    assert not (out / "checkpoint-4").exists()
+
+    resumed = quiet(out)  # a new reporter: the newest complete checkpoint folder is found
+    result = run(config(), resumed, model_path=str(tiny_dir), words=["unused"], pool=POOL)
+    logs = " ".join(r.get("message", "") for r in resumed.records)
+    assert "reusing" in logs and "resuming from" in logs  # same examples, same optimizer state
+    assert [r["step"] for r in resumed.records if r["event"] == "metrics" and "loss" in r] == [4]
+    assert result["global_step"] == 4
+    full = weights(finished[1]["final_checkpoint"])
+    again = weights(result["final_checkpoint"])
+    assert all(torch.allclose(full[k], again[k], atol=1e-6) for k in full)
+
+
+def test_stored_games_and_lora(tiny_dir, tmp_path):
+    from training.sft.trainer import run
+
+    games = [trajectory("dog", [("Is it an animal?", Verdict.YES), ("Is it a dog?", Verdict.FINISHED)]),
+             trajectory("cat", [("Is it an animal?", Verdict.YES), ("Is it small?", Verdict.NO)])]
+    reporter = StoppingReporter(tmp_path)
+    result = run(config(source="games", lora=True, lora_rank=4, max_steps=2, learning_rate=1e-2), reporter,
+                 model_path=str(tiny_dir), trajectories=games)
+    assert result["games"] == 1 and result["examples"] == 2  # the lost game is not selected
+    assert result["is_adapter"] and result["parameters_trained"] < 50_000
+    folder = Path(result["final_checkpoint"])
+    assert (folder / "adapter_config.json").is_file() and not (folder / "model.safetensors").exists()
+    assert reporter.last_checkpoint()["is_adapter"]
