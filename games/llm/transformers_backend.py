@@ -5,6 +5,11 @@ its own seeded generator (a game's questions do not depend on which other games 
 batch) and so that a prefix cache can reuse the keys/values of earlier calls: in 20Q the prompt
 of turn t+1 extends the prompt of turn t, so with the cache each turn only prefills the newly
 appended tokens instead of the whole, growing history.
+
+Reproducibility: the same calls with the same seeds give identical results. Reusing cached keys
+and values changes how a sequence is split into forward passes, so on a warm cache logprobs can
+differ in the last float bits (~1e-6) and, very rarely, a draw sitting on a probability boundary
+can flip; call `clear_cache()` (or set `prefix_cache_mb=0`) for bitwise-repeatable runs.
 """
 
 from __future__ import annotations
@@ -22,9 +27,9 @@ from games.llm.base import (
     Chat,
     Generation,
     LLMBackend,
+    PromptEncoder,
     SamplingParams,
     cut_at_stop,
-    PromptEncoder,
     encode_reply_span,
     row_seeds,
 )
@@ -99,8 +104,9 @@ class TransformersBackend(LLMBackend):
 
     @classmethod
     def from_model(cls, model: Any, tokenizer: Any, *, prefix_cache_mb: float = 0.0, max_batch_size: int = 64):
-        """Wrap an already loaded model (e.g. the policy being trained). The prefix cache is off by
-        default here: call `clear_cache()` whenever the weights change if you turn it on."""
+        """Wrap an already loaded model (e.g. the policy being trained; keep it in eval mode while
+        sampling). The prefix cache is off by default here: if you turn it on, call
+        `clear_cache()` whenever the weights change."""
         self = cls.__new__(cls)
         self.config = TransformersConfig(
             model=getattr(model, "name_or_path", "") or "in-memory", prefix_cache_mb=prefix_cache_mb,
@@ -128,7 +134,8 @@ class TransformersBackend(LLMBackend):
 
         layers = DynamicCache(config=self.model.config).layers
         self._buffered = bool(layers) and all(type(layer) is DynamicLayer for layer in layers)
-        self._sdpa = getattr(self.model.config, "_attn_implementation", None) == "sdpa"
+        # our own 4D masks only where they cannot override a sliding-window or hybrid layout
+        self._sdpa = self._buffered and getattr(self.model.config, "_attn_implementation", None) == "sdpa"
         self._cache = PrefixStore(int(prefix_cache_mb * 2**20)) if prefix_cache_mb > 0 and self._buffered else None
         self.stats = {"prefilled_tokens": 0, "reused_tokens": 0, "generated_tokens": 0, "prefill_s": 0.0, "decode_s": 0.0}
 

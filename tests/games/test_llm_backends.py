@@ -325,3 +325,28 @@ def test_prompt_encoder_falls_back_when_pieces_do_not_compose(tiny_backend, monk
     encoder._ids = {name: 0 for name in encoder._ids}  # a tokenizer whose special tokens differ
     assert encoder(CHATS) == encode_prompts(tiny_backend.tokenizer, CHATS)
     assert encoder._split is None
+
+
+def test_from_model_and_lora_adapters(tiny_model_dir, tiny_backend, tmp_path):
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from games.llm.transformers_backend import TransformersBackend
+
+    wrapped = TransformersBackend.from_model(tiny_backend.model, tiny_backend.tokenizer)
+    assert wrapped._cache is None
+    assert [g.token_ids for g in wrapped.generate(CHATS, GREEDY)] == [g.token_ids for g in tiny_backend.generate(CHATS, GREEDY)]
+
+    torch.manual_seed(0)
+    lora = get_peft_model(AutoModelForCausalLM.from_pretrained(tiny_model_dir),
+                          LoraConfig(r=4, target_modules=["q_proj", "v_proj"], init_lora_weights=False))
+    lora.save_pretrained(tmp_path / "adapter")
+    tuned = TransformersBackend(str(tiny_model_dir), adapter=str(tmp_path / "adapter"))
+    reply = ["Is it a dog?"] * len(CHATS)
+    with torch.no_grad():
+        expected = TransformersBackend.from_model(lora.eval(), tiny_backend.tokenizer).score(CHATS, reply)
+    assert tuned.score(CHATS, reply) == pytest.approx(expected, abs=1e-4)
+    assert tuned.score(CHATS, reply) != pytest.approx(tiny_backend.score(CHATS, reply), abs=1e-3)
+    with pytest.raises(BackendError, match="adapter folder not found"):
+        TransformersBackend(str(tiny_model_dir), adapter=str(tmp_path / "missing"))
