@@ -1,0 +1,44 @@
+"""The knowledge stage's config: teach a model every pool word and its knowledge-base facts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from games.kb.knowledge import DEFAULT_SENSE, SENSE_MODES
+from training.common.config import TrainConfig, _check
+
+
+@dataclass(frozen=True)
+class KnowledgeJobConfig(TrainConfig):
+    """Plain causal-LM training (every token) on sentences pairing each pool word with its facts.
+    Defaults suit a tiny model trained from scratch (a higher learning rate than SFT)."""
+
+    epochs: float = field(default=3.0, metadata={"help": "passes over the knowledge sequences"})
+    learning_rate: float = field(default=1e-3, metadata={"help": "peak learning rate (AdamW)"})
+    global_batch_size: int = field(default=64, metadata={
+        "help": "sequences per optimizer step: per-device batch × gradient accumulation × devices"})
+    per_device_batch_size: int = field(default=16, metadata={
+        "help": "sequences per forward pass on one device (gradient accumulation makes up the rest)"})
+    max_tokens: int = field(default=256, metadata={"help": "longest sequence in tokens; longer ones are dropped"})
+    word_list: str = field(default="dbrl/solved", metadata={
+        "help": "every candidate word, held-out ones included (a word list name, or a file on the command line)"})
+    sense: str = field(default=DEFAULT_SENSE, metadata={
+        "help": "which senses of a word count (as for the KB judge)", "choices": SENSE_MODES})
+    sequences_per_word: int = field(default=4, metadata={
+        "help": "sequences per word, alternating statements (\"A poodle is a kind of dog.\") and "
+                "answered questions ending in the word (\"Is it a kind of dog? Yes. ... Is it a poodle? Yes.\")"})
+    facts_per_sequence: int = field(default=8, metadata={
+        "help": "facts per sequence: the most specific half always, the rest drawn at random"})
+    negatives_per_sequence: int = field(default=2, metadata={
+        "help": "question sequences: facts of other words answered No"})
+    gloss: bool = field(default=True, metadata={"help": "statement sequences end with the word's WordNet gloss"})
+    limit_words: int = field(default=0, metadata={"help": "only the first N words (0 = all)"})
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check(bool(self.word_list.strip()), "word_list: name the pool of words")
+        _check(self.sense in SENSE_MODES, f"sense must be one of {', '.join(SENSE_MODES)}")
+        _check(1 <= self.sequences_per_word <= 64, "sequences_per_word must be between 1 and 64")
+        _check(1 <= self.facts_per_sequence <= 64, "facts_per_sequence must be between 1 and 64")
+        _check(0 <= self.negatives_per_sequence <= 32, "negatives_per_sequence must be between 0 and 32")
+        _check(self.limit_words >= 0, "limit_words must be 0 (all) or positive")
