@@ -1,0 +1,55 @@
+"""The multi-turn DPO job's config: offline pairs from proxy rewards, TRL's DPOTrainer, LoRA."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from training.common.config import GameDataConfig, _check
+from training.dpo.pairs import REWARDS
+
+LOSS_TYPES = ("sigmoid", "ipo", "hinge", "robust")
+
+
+@dataclass(frozen=True)
+class DPOJobConfig(GameDataConfig):
+    """Histories are prefixes of the selected games (by default every teacher game); the policy
+    (the base model) samples `candidates` next questions per history; chosen/rejected = best/worst
+    by `reward`."""
+
+    epochs: float = field(default=1.0, metadata={"help": "passes over the preference pairs"})
+    learning_rate: float = field(default=5e-6, metadata={"help": "peak learning rate (AdamW)"})
+    global_batch_size: int = field(default=64, metadata={
+        "help": "pairs per optimizer step: per-device batch × gradient accumulation × devices"})
+    per_device_batch_size: int = field(default=4, metadata={
+        "help": "pairs per forward pass on one device (gradient accumulation makes up the rest)"})
+    lora: bool = field(default=True, metadata={"help": "train a LoRA adapter (peft) instead of every weight"})
+    lora_rank: int = field(default=8, metadata={"help": "LoRA rank r"})
+    lora_alpha: int = field(default=16, metadata={"help": "LoRA scaling α"})
+    word_list: str = field(default="dbrl/paper_rl", metadata={
+        "help": "secrets of the games whose prefixes are histories (a word list name, or a file on the command line)"})
+    selection: str = field(default="all", metadata={
+        "help": "games whose prefixes are histories: fastest, won or all", "choices": ("fastest", "won", "all")})
+    prefixes_per_game: int = field(default=4, metadata={"help": "histories drawn from each game (0 = every turn)"})
+    candidates: int = field(default=4, metadata={"help": "N: next questions the policy samples per history"})
+    reward: str = field(default="infogain", metadata={
+        "help": "infogain: bits the KB's consistent candidate set shrinks; belief: ΔBelief + engine reward; "
+                "success: mean return of continued games", "choices": REWARDS})
+    min_reward_gap: float = field(default=0.25, metadata={
+        "help": "drop pairs whose best−worst reward gap is smaller (bits for infogain)"})
+    continuations: int = field(default=2, metadata={"help": "reward=success: games played on per candidate"})
+    temperature: float = field(default=1.0, metadata={"help": "sampling temperature of the candidates"})
+    max_new_tokens: int = field(default=32, metadata={"help": "longest candidate question in tokens"})
+    beta: float = field(default=0.1, metadata={"help": "DPO β: higher stays closer to the reference model"})
+    loss_type: str = field(default="sigmoid", metadata={"help": "TRL DPO loss", "choices": LOSS_TYPES})
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check(self.prefixes_per_game >= 0, "prefixes_per_game must be 0 (every turn) or positive")
+        _check(2 <= self.candidates <= 64, "candidates must be between 2 and 64")
+        _check(self.reward in REWARDS, f"reward must be one of {', '.join(REWARDS)}")
+        _check(self.min_reward_gap >= 0, "min_reward_gap must be >= 0")
+        _check(1 <= self.continuations <= 64, "continuations must be between 1 and 64")
+        _check(0 < self.temperature <= 5, "temperature must be in (0, 5]")
+        _check(1 <= self.max_new_tokens <= 1024, "max_new_tokens must be between 1 and 1024")
+        _check(self.beta > 0, "beta must be > 0")
+        _check(self.loss_type in LOSS_TYPES, f"loss_type must be one of {', '.join(LOSS_TYPES)}")

@@ -1,0 +1,227 @@
+"""Multi-turn preference pairs (CollabLLM style) from proxy rewards.
+
+For a history (a prefix of a teacher or stored game) the policy samples N candidate next
+questions; each is judged as the next turn of that game (the engine's rules, then the judge) and
+scored by a proxy reward:
+- `infogain`: bits by which the knowledge base's consistent candidate set shrinks with the judge's
+  answer for the secret (naming the secret: every remaining bit plus one); a turn the judge does
+  not answer yes/no scores its engine reward (invalid −5.05, repeated −1.05, unknown −0.05);
+- `belief`: ΔBelief of the turn under the policy (games.belief) plus the turn's engine reward;
+- `success`: the mean return (engine rewards of this turn and the rest of the game) of
+  `continuations` games the policy plays on from the candidate.
+chosen = the best candidate, rejected = the worst; pairs whose reward gap is under
+`min_reward_gap` (or whose two texts are equal) are dropped.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from games.engine import TwentyQuestions
+from games.guessers.base import Guesser, GuesserState
+from games.judges.base import Judge, JudgeRequest
+from games.llm.chat import GuesserFormat
+from games.types import GameConfig, JudgeAnswer, Trajectory, Turn, Verdict
+
+REWARDS = ("infogain", "belief", "success")
+
+
+@dataclass
+class Candidate:
+    text: str  # what the pair trains: the extracted question, else the raw completion
+    turn: Turn  # the turn it makes in the game (verdict, engine reward parts)
+    reward: float = 0.0
+
+
+@dataclass
+class Branch:
+    """One history and the policy's candidate next questions."""
+
+    trajectory: Trajectory
+    t: int  # history = trajectory.turns[:t]
+    candidates: list[Candidate] = field(default_factory=list)
+
+    @property
+    def history(self) -> list[Turn]:
+        return self.trajectory.turns[: self.t]
+
+
+def branch_seed(seed: int, traj: Trajectory, t: int, k: int) -> int:
+    return zlib.crc32(f"dpo:{seed}:{traj.secret}:{traj.seed}:{t}:{k}".encode()) & 0x7FFFFFFF
+
+
+def history_prefixes(trajectories: Sequence[Trajectory], per_game: int, seed: int) -> list[tuple[Trajectory, int]]:
+    """(game, t) pairs: `per_game` random turn indices of each game (0 = every turn)."""
+    out = []
+    for traj in trajectories:
+        ts = list(range(len(traj.turns)))
+        if per_game and len(ts) > per_game:
+            ts = sorted(random.Random(f"{seed}:{traj.secret}:{traj.seed}").sample(ts, per_game))
+        out += [(traj, t) for t in ts]
+    return out
+
+
+def env_at(judge: Judge, traj: Trajectory, t: int, max_turns: int) -> TwentyQuestions:
+    """The game after its first `t` turns, with their stored verdicts (nothing is re-judged)."""
+    env = TwentyQuestions(judge, GameConfig(max_turns=max_turns))
+    env.reset(traj.secret, traj.seed)
+    for turn in traj.turns[:t]:
+        env.finish_turn(turn.question, JudgeAnswer(turn.verdict, raw=turn.judge_raw), None)
+    return env
+
+
+def play_turns(envs: Sequence[TwentyQuestions], questions: Sequence[str], judge: Judge) -> list[Turn]:
+    """One more turn in each game (rules first, then one batched judge call)."""
+    pre = [env.prejudge(q) for env, q in zip(envs, questions)]
+    open_ = [k for k, p in enumerate(pre) if isinstance(p, JudgeRequest)]
+    answers = dict(zip(open_, judge.judge_batch([pre[k] for k in open_]))) if open_ else {}
+    return [env.finish_turn(q, p, answers.get(k)).turn for k, (env, q, p) in enumerate(zip(envs, questions, pre))]
+
+
+def sample_candidates(
+    policy: Guesser, judge: Judge, prefixes: Sequence[tuple[Trajectory, int]], *, n: int, max_turns: int, seed: int,
+    batch_size: int = 64,
+) -> list[Branch]:
+    """N policy questions per history, each played as the game's next turn."""
+    branches = [Branch(traj, t) for traj, t in prefixes]
+    jobs = [(b, k) for b in branches for k in range(n)]
+    for start in range(0, len(jobs), batch_size):
+        chunk = jobs[start : start + batch_size]
+        states = [GuesserState(seed=branch_seed(seed, b.trajectory, b.t, k), history=list(b.history)) for b, k in chunk]
+        asks = policy.ask_batch(states)
+        envs = [env_at(judge, b.trajectory, b.t, max_turns) for b, _ in chunk]
+        turns = play_turns(envs, [a.question for a in asks], judge)
+        for (branch, _), ask, turn in zip(chunk, asks, turns):
+            text = ask.question.strip() or str(ask.extra.get("completion", "")).strip()
+            branch.candidates.append(Candidate(text, turn))
+    return branches
+
+
+# -- rewards ---------------------------------------------------------------------------------
+def consistent(model: Any, history: Sequence[Turn]) -> np.ndarray:
+    """Pool candidates consistent with every yes/no answer so far (a CandidateModel's masks)."""
+    mask = np.ones(len(model.words), dtype=bool)
+    for turn in history:
+        if turn.verdict not in (Verdict.YES, Verdict.NO):
+            continue
+        masks = model.outcome_masks(turn.question)
+        if masks is None:
+            continue
+        yes, named = masks
+        mask &= ~named & (yes if turn.verdict is Verdict.YES else ~yes)
+    return mask
+
+
+def info_gain(model: Any, history: Sequence[Turn], turn: Turn, before: np.ndarray | None = None) -> float:
+    """The `infogain` reward of one turn after `history` (see the module docstring)."""
+    before = consistent(model, history) if before is None else before
+    left = max(int(before.sum()), 1)
+    if turn.verdict is Verdict.FINISHED:
+        return math.log2(left) + 1.0
+    if turn.verdict not in (Verdict.YES, Verdict.NO):
+        return turn.total_reward
+    if model.outcome_masks(turn.question) is None:
+        return 0.0  # a yes/no the knowledge base cannot ground (another judge answered it)
+    after = consistent(model, [turn]) & before
+    return math.log2(left / max(int(after.sum()), 1))
+
+
+def score_infogain(branches: Sequence[Branch], model: Any) -> None:
+    for b in branches:
+        before = consistent(model, b.history)
+        for c in b.candidates:
+            c.reward = info_gain(model, b.history, c.turn, before)
+
+
+def score_belief(branches: Sequence[Branch], backend: Any, chat_format: GuesserFormat) -> None:
+    from games.belief import log_beliefs
+
+    items = []
+    for b in branches:
+        items.append((b.history, b.trajectory.secret))
+        items += [([*b.history, c.turn], b.trajectory.secret) for c in b.candidates]
+    beliefs = iter(log_beliefs(backend, items, chat_format=chat_format))
+    for b in branches:
+        base = next(beliefs)
+        for c in b.candidates:
+            c.turn.belief = next(beliefs)
+            c.turn.delta_belief = c.turn.belief - base
+            c.reward = c.turn.delta_belief + c.turn.total_reward
+
+
+def score_success(
+    branches: Sequence[Branch], policy: Guesser, judge: Judge, *, continuations: int, max_turns: int, seed: int,
+) -> None:
+    """Mean return of `continuations` games the policy plays on from each candidate."""
+    games = []  # (candidate, turn index of the candidate, env, guesser state)
+    for b in branches:
+        for k, c in enumerate(b.candidates):
+            for j in range(continuations):
+                env = env_at(judge, b.trajectory, b.t, max_turns)
+                env.finish_turn(c.turn.question, JudgeAnswer(c.turn.verdict, raw=c.turn.judge_raw), None)
+                state = GuesserState(seed=branch_seed(seed + 1 + j, b.trajectory, b.t, k),
+                                     history=list(env.trajectory.turns))
+                games.append((c, b.t, env, state))
+    live = [g for g in games if not g[2].done]
+    while live:
+        asks = policy.ask_batch([g[3] for g in live])
+        turns = play_turns([g[2] for g in live], [a.question for a in asks], judge)
+        for g, turn in zip(live, turns):
+            policy.observe(g[3], turn)
+        live = [g for g in live if not g[2].done]
+    returns: dict[int, list[float]] = {}
+    for c, t, env, _ in games:
+        returns.setdefault(id(c), []).append(sum(turn.total_reward for turn in env.trajectory.turns[t:]))
+    for b in branches:
+        for c in b.candidates:
+            c.reward = float(np.mean(returns[id(c)]))
+
+
+# -- pairs -------------------------------------------------------------------------------------
+def make_pairs(branches: Sequence[Branch], chat_format: GuesserFormat, min_reward_gap: float) -> list[dict]:
+    """chosen = best, rejected = worst candidate of each branch (the first of equals); drops
+    branches whose gap is under `min_reward_gap` or whose two texts are the same."""
+    pairs = []
+    for b in branches:
+        if len(b.candidates) < 2:
+            continue
+        best = max(b.candidates, key=lambda c: c.reward)
+        worst = min(b.candidates, key=lambda c: c.reward)
+        gap = best.reward - worst.reward
+        if gap < min_reward_gap or not best.text or best.text == worst.text:
+            continue
+        pairs.append({
+            "prompt": chat_format.messages(b.history),
+            "chosen": [{"role": "assistant", "content": best.text}],
+            "rejected": [{"role": "assistant", "content": worst.text}],
+            "secret": b.trajectory.secret, "turn": b.t, "chosen_reward": best.reward,
+            "rejected_reward": worst.reward, "chosen_verdict": best.turn.verdict.value,
+            "rejected_verdict": worst.turn.verdict.value,
+        })
+    return pairs
+
+
+def candidate_stats(branches: Sequence[Branch]) -> dict[str, float]:
+    """Diagnostics of the sampled candidates (logged before training)."""
+    cands = [c for b in branches for c in b.candidates]
+    if not cands:
+        return {}
+    rewards = np.array([c.reward for c in cands])
+    verdicts = [c.turn.verdict for c in cands]
+    spread = [max(c.reward for c in b.candidates) - min(c.reward for c in b.candidates) for b in branches if b.candidates]
+    return {
+        "candidates/reward_mean": float(rewards.mean()), "candidates/reward_std": float(rewards.std()),
+        "candidates/answered_rate": float(np.mean([v in (Verdict.YES, Verdict.NO, Verdict.FINISHED) for v in verdicts])),
+        "candidates/invalid_rate": float(np.mean([v is Verdict.INVALID for v in verdicts])),
+        "candidates/repeated_rate": float(np.mean([v is Verdict.REPEATED for v in verdicts])),
+        "candidates/win_rate": float(np.mean([v is Verdict.FINISHED for v in verdicts])),
+        "candidates/distinct_fraction": float(np.mean([len({c.text for c in b.candidates}) / len(b.candidates)
+                                                       for b in branches if b.candidates])),
+        "candidates/reward_gap_mean": float(np.mean(spread)) if spread else 0.0,
+    }

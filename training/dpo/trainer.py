@@ -1,0 +1,145 @@
+"""Multi-turn DPO with TRL's DPOTrainer: pairs from the base policy's own candidates
+(training.dpo.pairs), LoRA via peft by default (the reference is the base with the adapter off),
+else full weights against a frozen copy. TRL logs rewards/chosen, rewards/margins, ... per step."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any, Sequence
+
+from games.llm.chat import GuesserFormat
+from games.types import Trajectory
+from training.common.data import MakeGuesser, gather_games, read_jsonl, select_games, write_jsonl
+from training.common.models import (
+    DeviceSetup, count_parameters, cpu_threads, device_setup, load_model, lora_config, quiet_libraries,
+)
+from training.common.trainer import (
+    ReporterCallback, fit, resolved_config, resume_checkpoint, summary, trainer_arguments, write_run_config,
+)
+from training.dpo import pairs as P
+from training.dpo.config import DPOJobConfig
+from training.reporting import Reporter
+from training.sft.data import fits
+
+PAIRS_FILE = "dpo_pairs.jsonl"
+
+
+def build_pairs(
+    config: DPOJobConfig, reporter: Reporter, model: Any, tokenizer: Any, games: Sequence[Trajectory], *,
+    judge, pool: Sequence[str] | None,
+) -> list[dict]:
+    """Sample candidates from `model` after history prefixes of `games`, score them, pair them."""
+    from games.guessers.llm import LLMGuesser
+    from games.llm.base import SamplingParams
+    from games.llm.transformers_backend import TransformersBackend
+    from games.registry import build_judge
+
+    judge = judge or build_judge(config.judge)
+    chat_format = GuesserFormat(max_turns=config.max_turns)
+    backend = TransformersBackend.from_model(model.eval(), tokenizer)
+    policy = LLMGuesser(backend, sampling=SamplingParams(max_new_tokens=config.max_new_tokens,
+                                                         temperature=config.temperature),
+                        chat_format=chat_format, name="policy")
+    prefixes = P.history_prefixes(games, config.prefixes_per_game, config.seed)
+    reporter.log(f"sampling {config.candidates} candidates after each of {len(prefixes)} histories "
+                 f"from {len(games)} games")
+    branches = []
+    step = max(1, 256 // config.candidates)
+    for start in range(0, len(prefixes), step):
+        if reporter.should_stop():
+            from training.reporting import StopRequested
+
+            raise StopRequested()
+        branches += P.sample_candidates(policy, judge, prefixes[start : start + step], n=config.candidates,
+                                        max_turns=config.max_turns, seed=config.seed)
+        reporter.progress(0.1 * len(branches) / len(prefixes), f"candidates {len(branches)}/{len(prefixes)}")
+    if config.reward == "infogain":
+        from games.kb import load_kb
+        from games.kb.candidates import candidate_model
+
+        secrets = sorted({t.secret for t in games})
+        words = list(dict.fromkeys([*(pool or []), *secrets])) if pool else None
+        P.score_infogain(branches, candidate_model(load_kb(), words))
+    elif config.reward == "belief":
+        P.score_belief(branches, backend, chat_format)
+    else:
+        P.score_success(branches, policy, judge, continuations=config.continuations, max_turns=config.max_turns,
+                        seed=config.seed)
+    stats = P.candidate_stats(branches)
+    rows = P.make_pairs(branches, chat_format, config.min_reward_gap)
+    stats["pairs/kept_fraction"] = len(rows) / max(len(branches), 1)
+    reporter.metrics(0, stats)
+    reporter.log(f"{len(rows)} pairs from {len(branches)} histories (reward={config.reward}, "
+                 f"gap ≥ {config.min_reward_gap}); mean candidate reward {stats.get('candidates/reward_mean', 0):.3f}")
+    return rows
+
+
+def build_dpo_trainer(
+    config: DPOJobConfig, model: Any, tokenizer: Any, rows: Sequence[dict], *, output_dir: str | Path,
+    setup: DeviceSetup, callbacks: Sequence[Any] = (),
+) -> Any:
+    """TRL's DPOTrainer on conversational prompt/chosen/rejected rows; with LoRA the reference is the
+    base with the adapter disabled, else a frozen copy of the starting model."""
+    from datasets import Dataset
+    from trl import DPOConfig, DPOTrainer
+
+    dataset = Dataset.from_list([{k: r[k] for k in ("prompt", "chosen", "rejected")} for r in rows])
+    args = DPOConfig(**trainer_arguments(config, setup, output_dir), max_length=config.max_tokens,
+                     beta=config.beta, loss_type=[config.loss_type])
+    peft_config = lora_config(rank=config.lora_rank, alpha=config.lora_alpha, dropout=config.lora_dropout,
+                              target_modules=config.target_modules) if config.lora else None
+    ref_model = None if config.lora else copy.deepcopy(model).eval().requires_grad_(False)
+    return DPOTrainer(model=model.train(), ref_model=ref_model, args=args, train_dataset=dataset,
+                      processing_class=tokenizer, peft_config=peft_config, callbacks=list(callbacks))
+
+
+def run(
+    config: DPOJobConfig, reporter: Reporter, *, model_path: str | None = None, adapter_path: str | None = None,
+    trajectories: Sequence[Trajectory] | None = None, make_teacher: MakeGuesser | None = None, judge=None,
+    words: Sequence[str] | None = None, pool: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """DPO on pairs built from the selected games' prefixes. Keywords as in training.sft.trainer.run;
+    `pool` is also the candidate set of the infogain reward. A resumed run reuses its stored pairs."""
+    quiet_libraries()
+    setup = device_setup(config.precision)
+    model_path = model_path or config.base_model
+    cached = Path(reporter.output_dir) / PAIRS_FILE
+    resume = resume_checkpoint(reporter)
+    with cpu_threads(config.cpu_threads if setup.device == "cpu" else 0):
+        model, tokenizer = load_model(model_path, adapter=adapter_path)
+        if resume and cached.is_file():
+            rows = read_jsonl(cached)
+            reporter.log(f"reusing {len(rows)} stored pairs from {cached}")
+        else:
+            if pool is None and config.pool_word_list and words is None:
+                from games.wordlists import read_words
+
+                pool = read_words(config.pool_word_list)
+            games = gather_games(config, reporter, trajectories=trajectories, make_teacher=make_teacher,
+                                 judge=judge, words=words, pool=pool)
+            games = select_games(games, config.selection)
+            rows = build_pairs(config, reporter, model, tokenizer, games, judge=judge, pool=pool)
+            write_jsonl(cached, rows)
+            reporter.artifact("dpo-pairs", PAIRS_FILE, cached, meta={"pairs": len(rows)})
+        kept = [r for r in rows if fits(tokenizer, {"prompt": r["prompt"], "completion": r["chosen"]}, config.max_tokens)
+                and fits(tokenizer, {"prompt": r["prompt"], "completion": r["rejected"]}, config.max_tokens)]
+        if not kept:
+            raise ValueError("no preference pair left: lower min_reward_gap, sample more candidates or more histories")
+        run_config = resolved_config(
+            "dpo", config, model_path=model_path, adapter_path=adapter_path, device=setup.device,
+            world_size=setup.world_size,
+            gradient_accumulation_steps=setup.accumulation(config.global_batch_size, config.per_device_batch_size),
+            pairs=len(kept), dropped_too_long=len(rows) - len(kept),
+            reference="base model (adapter disabled)" if config.lora else "frozen copy of the base model",
+        )
+        callback = ReporterCallback(reporter, run_config, is_adapter=config.lora)
+        trainer = build_dpo_trainer(config, model, tokenizer, kept, output_dir=reporter.output_dir, setup=setup,
+                                    callbacks=[callback])
+        trainable, total = count_parameters(trainer.model)
+        reporter.log(f"dpo: {len(kept)} pairs, {trainable:,} of {total:,} parameters trained")
+        if setup.is_main:
+            write_run_config(reporter.output_dir, run_config)
+        output = fit(trainer, callback, resume)
+    return {**summary(trainer, output, callback), "pairs": len(kept), "dropped_too_long": len(rows) - len(kept),
+            "parameters_trained": trainable}
