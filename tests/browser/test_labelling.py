@@ -8,11 +8,22 @@ from pathlib import Path
 
 import pytest
 
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
 SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 
 pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _orm_next_to_playwright():
+    """Playwright's sync API runs an event loop in this thread; let the ORM run beside it, for this
+    module only (a session-wide setting leaks into subprocesses such as `manage.py check --deploy`)."""
+    before = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    yield
+    if before is None:
+        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    else:
+        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = before
 
 
 def _log_in(page, live_server, user) -> None:
@@ -40,6 +51,8 @@ def test_label_with_the_keyboard_alone_including_undo_and_skip(page, live_server
     announce = page.locator("#announce")
     expect(question).to_have_text("“Is it an animal?”")
     expect(page.locator("#reveal")).to_have_count(0)  # blind: no votes before answering
+    reloads: list[str] = []  # every key below is answered in place (htmx), never by a page load
+    page.on("framenavigated", lambda frame: reloads.append(frame.url) if frame == page.main_frame else None)
     SHOTS.mkdir(parents=True, exist_ok=True)
 
     page.keyboard.press("y")
@@ -69,6 +82,7 @@ def test_label_with_the_keyboard_alone_including_undo_and_skip(page, live_server
     expect(labelled).to_have_text("3")
     expect(page.locator("#lab-item")).to_contain_text("Nothing is waiting for you")
     expect(page.get_by_test_id("remaining")).to_have_text("0")
+    assert reloads == []
     page.screenshot(path=str(SHOTS / "labelling-queue.png"), full_page=True)
 
     labels = dict(Label.objects.filter(annotator=annotator).values_list("item__question", "verdict"))

@@ -4,7 +4,11 @@
 (function () {
   "use strict";
 
-  var busy = false; // one answer per item: keys pressed while a request is on its way are ignored
+  // idle: keys click buttons. inflight: an answer is on its way and the next item is not shown yet,
+  // so keys are dropped (one answer per item, never one for an item nobody has seen). settling: the
+  // next item is on screen but htmx has not wired its forms yet, so the key waits for htmx:afterSettle.
+  var state = "idle";
+  var deferred = null;
 
   function queue() { return document.getElementById("queue"); }
 
@@ -17,25 +21,38 @@
     return (event.ctrlKey || event.metaKey ? "ctrl+" : "") + key;
   }
 
-  document.addEventListener("keydown", function (event) {
+  function button(shortcut) {
     var q = queue();
-    if (!q || event.altKey || event.shiftKey || isTyping(event.target)) return;
-    var button = q.querySelector('[data-shortcut="' + combo(event) + '"]');
-    if (!button || button.disabled) return;
+    var b = q && q.querySelector('[data-shortcut="' + shortcut + '"]');
+    return b && !b.disabled ? b : null;
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (!queue() || event.altKey || event.shiftKey || isTyping(event.target)) return;
+    var shortcut = combo(event);
+    if (!button(shortcut)) return;
     event.preventDefault();
-    if (!busy) button.click();
+    if (state === "idle") button(shortcut).click();
+    else if (state === "settling") deferred = shortcut;
   });
 
   document.addEventListener("htmx:beforeRequest", function (event) {
     var q = queue();
-    if (q && q.contains(event.detail.elt)) busy = true;
+    if (q && q.contains(event.detail.elt)) state = "inflight";
   });
-  document.addEventListener("htmx:afterRequest", function () { busy = false; });
-
-  // After a swap, put focus on the new item so screen readers and the keyboard start there.
+  // A failed request swaps nothing; its form is still in the page, so this event reaches us.
+  document.addEventListener("htmx:afterRequest", function () { if (state === "inflight") state = "idle"; });
   document.addEventListener("htmx:afterSwap", function (event) {
     if (event.detail.target !== queue()) return;
-    var item = document.getElementById("lab-item");
+    state = "settling";
+    var item = document.getElementById("lab-item");  // focus the new item: screen readers and keys start there
     if (item) item.focus({ preventScroll: true });
+  });
+  document.addEventListener("htmx:afterSettle", function (event) {
+    if (event.detail.target !== queue()) return;
+    state = "idle";
+    var next = deferred && button(deferred);
+    deferred = null;
+    if (next) next.click();
   });
 })();
