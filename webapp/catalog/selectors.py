@@ -56,7 +56,11 @@ def word_list_subset_counts(rows: list[dict]) -> dict[str, int]:
     for row in rows:
         for name in row["subsets"]:
             counts[name] = counts.get(name, 0) + 1
-    return dict(sorted(counts.items()))
+    def natural(name: str) -> tuple:  # rl_band, curriculum_5, curriculum_10, ...
+        head, _, tail = name.rpartition("_")
+        return (head, int(tail)) if tail.isdigit() else (name, -1)
+
+    return dict(sorted(counts.items(), key=lambda kv: natural(kv[0])))
 
 
 def word_list_compare(*, old: WordList, new: WordList, min_change: float = 1e-9) -> dict:

@@ -88,3 +88,11 @@ def test_exports_round_trip_as_text_jsonl_and_parquet(pair, client, researcher, 
     assert unassigned == "fish\n"
     assert client.get(f"/lists/{new.pk}/download/csv/").status_code == 404
     assert client.get(f"/lists/{new.pk}/download/txt/?split=train").status_code == 404
+
+
+def test_subset_counts_are_in_natural_order():
+    from webapp.catalog.selectors import word_list_subset_counts
+
+    rows = [{"subsets": ["rl_band", "curriculum_5", "curriculum_10", "curriculum_66"]}, {"subsets": ["curriculum_5"]}]
+    assert list(word_list_subset_counts(rows).items()) == [("curriculum_5", 2), ("curriculum_10", 1),
+                                                          ("curriculum_66", 1), ("rl_band", 1)]
