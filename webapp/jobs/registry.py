@@ -74,6 +74,22 @@ register(JobKind(
     "Curate candidate nouns into a new, difficulty-rated word-list version with splits.",
     check="webapp.jobs.kinds.curation:check", route="webapp.jobs.kinds.curation:queue_for",
 ))
+register(JobKind(
+    "knowledge", "training.knowledge.config:KnowledgeJobConfig", "webapp.jobs.kinds.training:run_knowledge",
+    "Knowledge stage: teach a model every pool word and its knowledge-base facts (plain causal LM).",
+    gpu=True, check="webapp.jobs.kinds.training:check_knowledge",
+))
+register(JobKind(
+    "sft", "training.sft.config:SFTJobConfig", "webapp.jobs.kinds.training:run_sft",
+    "Turn-level SFT on a teacher's (or stored) games: only each turn's question is trained.",
+    gpu=True, check="webapp.jobs.kinds.training:check_games_job",
+))
+register(JobKind(
+    "dpo", "training.dpo.config:DPOJobConfig", "webapp.jobs.kinds.training:run_dpo",
+    "Multi-turn DPO: the policy's candidate next questions paired by a proxy reward (information gain, "
+    "ΔBelief, success).",
+    gpu=True, check="webapp.jobs.kinds.training:check_games_job",
+))
 
 
 def get_kind(name: str) -> JobKind:

@@ -1,0 +1,225 @@
+"""Training jobs (knowledge, sft, dpo) on the web side: resolve model-spec and word-list names,
+stored games and the teacher from the database, call the training runner, and register every
+checkpoint it saves as a new ModelSpec (a transformers guesser: the checkpoint folder, or the base
+plus the checkpoint as LoRA adapter), so it can be played, evaluated and trained further.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from webapp.catalog.models import ModelKind, ModelRole, ModelSpec, WordListEntry
+from webapp.catalog.selectors import word_list_latest
+from webapp.jobs.models import Checkpoint, Job
+
+TRAINABLE = (ModelKind.TRANSFORMERS, ModelKind.VLLM)
+POOL_GUESSERS = (ModelKind.INFOGAIN, ModelKind.RANDOM)
+
+
+# -- references ----------------------------------------------------------------------------------
+def _active(name: str) -> ModelSpec | None:
+    return ModelSpec.objects.filter(name=name, is_active=True).first()
+
+
+def words_of(name: str, split: str = "") -> list[str]:
+    entries = WordListEntry.objects.filter(word_list=word_list_latest(name))
+    if split:
+        entries = entries.filter(split=split)
+    return list(entries.order_by("id").values_list("word__text", flat=True))
+
+
+def _check_base(config, errors: dict) -> None:
+    spec = _active(config.base_model)
+    if spec is None or spec.kind not in TRAINABLE or not spec.path:
+        errors["base_model"] = [f"no active transformers model spec named {config.base_model!r} with a model folder"]
+
+
+def _check_word_list(name: str, field: str, errors: dict, split: str = "") -> None:
+    word_list = word_list_latest(name)
+    if word_list is None:
+        errors[field] = [f"no word list named {name!r}"]
+    elif split and not word_list.entries.filter(split=split).exists():
+        errors["split"] = [f"{name} has no words in the {split!r} split"]
+
+
+def stored_games(config):
+    from webapp.play.models import Game
+
+    games = Game.objects.exclude(outcome="playing")
+    if config.games_guesser:
+        games = games.filter(guesser__name=config.games_guesser)
+    if config.games_job:
+        games = games.filter(job_id=config.games_job)
+    if config.selection != "all":
+        games = games.filter(outcome="won")
+    if config.word_list and word_list_latest(config.word_list) is not None:
+        games = games.filter(secret__in=words_of(config.word_list, config.split))
+    return games.order_by("id")
+
+
+def _check_games(config, errors: dict) -> None:
+    judge = _active(config.judge)
+    if judge is None or not judge.can_judge:
+        errors["judge"] = [f"no active judge model spec named {config.judge!r}"]
+    if config.source == "teacher":
+        teacher = _active(config.teacher)
+        if teacher is None or not teacher.can_guess:
+            errors["teacher"] = [f"no active guesser model spec named {config.teacher!r}"]
+        _check_word_list(config.word_list, "word_list", errors, config.split)
+    else:
+        if config.games_guesser and _active(config.games_guesser) is None:
+            errors["games_guesser"] = [f"no model spec named {config.games_guesser!r}"]
+        if config.word_list:
+            _check_word_list(config.word_list, "word_list", errors, config.split)
+        if not errors and not stored_games(config).exists():
+            errors["source"] = ["no stored game matches (games_guesser, games_job, word_list, selection)"]
+    if config.pool_word_list:
+        _check_word_list(config.pool_word_list, "pool_word_list", errors)
+
+
+def check_knowledge(config) -> None:
+    errors: dict = {}
+    _check_base(config, errors)
+    _check_word_list(config.word_list, "word_list", errors)
+    if errors:
+        raise ValidationError(errors)
+
+
+def check_games_job(config) -> None:
+    """sft and dpo: the base model, the teacher / stored games, the judge and the word lists."""
+    errors: dict = {}
+    _check_base(config, errors)
+    _check_games(config, errors)
+    if errors:
+        raise ValidationError(errors)
+
+
+# -- checkpoints become model specs ----------------------------------------------------------------
+@transaction.atomic
+def model_spec_register_checkpoint(
+    *, checkpoint: Checkpoint, kind: str, base: ModelSpec, base_path: str,
+) -> ModelSpec:
+    """A guesser ModelSpec for a saved checkpoint (idempotent per job and step)."""
+    name = f"{kind}-job{checkpoint.job_id}-step{checkpoint.step}"
+    fields = dict(
+        kind=ModelKind.TRANSFORMERS, role=ModelRole.GUESSER,
+        path=base_path if checkpoint.is_adapter else checkpoint.path,
+        adapter_path=checkpoint.path if checkpoint.is_adapter else "",
+        sampling=dict(base.sampling or {}), parent=base, produced_by_id=checkpoint.job_id, is_active=True,
+        description=f"{kind} job {checkpoint.job_id}, step {checkpoint.step}, from {base.name}"
+                    f"{' (LoRA adapter)' if checkpoint.is_adapter else ''}.",
+    )
+    spec = ModelSpec.objects.filter(name=name).first() or ModelSpec(name=name)
+    for key, value in fields.items():
+        setattr(spec, key, value)
+    spec.full_clean()
+    spec.save()
+    Checkpoint.objects.filter(pk=checkpoint.pk).update(model_spec=spec)
+    return spec
+
+
+class RegisteringReporter:
+    """A DatabaseReporter whose checkpoints are also registered as model specs as they are saved."""
+
+    def __init__(self, reporter, *, kind: str, base: ModelSpec, base_path: str):
+        self._reporter, self.kind, self.base, self.base_path = reporter, kind, base, base_path
+        self.specs: list[ModelSpec] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._reporter, name)
+
+    def checkpoint(self, step, path, *, metrics=None, config=None, is_adapter=False):
+        row = self._reporter.checkpoint(step, path, metrics=metrics, config=config, is_adapter=is_adapter)
+        self.specs.append(model_spec_register_checkpoint(checkpoint=row, kind=self.kind, base=self.base,
+                                                         base_path=self.base_path))
+        return row
+
+
+# -- runners ------------------------------------------------------------------------------------------
+def _base(config, reporter) -> tuple[ModelSpec, str]:
+    """The base spec and the folder to train: its path, or its path + adapter merged once."""
+    from training.common.models import merge_adapter
+
+    spec = ModelSpec.objects.get(name=config.base_model)
+    if not spec.adapter_path:
+        return spec, spec.path
+    reporter.log(f"merging the adapter of {spec.name} into its base")
+    return spec, str(merge_adapter(spec.path, spec.adapter_path, Path(reporter.output_dir) / "base-merged"))
+
+
+def _game_inputs(config) -> dict[str, Any]:
+    from games.registry import build_guesser
+    from webapp.catalog.builders import guesser_for, judge_for
+    from webapp.play.records import trajectory_of
+
+    inputs: dict[str, Any] = {"judge": judge_for(ModelSpec.objects.get(name=config.judge))}
+    if config.pool_word_list:
+        inputs["pool"] = words_of(config.pool_word_list)
+    if config.source == "games":
+        games = stored_games(config).select_related("guesser", "judge").prefetch_related("turns")
+        inputs["trajectories"] = [trajectory_of(g) for g in games]
+        return inputs
+    inputs["words"] = words_of(config.word_list, config.split)
+    teacher = ModelSpec.objects.get(name=config.teacher)
+
+    def make_teacher(pool):
+        if teacher.kind in POOL_GUESSERS:
+            options = {"max_turns": config.max_turns} if teacher.kind == ModelKind.INFOGAIN else {}
+            guesser = build_guesser(teacher.kind, pool=pool, **options)
+            guesser.name = teacher.name
+            return guesser
+        return guesser_for(teacher)
+
+    inputs["make_teacher"] = make_teacher
+    return inputs
+
+
+def _set_aside_stale_output(reporter) -> None:
+    """Runners resume from checkpoint folders in their output directory. A job that never saved a
+    checkpoint and was never re-queued has nothing to resume: anything there belongs to an earlier
+    job with the same id (a reset database), so it is moved aside, not resumed."""
+    out = Path(reporter.output_dir)
+    job = Job.objects.get(pk=reporter.job_id)
+    if job.requeues or Checkpoint.objects.filter(job_id=job.pk).exists() or not any(out.iterdir()):
+        return
+    stale = out.with_name(f"{out.name}-stale-{time.time_ns()}")
+    out.rename(stale)
+    out.mkdir()
+    reporter.log(f"moved files of an earlier job with this id to {stale}", level="warning")
+
+
+def _run(kind: str, runner, config, reporter, **inputs) -> dict:
+    _set_aside_stale_output(reporter)
+    base, base_path = _base(config, reporter)
+    registering = RegisteringReporter(reporter, kind=kind, base=base, base_path=base_path)
+    result = runner(config, registering, model_path=base_path, **inputs)
+    final = Checkpoint.objects.filter(job_id=reporter.job_id, path=result["final_checkpoint"]).order_by("-id").first()
+    if final is None:  # saved by an attempt that died before recording it
+        final = reporter.checkpoint(result["global_step"], result["final_checkpoint"], is_adapter=result["is_adapter"])
+    spec = final.model_spec or model_spec_register_checkpoint(checkpoint=final, kind=kind, base=base,
+                                                             base_path=base_path)
+    specs = list(ModelSpec.objects.filter(produced_by_id=reporter.job_id).order_by("id").values_list("name", flat=True))
+    return {**result, "model_spec": spec.name, "model_specs": specs, "base_model": base.name}
+
+
+def run_knowledge(config, reporter) -> dict:
+    from training.knowledge.trainer import run
+
+    return _run("knowledge", run, config, reporter, words=words_of(config.word_list))
+
+
+def run_sft(config, reporter) -> dict:
+    from training.sft.trainer import run
+
+    return _run("sft", run, config, reporter, **_game_inputs(config))
+
+
+def run_dpo(config, reporter) -> dict:
+    from training.dpo.trainer import run
+
+    return _run("dpo", run, config, reporter, **_game_inputs(config))
