@@ -1,5 +1,5 @@
 """Labelling with the keyboard alone in headless Chromium: Y/N/U/I, Ctrl+Z undo, Ctrl+Space skip;
-then the judge accuracy page shows the labels' effect. Uses the `page` fixture of conftest.py."""
+then the judge accuracy page shows the labels' effect. Reuses conftest.py's `page` where there is one."""
 
 from __future__ import annotations
 
@@ -26,6 +26,36 @@ def _orm_next_to_playwright():
         os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = before
 
 
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture
+def labelling_page(request, live_server, transactional_db):
+    """conftest.py's `page` when it provides one; else a Chromium page of our own (same settings)."""
+    try:
+        page = request.getfixturevalue("page")
+    except pytest.FixtureLookupError:
+        page = None
+    if page is not None:
+        yield page
+        return
+    if not os.path.exists("/usr/bin/chromium"):
+        pytest.skip("/usr/bin/chromium is missing: apt-get install chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        context = browser.new_context(base_url=live_server.url, viewport={"width": 1200, "height": 900})
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        errors: list[str] = []
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        yield page
+        browser.close()
+    assert errors == [], f"JavaScript errors: {errors}"
+
+
 def _log_in(page, live_server, user) -> None:
     from django.conf import settings
     from django.test import Client
@@ -36,9 +66,10 @@ def _log_in(page, live_server, user) -> None:
                                "url": live_server.url}])
 
 
-def test_label_with_the_keyboard_alone_including_undo_and_skip(page, live_server, make_user):
+def test_label_with_the_keyboard_alone_including_undo_and_skip(labelling_page, live_server, make_user):
     from playwright.sync_api import expect
 
+    page = labelling_page
     from tests.webapp.labelling.support import run_disagreements, store_games
     from webapp.labelling.models import Assignment, DisagreementItem, Label
 
