@@ -113,3 +113,19 @@ def test_stored_games_and_lora(tiny_dir, tmp_path):
     folder = Path(result["final_checkpoint"])
     assert (folder / "adapter_config.json").is_file() and not (folder / "model.safetensors").exists()
     assert reporter.last_checkpoint()["is_adapter"]
+
+
+def test_command_line_builds_the_config_and_runs(tiny_dir, tmp_path, capsys):
+    from training.sft.__main__ import main
+
+    out = tmp_path / "cli"
+    flags = ["--base", str(tiny_dir), "--out", str(out), "--word-list", "dbrl/train_sft", "--limit-words", "2",
+             "--pool-word-list", "dbrl/paper_val", "--max-steps", "1", "--global-batch-size", "8",
+             "--per-device-batch-size", "8", "--lora", "false"]
+    assert main(flags) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["global_step"] == 1 and result["words"] == 2
+    saved = json.loads((out / "checkpoint-1" / RUN_CONFIG).read_text())
+    assert saved["config"]["base_model"] == str(tiny_dir) and saved["config"]["limit_words"] == 2
+    assert main(["--base", str(tiny_dir), "--out", str(out), "--epochs", "0"]) == 2  # refused config
+    assert "epochs" in capsys.readouterr().err
