@@ -164,7 +164,8 @@ def run(config: DisagreementsConfig, reporter) -> dict:
         "already_queued": totals["already_queued"], "not_compared": totals["not_compared"], "votes": totals["votes"],
         "disagreement_rate": (totals["disagreeing"] / examined) if examined else None,
         "pair_disagreements": dict(pairs),
-        "items": DisagreementItem.objects.filter(job_id=reporter.job_id).count(),
+        # not "items": a result key of that name shadows dict.items in the job page's template
+        "queued_items": DisagreementItem.objects.filter(job_id=reporter.job_id).count(),
     }
     reporter.log(f"{examined} questions judged; {totals['disagreements']} disagreements and "
                  f"{totals['controls']} controls queued")

@@ -137,3 +137,9 @@ def test_launch_form_on_the_jobs_dashboard_queues_the_job(client, games, researc
     job = Job.objects.get(kind="disagreements")
     assert response.status_code == 302 and job.config["judges"] == ["kb", "kb-any-sense"]
     assert job.config["unknown"] == "ignore" and job.config["labels_needed"] == 2 and job.queue == "cpu"
+
+
+def test_the_job_page_shows_the_result(client, queued, researcher):
+    client.force_login(researcher)
+    html = client.get(f"/jobs/{queued.pk}/").content.decode()
+    assert "disagreements" in html and "kb vs kb-any-sense" in html
