@@ -90,6 +90,11 @@ register(JobKind(
     "ΔBelief, success).",
     gpu=True, check="webapp.jobs.kinds.training:check_games_job",
 ))
+register(JobKind(
+    "grpo", "training.grpo.config:GRPOConfig", "webapp.jobs.kinds.grpo:run",
+    "Multi-turn GRPO: G games per secret against the judge, StarPO (trajectory) or ΔBelief (per-turn) credit.",
+    gpu=True, check="webapp.jobs.kinds.grpo:check",
+))
 
 
 def get_kind(name: str) -> JobKind:

@@ -1,0 +1,101 @@
+"""The grpo job kind through the jobs system: references checked before queueing, metrics and
+warnings stored, checkpoints registered as playable LoRA model specs, stop and resume."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import pytest
+from django.conf import settings
+from django.core.exceptions import ValidationError
+
+from games.rollout import rollout
+from games.types import GameConfig
+from webapp.catalog.builders import guesser_for, judge_for
+from webapp.catalog.models import ModelKind, ModelSpec, Split
+from webapp.catalog.services import SeedEntry, seed_model_specs, word_list_create
+from webapp.jobs.models import Checkpoint, Job, JobStatus, Metric
+from webapp.jobs.services import job_resume, job_run, job_submit
+
+pytestmark = pytest.mark.django_db
+FAST = dict(steps=2, secrets_per_step=1, num_generations=2, max_turns=2, max_completion_length=6,
+            learning_rate=3e-3, save_steps=1, rollout_filter_ratio=1.0, cpu_threads=1)
+
+
+@pytest.fixture(scope="session")
+def grpo_web_tiny(tmp_path_factory):
+    from training.tiny import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("grpo-web") / "tiny", hidden=32, intermediate=64, seed=0)
+
+
+@pytest.fixture(autouse=True)
+def no_heartbeats(settings):
+    settings.JOB_HEARTBEAT_SECONDS = 3600  # the beat thread may not use the test database
+
+
+@pytest.fixture
+def seeded(grpo_web_tiny):
+    seed_model_specs(grpo_web_tiny)
+    word_list_create(name="g/words", entries=[SeedEntry("dog", split=Split.RL), SeedEntry("apple", split=Split.RL),
+                                              SeedEntry("car", split=Split.TEST)])
+
+
+def submit(**params) -> Job:
+    with mock.patch("workers.tasks.job_run_task.apply_async"):
+        return job_submit(kind="grpo", params=params)
+
+
+def test_grpo_job_stops_resumes_and_registers_adapter_model_specs(seeded, grpo_web_tiny):
+    job = submit(word_list="g/words", split="rl", **FAST)
+    assert job.queue == settings.JOBS_GPU_QUEUE
+    calls = {"n": 0}
+
+    def stop_before_step_two(self):
+        calls["n"] += 1  # once before each step
+        if calls["n"] >= 2:
+            Job.objects.filter(pk=self.job_id).update(status=JobStatus.STOPPING)
+            return True
+        return False
+
+    with mock.patch("webapp.jobs.reporter.DatabaseReporter.should_stop", stop_before_step_two):
+        assert job_run(job_id=job.pk) == JobStatus.STOPPED
+    assert list(Checkpoint.objects.filter(job=job).values_list("step", flat=True)) == [1]
+    with mock.patch("workers.tasks.job_run_task.apply_async"):
+        job_resume(job=Job.objects.get(pk=job.pk))
+    assert job_run(job_id=job.pk) == JobStatus.FINISHED
+    job.refresh_from_db()
+    assert job.result["global_step"] == 2 and job.result["resumed_from"] == 1
+    assert set(Metric.objects.filter(job=job, name="reward").values_list("step", flat=True)) == {1, 2}
+    for name in ("reward_std", "frac_reward_zero_std", "entropy", "clip_ratio/low_mean", "grad_norm",
+                 "warning/grad_norm_spike"):
+        assert Metric.objects.filter(job=job, name=name).exists(), name
+    assert job.logs.filter(message__startswith="resuming from").exists()
+    spec = ModelSpec.objects.get(name=job.result["model_spec"])
+    final = Checkpoint.objects.get(job=job, step=2)
+    assert final.is_adapter and final.model_spec == spec
+    assert (spec.kind, spec.path, spec.adapter_path) == (ModelKind.TRANSFORMERS, str(grpo_web_tiny), final.path)
+    assert final.config["config"]["advantage"] == "turn"
+    (game,) = rollout(guesser_for(spec), judge_for(ModelSpec.objects.get(name="kb")), ["car"],
+                      config=GameConfig(max_turns=2))
+    assert game.guesser == spec.name and game.n_turns >= 1
+
+
+@pytest.mark.parametrize("field,value", [
+    ("base_model", "nobody"), ("base_model", "infogain"), ("judge", "infogain"), ("word_list", "nope"),
+    ("split", "val"), ("advantage", "token"), ("num_generations", 1),
+])
+def test_bad_references_and_values_are_refused_before_queueing(seeded, field, value):
+    with pytest.raises(ValidationError) as err:
+        submit(**{"word_list": "g/words", field: value})
+    assert field in err.value.message_dict
+    assert Job.objects.count() == 0
+
+
+def test_launch_form_documents_every_field():
+    from webapp.jobs.forms import config_form_class
+    from webapp.jobs.registry import REGISTRY
+
+    form = config_form_class(REGISTRY["grpo"])()
+    assert all(f.help_text for f in form.fields.values())
+    assert REGISTRY["grpo"].gpu

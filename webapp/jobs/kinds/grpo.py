@@ -1,0 +1,31 @@
+"""The GRPO job on the web side: the shared training adapter (webapp.jobs.kinds.training) resolves
+the base model spec (merging its adapter once), registers every checkpoint as a ModelSpec, and
+returns the final one; this module adds GRPO's references (judge, secrets) and its runner."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+
+from training.grpo.config import GRPOConfig
+from webapp.catalog.models import ModelSpec
+from webapp.jobs.kinds.training import _active, _check_base, _check_word_list, _run, words_of
+
+
+def check(config: GRPOConfig) -> None:
+    """Refuse references that do not exist, before anything is queued."""
+    errors: dict = {}
+    _check_base(config, errors)
+    judge = _active(config.judge)
+    if judge is None or not judge.can_judge:
+        errors["judge"] = [f"no active judge model spec named {config.judge!r}"]
+    _check_word_list(config.word_list, "word_list", errors, config.split)
+    if errors:
+        raise ValidationError(errors)
+
+
+def run(config: GRPOConfig, reporter) -> dict:
+    from training.grpo.trainer import run as grpo_run
+    from webapp.catalog.builders import judge_for
+
+    judge = judge_for(ModelSpec.objects.get(name=config.judge))
+    return _run("grpo", grpo_run, config, reporter, judge=judge, words=words_of(config.word_list, config.split))
