@@ -130,7 +130,9 @@ def run(config: CurationConfig, reporter: Reporter, *, inputs: Inputs) -> Curati
     summary = {
         "candidates": source.n_in, "kept": len(entries), "games": sum(r.games for r in games.values()),
         "splits": split_stage.detail["sizes"], "subsets": subset_stage.detail["counts"],
-        "guesser": guesser.name, "judge": inputs.judge.name, "seconds": round(time.perf_counter() - started, 1),
+        "guesser": guesser.name, "judge": inputs.judge.name,
+        "knowledge_base": {"source": kb.meta.get("source", ""), "nouns": len(kb.nouns), "features": len(kb.features)},
+        "seconds": round(time.perf_counter() - started, 1),
         "stage_seconds": timings,
     }
     reporter.progress(P_GAMES + 0.02, f"{len(entries)} words curated")

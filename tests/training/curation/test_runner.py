@@ -60,6 +60,7 @@ def test_funnel_accounts_for_every_uploaded_entry_and_logs_each_drop(tmp_path):
     assert "given_as" not in entry["stats"] and entry["category"] == "animal"
     assert entry["stats"]["games"] == 2 and entry["stats"]["features"] >= 10 and entry["stats"]["lexname"]
     assert json.loads((tmp_path / "funnel.json").read_text())["stages"] == result.funnel
+    assert result.summary["knowledge_base"]["nouns"] > 10_000 and "WordNet" in result.summary["knowledge_base"]["source"]
 
 
 def test_solvability_threshold_and_difficulty_order(tmp_path):
