@@ -30,8 +30,11 @@ def _form_field(field: dataclasses.Field, annotation) -> forms.Field:
     optional = type(None) in typing.get_args(annotation)
     kind = args[0] if (base is typing.Union or str(base) == "types.UnionType") and len(args) == 1 else annotation
     if field.name in REFERENCE_CHOICES:
-        return forms.ChoiceField(choices=REFERENCE_CHOICES[field.name], initial=default, label=label,
-                                 help_text=help_text, required=bool(default))
+        choices = REFERENCE_CHOICES[field.name]()
+        if not default and "" not in dict(choices):  # optional: an explicit empty choice, never a silent first one
+            choices = [("", "(none)"), *choices]
+        return forms.ChoiceField(choices=choices, initial=default, label=label, help_text=help_text,
+                                 required=bool(default))
     if "choices" in field.metadata:
         return forms.ChoiceField(choices=[(c, c or "(none)") for c in field.metadata["choices"]], initial=default,
                                  label=label, help_text=help_text, required=False)

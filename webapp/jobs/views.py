@@ -78,8 +78,12 @@ def quick_eval(request):
 @researcher_only
 def detail(request, job_id: int):
     job = get_object_or_404(Job.objects.select_related("created_by", "retry_of"), pk=job_id)
+    result = job.result or {}
     context = {
-        "job": job, "logs": selectors.job_log_tail(job), "checkpoints": job.checkpoints.all(),
+        "job": job, "logs": selectors.job_log_tail(job),
+        # rows, not the dict: a result key such as "items" must not shadow dict methods in templates
+        "result_rows": [(k, v) for k, v in result.items() if k != "by_difficulty"],
+        "by_difficulty": sorted((result.get("by_difficulty") or {}).items()), "checkpoints": job.checkpoints.all(),
         "artifacts": job.artifacts.all(), "games_count": job.games.count(), "retries": job.retries.all(),
         "metric_names": sorted(selectors.job_metric_series([job.pk])[job.pk]),
     }

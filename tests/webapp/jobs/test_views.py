@@ -69,6 +69,18 @@ def test_run_page_shows_progress_metrics_results_and_live_partial(rclient):
     assert data["jobs"][str(job.pk)]["metrics"]["smoke/step"] == [[1, 1.0]]
 
 
+def test_optional_reference_fields_offer_an_empty_choice(rclient):
+    body = rclient.get("/jobs/new/export/").content.decode()
+    guesser_select = body.split('name="guesser"')[1].split("</select>")[0]
+    assert '<option value="" selected>(none)</option>' in guesser_select
+
+
+def test_result_keys_named_like_dict_methods_render(rclient):
+    job = Job.objects.create(kind="smoke", status="finished", result={"items": 4, "values": [1, 2]})
+    body = rclient.get(f"/jobs/{job.pk}/").content.decode()
+    assert '<th scope="row">items</th><td>4</td>' in body
+
+
 def test_compare_highlights_config_differences(rclient):
     a = Job.objects.create(kind="smoke", config={"message": "a", "steps": 1})
     b = Job.objects.create(kind="smoke", config={"message": "b", "steps": 1})
