@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import io
 import json
+import os
 import sys
 import typing
 from pathlib import Path
@@ -41,11 +43,13 @@ def main_for(cls: type, run: Callable[..., dict], prog: str, description: str, a
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    reporter = ConsoleReporter(out)
+    main_process = int(os.environ.get("RANK", "0")) == 0  # torchrun / accelerate launch: rank 0 reports
+    reporter = ConsoleReporter(out, stream=None if main_process else io.StringIO())
     try:
         result: dict[str, Any] = run(config, reporter)
     except StopRequested:
         print(json.dumps({"stopped": True}))
         return 1
-    print(json.dumps(result, indent=1, default=str))
+    if main_process:
+        print(json.dumps(result, indent=1, default=str))
     return 0

@@ -59,6 +59,7 @@ def trainer_arguments(config: TrainConfig, setup: DeviceSetup, output_dir: str |
         report_to="none",
         disable_tqdm=True,
         dataloader_num_workers=0,
+        ddp_find_unused_parameters=False,
     )
 
 

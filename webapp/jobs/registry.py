@@ -91,6 +91,11 @@ register(JobKind(
     gpu=True, check="webapp.jobs.kinds.training:check_games_job",
 ))
 register(JobKind(
+    "judge_sft", "training.sft.judge:JudgeSFTJobConfig", "webapp.jobs.kinds.training:run_judge_sft",
+    "SFT of an LLM judge on a reference judge's verdicts for the questions of teacher (or stored) games.",
+    gpu=True, check="webapp.jobs.kinds.training:check_games_job",
+))
+register(JobKind(
     "grpo", "training.grpo.config:GRPOConfig", "webapp.jobs.kinds.grpo:run",
     "Multi-turn GRPO: G games per secret against the judge, StarPO (trajectory) or ΔBelief (per-turn) credit.",
     gpu=True, check="webapp.jobs.kinds.grpo:check",

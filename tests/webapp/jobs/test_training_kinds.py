@@ -113,6 +113,18 @@ def test_lora_knowledge_job_then_dpo_from_it_on_stored_games(seeded, tiny_dir):
     assert play(spec).n_turns >= 1
 
 
+def test_judge_sft_job_registers_a_judge(seeded):
+    job = submit("judge_sft", word_list="t/words", pool_word_list="t/pool", cross_questions=2,
+                 **{**FAST, "max_steps": 1})
+    assert job_run(job_id=job.pk) == JobStatus.FINISHED
+    job.refresh_from_db()
+    spec = ModelSpec.objects.get(name=job.result["model_spec"])
+    assert spec.role == "judge" and spec.can_judge and not spec.can_guess
+    assert job.result["verdicts"]["finished"] == 3 and job.result["verdicts"]["no"] > 0  # a won game per word
+    answer = judge_for(spec).judge("dog", "Is it a kind of animal?")
+    assert answer.verdict in set(Verdict) and isinstance(answer.raw, str)
+
+
 @pytest.mark.parametrize("kind,field,value", [
     ("sft", "base_model", "nobody"), ("sft", "base_model", "infogain"), ("sft", "teacher", "kb"),
     ("sft", "judge", "infogain"), ("sft", "word_list", "nope"), ("sft", "split", "val"),

@@ -1,4 +1,4 @@
-"""Training jobs (knowledge, sft, dpo) on the web side: resolve model-spec and word-list names,
+"""Training jobs (knowledge, sft, dpo, judge_sft) on the web side: resolve model-spec and word-list names,
 stored games and the teacher from the database, call the training runner, and register every
 checkpoint it saves as a new ModelSpec (a transformers guesser: the checkpoint folder, or the base
 plus the checkpoint as LoRA adapter), so it can be played, evaluated and trained further.
@@ -102,12 +102,12 @@ def check_games_job(config) -> None:
 # -- checkpoints become model specs ----------------------------------------------------------------
 @transaction.atomic
 def model_spec_register_checkpoint(
-    *, checkpoint: Checkpoint, kind: str, base: ModelSpec, base_path: str,
+    *, checkpoint: Checkpoint, kind: str, base: ModelSpec, base_path: str, role: str = ModelRole.GUESSER,
 ) -> ModelSpec:
-    """A guesser ModelSpec for a saved checkpoint (idempotent per job and step)."""
+    """A ModelSpec (a guesser, or a judge for judge_sft) for a saved checkpoint (idempotent per job and step)."""
     name = f"{kind}-job{checkpoint.job_id}-step{checkpoint.step}"
     fields = dict(
-        kind=ModelKind.TRANSFORMERS, role=ModelRole.GUESSER,
+        kind=ModelKind.TRANSFORMERS, role=role,
         path=base_path if checkpoint.is_adapter else checkpoint.path,
         adapter_path=checkpoint.path if checkpoint.is_adapter else "",
         sampling=dict(base.sampling or {}), parent=base, produced_by_id=checkpoint.job_id, is_active=True,
@@ -126,8 +126,8 @@ def model_spec_register_checkpoint(
 class RegisteringReporter:
     """A DatabaseReporter whose checkpoints are also registered as model specs as they are saved."""
 
-    def __init__(self, reporter, *, kind: str, base: ModelSpec, base_path: str):
-        self._reporter, self.kind, self.base, self.base_path = reporter, kind, base, base_path
+    def __init__(self, reporter, *, kind: str, base: ModelSpec, base_path: str, role: str = ModelRole.GUESSER):
+        self._reporter, self.kind, self.base, self.base_path, self.role = reporter, kind, base, base_path, role
         self.specs: list[ModelSpec] = []
 
     def __getattr__(self, name: str) -> Any:
@@ -136,7 +136,7 @@ class RegisteringReporter:
     def checkpoint(self, step, path, *, metrics=None, config=None, is_adapter=False):
         row = self._reporter.checkpoint(step, path, metrics=metrics, config=config, is_adapter=is_adapter)
         self.specs.append(model_spec_register_checkpoint(checkpoint=row, kind=self.kind, base=self.base,
-                                                         base_path=self.base_path))
+                                                         base_path=self.base_path, role=self.role))
         return row
 
 
@@ -193,16 +193,16 @@ def _set_aside_stale_output(reporter) -> None:
     reporter.log(f"moved files of an earlier job with this id to {stale}", level="warning")
 
 
-def _run(kind: str, runner, config, reporter, **inputs) -> dict:
+def _run(kind: str, runner, config, reporter, role: str = ModelRole.GUESSER, **inputs) -> dict:
     _set_aside_stale_output(reporter)
     base, base_path = _base(config, reporter)
-    registering = RegisteringReporter(reporter, kind=kind, base=base, base_path=base_path)
+    registering = RegisteringReporter(reporter, kind=kind, base=base, base_path=base_path, role=role)
     result = runner(config, registering, model_path=base_path, **inputs)
     final = Checkpoint.objects.filter(job_id=reporter.job_id, path=result["final_checkpoint"]).order_by("-id").first()
     if final is None:  # saved by an attempt that died before recording it
         final = reporter.checkpoint(result["global_step"], result["final_checkpoint"], is_adapter=result["is_adapter"])
     spec = final.model_spec or model_spec_register_checkpoint(checkpoint=final, kind=kind, base=base,
-                                                             base_path=base_path)
+                                                             base_path=base_path, role=role)
     specs = list(ModelSpec.objects.filter(produced_by_id=reporter.job_id).order_by("id").values_list("name", flat=True))
     return {**result, "model_spec": spec.name, "model_specs": specs, "base_model": base.name}
 
@@ -223,3 +223,9 @@ def run_dpo(config, reporter) -> dict:
     from training.dpo.trainer import run
 
     return _run("dpo", run, config, reporter, **_game_inputs(config))
+
+
+def run_judge_sft(config, reporter) -> dict:
+    from training.sft.judge import run
+
+    return _run("judge_sft", run, config, reporter, role=ModelRole.JUDGE, **_game_inputs(config))
