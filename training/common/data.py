@@ -155,10 +155,12 @@ def gather_games(
     from games.wordlists import read_words
 
     if config.source == "games":
-        if trajectories is None:
+        if trajectories is None:  # the command line: a file, filtered by the word list as the web app does
             if not config.games_file:
                 raise ValueError("source=games needs stored games (web) or games_file (command line)")
             trajectories = read_trajectories(config.games_file)
+            if words is None and config.word_list:
+                words = read_words(config.word_list)
         games = list(trajectories)
         if words is not None:
             wanted = set(words)

@@ -86,3 +86,18 @@ def test_stored_games_read_from_an_export_or_to_dict(tmp_path):
     assert [t.question for t in a.turns] == [t.question for t in b.turns] == ["Is it an animal?", "Is it a dog?"]
     assert a.turns[1].verdict is F and a.config.max_turns == 20
     assert trajectory_from_row({"secret": "x", "turns": []}).outcome.value == "playing"
+
+
+def test_games_file_is_filtered_by_the_word_list(tmp_path):
+    from training.common.data import gather_games
+    from training.reporting import ConsoleReporter
+
+    path = tmp_path / "games.jsonl"
+    games = [trajectory(w, [(f"Is it a {w}?", F)]) for w in ("dog", "cat", "car")]
+    path.write_text("".join(json.dumps(g.to_dict()) + "\n" for g in games))
+    (tmp_path / "words.txt").write_text("dog\ncar\n")
+    config = SFTJobConfig(source="games", games_file=str(path), word_list=str(tmp_path / "words.txt"))
+    reporter = ConsoleReporter(tmp_path / "out", stream=__import__("io").StringIO())
+    assert [t.secret for t in gather_games(config, reporter)] == ["dog", "car"]
+    # stored games resolved by the web app arrive already selected: no second filter
+    assert len(gather_games(config, reporter, trajectories=games)) == 3
