@@ -283,11 +283,14 @@ class TransformersBackend(LLMBackend):
         mask = mask.to(self.device)
         if not self._sdpa:
             return mask
+        low = torch.finfo(self.model.dtype).min
+        if queries == 1:
+            return torch.where(mask.bool(), 0.0, low).to(self.model.dtype)[:, None, None, :]
         keys = mask.shape[1]
         causal = torch.arange(keys, device=self.device)[None, :] <= torch.arange(keys - queries, keys, device=self.device)[:, None]
         allowed = (mask[:, None, :] == 1) & causal[None]
         additive = torch.zeros(allowed.shape, dtype=self.model.dtype, device=self.device)
-        return additive.masked_fill_(~allowed, torch.finfo(self.model.dtype).min)[:, None]
+        return additive.masked_fill_(~allowed, low)[:, None]
 
     @staticmethod
     def _choose(scaled: torch.Tensor, sampling: SamplingParams, uniforms: torch.Tensor) -> tuple[torch.Tensor, list[float]]:
