@@ -38,6 +38,7 @@ class WorkerProcess:
             "DATABASE_URL": test_database_url(),
             "CELERY_BROKER_URL": broker_url,
             "DATA_DIR": str(data_dir),
+            "JOB_HEARTBEAT_SECONDS": "1",
         })
         self.log_path = log_path
         self._log = open(log_path, "w")
