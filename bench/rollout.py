@@ -91,6 +91,7 @@ def run(args: argparse.Namespace) -> dict:
 
     def lockstep(n: int, guesser=guesser, backend=backend):
         backend.clear_cache()
+        backend.stats.update(prefill_s=0.0, decode_s=0.0)
         return rollout(guesser, judge, secrets[:n], seeds=list(range(n)), config=config)
 
     def one_at_a_time(n: int):
@@ -104,7 +105,9 @@ def run(args: argparse.Namespace) -> dict:
         "bench": "rollout",
         "guesser": "tiny Llama (random init) via TransformersBackend, sampling at temperature 1",
         "model": {"parameters": sum(p.numel() for p in backend.model.parameters()), "vocab": len(backend.tokenizer),
-                  "hidden": backend.model.config.hidden_size, "layers": backend.model.config.num_hidden_layers},
+                  "hidden": backend.model.config.hidden_size, "layers": backend.model.config.num_hidden_layers,
+                  "heads": backend.model.config.num_attention_heads,
+                  "kv_heads": backend.model.config.num_key_value_heads},
         "judge": judge_desc,
         "turns": args.turns,
         "max_new_tokens": args.max_new_tokens,
@@ -114,7 +117,9 @@ def run(args: argparse.Namespace) -> dict:
     }
     for n in args.batches:
         seconds, games = timed(lambda: lockstep(n), args.repeats)
-        report["lockstep"].append({**_summary(n, seconds, games), "speedup": round((n / seconds[0]) / seq_rate, 2)})
+        split = {k: round(backend.stats[k], 3) for k in ("prefill_s", "decode_s")}  # of the last run
+        report["lockstep"].append({**_summary(n, seconds, games), "speedup": round((n / seconds[0]) / seq_rate, 2),
+                                   "last_run_model_seconds": split})
     if plain is not None:
         n = max(args.batches)
         seconds, games = timed(lambda: lockstep(n, LLMGuesser(plain, sampling=sampling), plain), 1)
