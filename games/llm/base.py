@@ -120,8 +120,13 @@ def encode_prompts(tokenizer: Any, chats: Sequence[Chat]) -> list[list[int]]:
     """`encode_prompt` for many chats, tokenised in one (parallel) batch."""
     if not chats:
         return []
-    texts = [tokenizer.apply_chat_template(list(c), tokenize=False, add_generation_prompt=True) for c in chats]
+    texts = render_prompts(tokenizer, chats)
     return [list(ids) for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]]
+
+
+def render_prompts(tokenizer: Any, chats: Sequence[Chat]) -> list[str]:
+    """The chat template applied to each chat plus the generation prompt (one batched call)."""
+    return list(tokenizer.apply_chat_template([list(c) for c in chats], tokenize=False, add_generation_prompt=True))
 
 
 class PromptEncoder:
@@ -144,7 +149,9 @@ class PromptEncoder:
     def __call__(self, chats: Sequence[Chat]) -> list[list[int]]:
         if self._split is None:
             return encode_prompts(self.tokenizer, chats)
-        texts = [self.tokenizer.apply_chat_template(list(c), tokenize=False, add_generation_prompt=True) for c in chats]
+        if not chats:
+            return []
+        texts = render_prompts(self.tokenizer, chats)
         split = [self._split.split(text) for text in texts]
         new = sorted({piece for parts in split for piece in parts[0::2] if piece and piece not in self._pieces})
         if len(self._pieces) + len(new) > self.max_pieces:

@@ -115,7 +115,7 @@ class PrefixStore:
         self._blocks.clear()
         self._bytes = 0
 
-    def _deepest(self, tokens: Sequence[int], limit: int) -> tuple[int, Entry | None]:
+    def _deepest(self, tokens: np.ndarray, limit: int) -> tuple[int, Entry | None]:
         """The entry sharing the most whole blocks with `tokens[:limit]`, and that many tokens."""
         found, length = None, 0
         for j, h in enumerate(block_hashes(tokens, limit)):
@@ -129,14 +129,15 @@ class PrefixStore:
         """For each row, the longest stored prefix (at most `limits[i]` tokens) and its entry."""
         hits: list[tuple[int, Entry | None]] = []
         for row, limit in zip(rows, limits):
+            row = np.asarray(row, dtype=np.int64)
             length, entry = self._deepest(row, limit)
             if entry is None:
                 hits.append((0, None))
                 continue
             end = min(limit, len(row), len(entry.tokens))
-            tail = entry.tokens[length:end] == np.asarray(row[length:end], dtype=np.int64)
+            tail = entry.tokens[length:end] == row[length:end]
             length += int(tail.size if tail.all() else tail.argmin())
-            if not np.array_equal(entry.tokens[:length], np.asarray(row[:length], dtype=np.int64)):
+            if not np.array_equal(entry.tokens[:length], row[:length]):
                 hits.append((0, None))  # a hash collision
                 continue
             self._tick += 1
@@ -150,7 +151,7 @@ class PrefixStore:
                            for k, v in buffers)
         for i, (row, segs) in enumerate(zip(rows, segments)):
             tokens = np.asarray(row, dtype=np.int64)
-            hashes = block_hashes(row, len(row))
+            hashes = block_hashes(tokens, len(tokens))
             for key in {self._blocks.get(h) for h in hashes} - {None}:  # entries this row extends are redundant
                 old = self.entries.get(key)
                 if old is not None and len(old.tokens) <= len(tokens) and np.array_equal(old.tokens, tokens[: len(old.tokens)]):

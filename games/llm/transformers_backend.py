@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+import numpy as np
 import torch
 
 from games.llm.base import (
@@ -33,7 +34,7 @@ from games.llm.base import (
     encode_reply_span,
     row_seeds,
 )
-from games.llm.prefix_cache import BufferLayer, PrefixStore
+from games.llm.prefix_cache import BLOCK, BufferLayer, PrefixStore
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,7 @@ class TransformersBackend(LLMBackend):
         and the 2D attention mask."""
         from transformers import DynamicCache
 
+        self._share_common_prefix(rows, reuse_limits)
         hits = self._cache.lookup(rows, reuse_limits) if self._cache else [(0, None)] * len(rows)
         width_reused = max(n for n, _ in hits)
         width_new = max(len(r) - n for r, (n, _) in zip(rows, hits))
@@ -194,6 +196,22 @@ class TransformersBackend(LLMBackend):
         width = width_reused + width_new
         segments = [[(width_reused - n, width_reused)] * bool(n) + [(width - len(r) + n, width)] for r, (n, _) in zip(rows, hits)]
         return out.logits.float(), cache, mask, positions[:, -1:], segments
+
+    def _share_common_prefix(self, rows: Sequence[Sequence[int]], reuse_limits: Sequence[int]) -> None:
+        """When many rows start alike (every game's first prompt, right after `clear_cache()`) and
+        the store lacks that start, compute it once for one row so all rows can reuse it."""
+        if self._cache is None or len(rows) < 2:
+            return
+        width = min(min(reuse_limits), min(len(r) for r in rows))
+        first = np.asarray(rows[0][:width])
+        for row in rows[1:]:
+            same = first[:width] == np.asarray(row[:width])
+            width = width if same.all() else int(same.argmin())
+            if width < 2 * BLOCK:
+                return
+        if self._cache.lookup([rows[0]], [width])[0][0] < width - BLOCK:
+            _, cache, _, _, segments = self._prefill([rows[0][:width]], [width - 1], keep=1)
+            self._remember([rows[0][:width]], cache, segments)
 
     def _remember(self, rows: Sequence[Sequence[int]], cache: Any, segments: list[list[tuple[int, int]]]) -> None:
         """Store where each row's tokens sit in the cache buffers (`segments`, in order)."""

@@ -350,3 +350,16 @@ def test_from_model_and_lora_adapters(tiny_model_dir, tiny_backend, tmp_path):
     assert tuned.score(CHATS, reply) != pytest.approx(tiny_backend.score(CHATS, reply), abs=1e-3)
     with pytest.raises(BackendError, match="adapter folder not found"):
         TransformersBackend(str(tiny_model_dir), adapter=str(tmp_path / "missing"))
+
+
+def test_rows_sharing_a_start_compute_it_once(tiny_model_dir, tiny_backend):
+    from games.llm.transformers_backend import TransformersBackend
+
+    tiny_backend.clear_cache()
+    before = dict(tiny_backend.stats)
+    sampling = SamplingParams(max_new_tokens=4, temperature=1.0)
+    shared = tiny_backend.generate(CHATS, sampling, seeds=[1, 2, 3])
+    start = len(encode_prompt(tiny_backend.tokenizer, CHATS[0])) - 1  # system + first prompt, less the cue
+    assert tiny_backend.stats["reused_tokens"] - before["reused_tokens"] >= 3 * (start - 16)
+    plain = TransformersBackend(str(tiny_model_dir), prefix_cache_mb=0).generate(CHATS, sampling, seeds=[1, 2, 3])
+    assert [g.token_ids for g in shared] == [g.token_ids for g in plain]
