@@ -177,19 +177,34 @@ class PromptEncoder:
 def encode_reply_span(tokenizer: Any, chat: Chat, reply: str, span: tuple[int, int]) -> tuple[list[int], int, int]:
     """Token ids of `chat` + assistant `reply`, and the token range [first, end) covering
     `reply[span[0]:span[1]]` (every token overlapping those characters)."""
-    a, b = span
-    if not 0 <= a < b <= len(reply):
-        raise ValueError(f"span {span} is empty or outside the reply ({len(reply)} characters)")
-    prefix = tokenizer.apply_chat_template(list(chat), tokenize=False, add_generation_prompt=True)
-    full = tokenizer.apply_chat_template(
-        [*chat, {"role": "assistant", "content": reply}], tokenize=False, add_generation_prompt=False
+    return encode_reply_spans(tokenizer, [chat], [reply], [span])[0]
+
+
+def encode_reply_spans(
+    tokenizer: Any, chats: Sequence[Chat], replies: Sequence[str], spans: Sequence[tuple[int, int]]
+) -> list[tuple[list[int], int, int]]:
+    """`encode_reply_span` for many chats, rendered and tokenised in batches."""
+    if not len(chats) == len(replies) == len(spans):
+        raise ValueError("chats, replies and spans must have the same length")
+    for reply, (a, b) in zip(replies, spans):
+        if not 0 <= a < b <= len(reply):
+            raise ValueError(f"span {(a, b)} is empty or outside the reply ({len(reply)} characters)")
+    if not chats:
+        return []
+    prefixes = render_prompts(tokenizer, chats)
+    fulls = tokenizer.apply_chat_template(
+        [[*chat, {"role": "assistant", "content": reply}] for chat, reply in zip(chats, replies)],
+        tokenize=False, add_generation_prompt=False,
     )
-    start = full.find(reply, len(prefix)) if full.startswith(prefix) else full.rfind(reply)
-    if start < 0:
-        raise BackendError("the chat template does not reproduce the assistant reply verbatim")
-    enc = tokenizer(full, add_special_tokens=False, return_offsets_mapping=True)
-    lo, hi = start + a, start + b
-    inside = [i for i, (s, e) in enumerate(enc["offset_mapping"]) if s < hi and e > lo]
-    if not inside or inside[0] == 0:
-        raise BackendError(f"no scorable tokens for span {span} of reply {reply!r}")
-    return list(enc["input_ids"]), inside[0], inside[-1] + 1
+    encoded = tokenizer(list(fulls), add_special_tokens=False, return_offsets_mapping=True)
+    out = []
+    for i, (prefix, full, reply, (a, b)) in enumerate(zip(prefixes, fulls, replies, spans)):
+        start = full.find(reply, len(prefix)) if full.startswith(prefix) else full.rfind(reply)
+        if start < 0:
+            raise BackendError("the chat template does not reproduce the assistant reply verbatim")
+        lo, hi = start + a, start + b
+        inside = [k for k, (s, e) in enumerate(encoded["offset_mapping"][i]) if s < hi and e > lo]
+        if not inside or inside[0] == 0:
+            raise BackendError(f"no scorable tokens for span {(a, b)} of reply {reply!r}")
+        out.append((list(encoded["input_ids"][i]), inside[0], inside[-1] + 1))
+    return out

@@ -31,7 +31,7 @@ from games.llm.base import (
     PromptEncoder,
     SamplingParams,
     cut_at_stop,
-    encode_reply_span,
+    encode_reply_spans,
     row_seeds,
 )
 from games.llm.prefix_cache import BLOCK, BufferLayer, PrefixStore
@@ -342,9 +342,7 @@ class TransformersBackend(LLMBackend):
     def score_spans(
         self, chats: Sequence[Chat], replies: Sequence[str], spans: Sequence[tuple[int, int]]
     ) -> list[float]:
-        if not len(chats) == len(replies) == len(spans):
-            raise ValueError("chats, replies and spans must have the same length")
-        encoded = [encode_reply_span(self.tokenizer, c, r, s) for c, r, s in zip(chats, replies, spans)]
+        encoded = encode_reply_spans(self.tokenizer, chats, replies, spans)
         out: list[float] = []
         step = self.config.max_batch_size
         for start in range(0, len(encoded), step):

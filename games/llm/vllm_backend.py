@@ -22,7 +22,7 @@ from games.llm.base import (
     LLMBackend,
     SamplingParams,
     cut_at_stop,
-    encode_reply_span,
+    encode_reply_spans,
     row_seeds,
 )
 
@@ -106,8 +106,7 @@ class VLLMBackend(LLMBackend):
             return []
         from vllm.inputs import TokensPrompt
 
-        tokenizer = self.engine.get_tokenizer()
-        encoded = [encode_reply_span(tokenizer, c, r, s) for c, r, s in zip(chats, replies, spans)]
+        encoded = encode_reply_spans(self.engine.get_tokenizer(), chats, replies, spans)
         params = self._vllm.SamplingParams(max_tokens=1, temperature=1.0, prompt_logprobs=0)
         outputs = self.engine.generate(
             [TokensPrompt(prompt_token_ids=ids) for ids, _, _ in encoded],
