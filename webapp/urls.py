@@ -5,12 +5,14 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from webapp.jobs import api as jobs_api
 from webapp.labelling import urls as labelling_urls
 from webapp.leaderboards import api as leaderboards_api
+from webapp.play import urls as play_urls
 
 api_patterns = [
     path("jobs/", jobs_api.JobListSubmitApi.as_view(), name="job-list"),
     path("jobs/<int:job_id>/", jobs_api.JobDetailApi.as_view(), name="job-detail"),
     path("jobs/<int:job_id>/cancel/", jobs_api.JobCancelApi.as_view(), name="job-cancel"),
     path("jobs/<int:job_id>/resume/", jobs_api.JobResumeApi.as_view(), name="job-resume"),
+    *play_urls.api_urlpatterns,
     path("leaderboards/", leaderboards_api.LeaderboardApi.as_view(), name="leaderboards"),
     *labelling_urls.api_urlpatterns,
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -24,6 +26,7 @@ urlpatterns = [
     path("leaderboards/", include("webapp.leaderboards.urls")),
     path("labelling/", include("webapp.labelling.urls")),
     path("lists/", include("webapp.catalog.urls")),
+    path("", include("webapp.play.urls")),  # /play/, /games/, /players/
     path("api/", include((api_patterns, "api"))),
     path("admin/", admin.site.urls),
 ]

@@ -9,7 +9,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_django(*args, env_extra=None, unset=()):
-    env = {k: v for k, v in os.environ.items() if k not in unset}
+    # DJANGO_ALLOW_ASYNC_UNSAFE (set by browser tests) makes check --deploy warn: keep it out
+    env = {k: v for k, v in os.environ.items() if k not in (*unset, "DJANGO_ALLOW_ASYNC_UNSAFE")}
     env.update(env_extra or {})
     return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
 

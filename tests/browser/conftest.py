@@ -1,0 +1,58 @@
+"""Browser tests: Debian's Chromium driven by Playwright against pytest-django's live_server.
+
+Never `playwright install`: the browser is /usr/bin/chromium. Playwright's sync API runs an event
+loop in the test thread, so Django's async-safety check has to be relaxed for the ORM calls here.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is missing: apt-get install chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, live_server, transactional_db):
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    yield page
+    context.close()
+    assert errors == [], f"JavaScript errors: {errors}"
+
+
+@pytest.fixture
+def play_catalog(transactional_db):
+    from tests.webapp.play.support import clear_guest_limit, seed_play_catalog
+
+    clear_guest_limit()
+    seed_play_catalog()
+
+
+def screenshot(page, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path

@@ -1,0 +1,119 @@
+"""Playing and inspecting games in a real browser: both roles, the keyboard, the trajectory charts."""
+
+from __future__ import annotations
+
+import pytest
+
+from webapp.play import services
+from webapp.play.models import Game
+
+from tests.browser.conftest import screenshot
+from tests.webapp.play.support import model_game, truthful_verdict
+
+pytestmark = pytest.mark.browser
+
+
+def new_game_id(page) -> int:
+    page.wait_for_url("**/play/*/")
+    return int(page.url.rstrip("/").rsplit("/", 1)[1])
+
+
+def wait_past_turn(page, index: int) -> int:
+    """Wait until the panel has moved past turn `index`; return the new next index."""
+    page.wait_for_function("n => Number(document.getElementById('game-panel').dataset.nextIndex) > n", arg=index)
+    return int(page.locator("#game-panel").get_attribute("data-next-index"))
+
+
+def test_play_a_whole_game_as_the_guesser_to_a_win(page, play_catalog, monkeypatch):
+    monkeypatch.setattr(services, "draw_secret", lambda words, judge: "dog")
+    page.goto("/play/")
+    screenshot(page, "01-new-game")
+    page.click("#start-asking")
+    game_id = new_game_id(page)
+    assert "dog" not in page.content()  # the secret stays on the server
+    page.fill("#question-input", "Is it a kind of animal?")
+    page.click("#question-form button[type=submit]")
+    page.wait_for_selector("#play-turn-1 .verdict-yes")
+    assert page.inner_text("#turn-counter").startswith("Question 2 of 20")
+    assert page.inner_text("#announcer") == "Question 1: “Is it a kind of animal?” — Answer: Yes."
+    screenshot(page, "02-guesser-playing")
+    page.fill("#question-input", "Is it a dog?")
+    page.click("#question-form button[type=submit]")
+    page.wait_for_selector("#revealed-secret")
+    assert page.inner_text("#revealed-secret") == "dog"
+    assert "You won in 2 questions!" in page.inner_text(".end-screen")
+    assert "The word was “dog”" in page.inner_text("#announcer")
+    screenshot(page, "03-guesser-won")
+    game = Game.objects.get(pk=game_id)
+    assert (game.outcome, game.n_turns, game.player) == ("won", 2, None)
+
+
+def test_judge_the_infogain_guesser_with_buttons_and_shortcuts_then_confirm(page, play_catalog):
+    page.goto("/play/")
+    page.click("#start-judging")
+    game_id = new_game_id(page)
+    index, used_keys = 0, set()
+    while page.locator("#game-panel").get_attribute("data-over") == "false":
+        verdict = truthful_verdict("dog", page.inner_text("#pending-question"))
+        if verdict == "finished":
+            page.click("button[value=finished]")  # "That's my word!"
+        elif index % 2 == 0:  # keyboard: play.js keeps the focus in the panel after each swap
+            page.wait_for_function("document.getElementById('game-panel').contains(document.activeElement)")
+            key = {"yes": "y", "no": "n", "unknown": "?"}[verdict]
+            page.keyboard.press(key)
+            used_keys.add(key)
+        else:
+            page.click(f"#game-panel button[value={verdict}]")
+        if index == 2:
+            screenshot(page, "04-answerer-playing")
+        index = wait_past_turn(page, index)
+        assert index < 25, "the guesser should find 'dog' well within 25 questions"
+    assert used_keys >= {"y", "n"}
+    assert "found your word in" in page.inner_text(".end-screen")
+    page.fill("#secret-input", "dog")
+    page.click(".confirm-form button[type=submit]")
+    page.wait_for_selector("#revealed-secret")
+    assert "agrees with all" in page.inner_text(".kb-check")
+    assert page.locator(".turn-list .candidates").count() == index  # top 5 after every turn
+    screenshot(page, "05-answerer-confirmed")
+    game = Game.objects.get(pk=game_id)
+    assert (game.outcome, game.secret, game.n_turns) == ("won", "dog", index)
+    assert all(t.extra["judge"] == "human" for t in game.turns.all())
+
+
+def test_keyboard_shortcuts_send_questions_and_keep_focus(page, play_catalog, monkeypatch):
+    monkeypatch.setattr(services, "draw_secret", lambda words, judge: "violin")
+    page.goto("/play/")
+    page.click("#start-asking")
+    new_game_id(page)
+    page.wait_for_function("document.activeElement && document.activeElement.id === 'question-input'")
+    page.keyboard.type("Is it a kind of ani")
+    page.wait_for_selector("#kb-suggestions option[value='Is it a kind of animal?']", state="attached")
+    page.fill("#question-input", "Is it a kind of musical instrument?")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector("#play-turn-1 .verdict-yes")
+    assert page.evaluate("document.activeElement.id") == "question-input"  # focus came back after the swap
+    page.keyboard.type("Is it a kind of drum?")
+    page.keyboard.press("Meta+Enter")
+    page.wait_for_selector("#play-turn-2 .verdict-no")
+    assert page.locator(".turn-list .turn").count() == 2  # each shortcut sent exactly one question
+    assert "Question 2: “Is it a kind of drum?” — Answer: No." == page.inner_text("#announcer")
+    screenshot(page, "06-keyboard")
+
+
+def test_the_trajectory_page_renders_its_charts(page, play_catalog):
+    game = model_game("dog", ["Is it a kind of animal?", "Is it a kind of plant?", "Is it a dog?"])
+    page.goto("/games/")
+    page.wait_for_selector(f"a[href='/games/{game.pk}/']")
+    screenshot(page, "07-game-list")
+    page.goto(f"/games/{game.pk}/#turn-2")
+    page.wait_for_function("window.trajectoryCharts && Object.keys(window.trajectoryCharts).length === 3")
+    for canvas in ("chart-belief", "chart-candidates", "chart-reward"):
+        size = page.evaluate(f"""() => {{
+            const chart = Chart.getChart(document.getElementById('{canvas}'));
+            return chart ? [chart.width, chart.height, chart.data.labels.length] : null; }}""")
+        assert size and size[0] > 100 and size[1] > 100 and size[2] == 3, canvas
+    assert page.evaluate("document.getElementById('turn-2').matches(':target')")
+    highlight = page.evaluate("getComputedStyle(document.getElementById('turn-2')).backgroundColor")
+    assert highlight == "rgb(255, 244, 194)"
+    screenshot(page, "08-trajectory")

@@ -1,0 +1,65 @@
+"""Helpers shared by the play tests and the browser tests."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from games import rules
+from games.types import Verdict
+from webapp.catalog.services import WORDLISTS_DIR, read_word_file, seed_model_specs, word_list_create
+from webapp.play.visitors import Visitor, guest_key_for
+
+GUEST_IP = "127.0.0.1"  # REMOTE_ADDR of Django's test client and of the live server's browser
+
+
+def seed_play_catalog() -> None:
+    """The default model specs and the default word list (dbrl/paper_test)."""
+    seed_model_specs()
+    word_list_create(name="dbrl/paper_test", version=1,
+                     entries=read_word_file(WORDLISTS_DIR / "dbrl" / "paper_test.txt"))
+
+
+def visitor_of(user=None, *games) -> Visitor:
+    """A signed-in visitor, or (user=None) a guest whose session holds `games`."""
+    if user is not None:
+        return Visitor(user=user)
+    return Visitor(guest_key=guest_key_for(GUEST_IP), session_games=frozenset(g.pk for g in games))
+
+
+@lru_cache(maxsize=1)
+def _kb_judge():
+    from games.judges.kb import KBJudge
+
+    return KBJudge()
+
+
+def truthful_verdict(secret: str, question: str) -> str:
+    """What an honest person thinking of `secret` answers: the knowledge base's answer."""
+    if rules.names_secret(question, secret):
+        return Verdict.FINISHED.value
+    verdict = _kb_judge().judge(secret, question).verdict
+    return verdict.value if verdict in (Verdict.YES, Verdict.NO) else Verdict.UNKNOWN.value
+
+
+def clear_guest_limit() -> None:
+    """Empty the guest rate-limit bucket of the test IP (only that key: the cache may be shared)."""
+    from django.core.cache import cache
+
+    cache.delete(f"throttle_guest_play_{GUEST_IP}")
+
+
+def model_game(secret: str, questions: list[str], **fields):
+    """A stored model-vs-model game as evaluation jobs store them, with belief and candidate numbers."""
+    from games.engine import replay
+    from games.types import GameConfig
+    from webapp.catalog.builders import judge_for
+    from webapp.catalog.models import ModelSpec
+    from webapp.play.records import trajectories_store
+
+    judge = ModelSpec.objects.get(name="kb")
+    trajectory = replay(judge_for(judge), secret, 1, questions, GameConfig(max_turns=len(questions)))
+    trajectory.initial_belief = -6.0
+    for i, turn in enumerate(trajectory.turns):
+        turn.candidates_left, turn.belief, turn.delta_belief = 100 // (i + 1), -5.0 + i, 1.0
+        turn.top_candidates = [(secret, 0.5), ("cat", 0.2)]
+    return trajectories_store([trajectory], guesser=ModelSpec.objects.get(name="infogain"), judge=judge, **fields)[0]

@@ -1,0 +1,242 @@
+"""Reads for playing and for the trajectory browser: games, their turns, charts, exports, stats."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.db.models import Avg, Count, Q, QuerySet
+from django.urls import reverse
+
+from webapp.catalog import builders
+from webapp.catalog.models import ModelKind, ModelSpec
+from webapp.catalog.selectors import model_specs_for, word_list_summaries
+from webapp.play.models import Game, GameMode, GameOutcome, GameStatus, Turn
+from webapp.play.records import trajectory_of
+from webapp.play.services import DEFAULT_GUESSER, DEFAULT_JUDGE, DEFAULT_WORD_LIST, MAX_TURNS_LIMIT
+from webapp.play.visitors import Visitor
+
+MAX_SUGGESTIONS = 12
+ANSWER_LABELS = {"yes": "Yes", "no": "No", "unknown": "Don't know", "invalid": "Invalid",
+                 "repeated": "Repeated", "finished": "That's the word"}
+
+
+def game_get(*, game_id: int) -> Game | None:
+    return Game.objects.select_related("guesser", "judge", "player", "word_list", "job").filter(pk=game_id).first()
+
+
+def game_turns(game: Game) -> QuerySet[Turn]:
+    return game.turns.select_related("judged_by").order_by("index")
+
+
+def secret_visible(game: Game, visitor: Visitor | None) -> bool:
+    """Everyone sees the secret once a game is over; while it runs only the person judging it."""
+    if game.status != GameStatus.PLAYING:
+        return True
+    return game.mode == GameMode.HUMAN_JUDGE and visitor is not None and visitor.can_continue(game)
+
+
+def new_game_choices() -> dict:
+    return {
+        "judges": list(model_specs_for("judge")), "guessers": list(model_specs_for("guesser")),
+        "word_lists": [wl.name for wl in word_list_summaries()], "default_judge": DEFAULT_JUDGE,
+        "default_guesser": DEFAULT_GUESSER, "default_word_list": DEFAULT_WORD_LIST, "max_turns_limit": MAX_TURNS_LIMIT,
+    }
+
+
+def game_play_context(game: Game, visitor: Visitor) -> dict:
+    """Everything the game page and its htmx fragments show."""
+    turns = list(game_turns(game))
+    max_turns = int((game.config or {}).get("max_turns", 20))
+    over = game.status != GameStatus.PLAYING
+    suggests = game.judge is not None and game.judge.kind == ModelKind.KB
+    pending = (game.state or {}).get("pending") if not over else None
+    return {
+        "game": game, "turns": turns, "pending": pending, "over": over, "max_turns": max_turns,
+        "turns_left": max(0, max_turns - game.n_turns), "next_index": game.n_turns,
+        "can_continue": visitor.can_continue(game) and not over,
+        "is_owner": visitor.can_continue(game),
+        "person_asks": game.mode == GameMode.HUMAN_GUESSER,
+        "person_judges": game.mode == GameMode.HUMAN_JUDGE,
+        "show_secret": secret_visible(game, visitor),
+        "needs_secret": over and game.mode == GameMode.HUMAN_JUDGE and not game.secret and visitor.can_continue(game),
+        "kb_check": (game.state or {}).get("kb_check"),
+        "suggests": suggests,
+        "kb_forms": builders.judge_for(game.judge).forms() if suggests and not over else [],
+        "has_candidates": any(t.top_candidates for t in turns),
+        "answer_labels": ANSWER_LABELS,
+    }
+
+
+def question_suggestions(*, game: Game, text: str) -> list[str]:
+    """Questions the game's knowledge-base judge understands that continue what was typed."""
+    if game.judge is None or game.judge.kind != ModelKind.KB:
+        return []
+    judge = builders.judge_for(game.judge)
+    typed = " ".join((text or "")[:200].split())
+    low = typed.lower()
+    out: list[str] = []
+    for head, tail in _form_heads(judge.forms()):
+        if low.startswith(head.lower()):
+            prefix = typed[len(head):].rstrip("?").strip()
+            wants_vowel = head.endswith(" an ")
+            for concept in judge.vocabulary(prefix, limit=MAX_SUGGESTIONS):
+                if head.endswith((" a ", " an ")) and (concept[:1] in "aeiou") != wants_vowel:
+                    continue
+                out.append(f"{head}{concept}{tail}")
+        elif head.lower().startswith(low):
+            out.append(head)
+    return list(dict.fromkeys(out))[:MAX_SUGGESTIONS]
+
+
+def _form_heads(forms: list[str]) -> list[tuple[str, str]]:
+    """(text before the concept, text after it) for every form, "a"/"an" variants included,
+    longest first so the most specific form wins."""
+    heads = []
+    for form in forms:
+        head, _, tail = form.partition("{x}")
+        heads.append((head, tail))
+        if head.endswith(" a "):
+            heads.append((head[:-2] + "an ", tail))
+    return sorted(heads, key=lambda ht: -len(ht[0]))
+
+
+# -- the trajectory browser ----------------------------------------------------------------------
+def game_list(
+    *, player: str = "", guesser: str = "", judge: str = "", word: str = "", word_list: str = "",
+    outcome: str = "", mode: str = "", job: int | None = None, date_from: dt.date | None = None,
+    date_to: dt.date | None = None,
+) -> QuerySet[Game]:
+    games = Game.objects.select_related("guesser", "judge", "player", "word_list").order_by("-created_at", "-pk")
+    if player:
+        games = games.filter(player__isnull=True) if player == "guest" else games.filter(player__username=player)
+    if guesser:
+        games = games.filter(guesser__name=guesser)
+    if judge:
+        games = games.filter(judge__name=judge)
+    if word:  # a running game's secret is not searchable: that would reveal it
+        games = games.filter(secret__iexact=word.strip()).exclude(status=GameStatus.PLAYING)
+    if word_list:
+        games = games.filter(word_list__name=word_list)
+    if outcome:
+        games = games.filter(outcome=outcome)
+    if mode:
+        games = games.filter(mode=mode)
+    if job is not None:
+        games = games.filter(job_id=job)
+    if date_from:
+        games = games.filter(created_at__date__gte=date_from)
+    if date_to:
+        games = games.filter(created_at__date__lte=date_to)
+    return games
+
+
+def filter_choices() -> dict:
+    return {
+        "guessers": list(ModelSpec.objects.filter(role__in=["guesser", "both"]).values_list("name", flat=True)),
+        "judges": list(ModelSpec.objects.filter(role__in=["judge", "both"]).values_list("name", flat=True)),
+        "word_lists": [wl.name for wl in word_list_summaries()],
+        "outcomes": GameOutcome.choices, "modes": GameMode.choices,
+    }
+
+
+def turn_chart_data(turns: list[Turn]) -> dict:
+    """Per-turn series for the charts (None where a value is unknown)."""
+    parts = sorted({name for t in turns for name in (t.reward or {})})
+    return {
+        "labels": [f"Q{t.index + 1}" for t in turns],
+        "questions": [t.question[:120] for t in turns],
+        "belief": [t.belief for t in turns],
+        "delta_belief": [t.delta_belief for t in turns],
+        "candidates_left": [t.candidates_left for t in turns],
+        "reward_parts": {name: [float((t.reward or {}).get(name, 0.0)) for t in turns] for name in parts},
+        "has_belief": any(t.belief is not None or t.delta_belief is not None for t in turns),
+        "has_candidates": any(t.candidates_left is not None for t in turns),
+    }
+
+
+def game_export(game: Game, visitor: Visitor | None) -> dict:
+    """The games.Trajectory dict plus ids and provenance (the secret stays hidden while a game runs)."""
+    rows = list(game_turns(game))
+    data = trajectory_of(game).to_dict()
+    visible = secret_visible(game, visitor)
+    for turn, row in zip(data["turns"], rows):
+        turn.update(id=row.pk, judged_by=row.judged_by.get_username() if row.judged_by else None,
+                    created_at=row.created_at.isoformat())
+        if not visible:
+            turn["judge_raw"] = ""  # a model judge's text may name the secret
+    if not visible:
+        data["secret"] = None
+    data.update(
+        id=game.pk, public_id=str(game.public_id), url=reverse("play:game-detail", args=[game.pk]),
+        mode=game.mode, status=game.status, n_turns=game.n_turns,
+        player=game.player.get_username() if game.player else None, guest=game.player_id is None,
+        word_list=str(game.word_list) if game.word_list else None, job=game.job_id,
+        sample_index=game.sample_index, created_at=game.created_at.isoformat(),
+        finished_at=game.finished_at.isoformat() if game.finished_at else None,
+        secret_source=(game.state or {}).get("secret_source"), kb_check=(game.state or {}).get("kb_check"),
+    )
+    return data
+
+
+# -- players ---------------------------------------------------------------------------------
+def player_stats(*, user) -> dict:
+    """Games, wins and mean questions of one player, overall and per role."""
+    games = Game.objects.filter(player=user)
+    ended = games.exclude(status=GameStatus.PLAYING)
+
+    def summary(qs) -> dict:
+        row = qs.aggregate(games=Count("pk"), wins=Count("pk", filter=Q(outcome=GameOutcome.WON)),
+                           mean_questions=Avg("n_turns"),
+                           mean_questions_won=Avg("n_turns", filter=Q(outcome=GameOutcome.WON)))
+        row["win_rate"] = row["wins"] / row["games"] if row["games"] else None
+        return row
+
+    return {
+        "all": summary(ended), "as_guesser": summary(ended.filter(mode=GameMode.HUMAN_GUESSER)),
+        "as_answerer": summary(ended.filter(mode=GameMode.HUMAN_JUDGE)),
+        "playing": games.filter(status=GameStatus.PLAYING).count(),
+    }
+
+
+def player_games(*, user) -> QuerySet[Game]:
+    return game_list().filter(player=user)
+
+
+def turn_announcement(context: dict) -> str:
+    """One sentence for the aria-live region after an action: what was just answered and what is next."""
+    game, turns, pending = context["game"], context["turns"], context["pending"]
+    parts = []
+    if turns:
+        last = turns[-1]
+        label = ANSWER_LABELS.get(last.verdict, last.verdict)
+        who = "You answered" if last.extra.get("judge") == "human" else "Answer"
+        parts.append(f"Question {last.index + 1}: “{last.question[:200]}” — {who}: {label}.")
+    if context["over"]:
+        if game.outcome == GameOutcome.WON:
+            parts.append("The word was named: the guesser won.")
+        elif game.outcome == GameOutcome.LOST:
+            parts.append("No questions left: the guesser lost.")
+        else:
+            parts.append("The game was given up.")
+        if context["show_secret"] and game.secret:
+            parts.append(f"The word was “{game.secret}”.")
+        elif context["needs_secret"]:
+            parts.append("Please type your word to finish.")
+    elif pending:
+        parts.append(f"The guesser asks: “{pending['question'][:200]}”")
+    return " ".join(parts)
+
+
+ROLE_OF_MODE = {GameMode.HUMAN_GUESSER: "guesser", GameMode.HUMAN_JUDGE: "answerer"}
+
+
+def game_api_data(game: Game, visitor: Visitor | None) -> dict:
+    """game_export plus what a client needs to play on: the person's role, the pending question, the next index."""
+    data = game_export(game, visitor)
+    playing = game.status == GameStatus.PLAYING
+    pending = (game.state or {}).get("pending") if playing else None
+    data.update(
+        role=ROLE_OF_MODE.get(game.mode, "none"), next_index=game.n_turns if playing else None,
+        pending={k: pending.get(k) for k in ("index", "question", "candidates_left")} if pending else None,
+    )
+    return data

@@ -1,0 +1,384 @@
+"""Playing in the browser and through the API: the one place that writes live games and turns.
+
+Each request rebuilds the engine (and a model guesser's state) from the stored turns; only JSON
+is kept between requests (`Game.state["pending"]` holds the question a person must answer).
+The game row is locked while a turn is stored and `expected_index` makes a repeated submission
+of the same turn harmless. All rules come from games.engine.TwentyQuestions.
+"""
+
+from __future__ import annotations
+
+import secrets as secrets_module
+import time
+from typing import Sequence
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from games import rules
+from games.engine import TwentyQuestions
+from games.judges.base import Judge, JudgeRequest, UnknownSecretError
+from games.types import GameConfig, JudgeAnswer, Outcome, Turn as TurnData, Verdict
+from webapp.accounts.roles import is_researcher
+from webapp.catalog import builders
+from webapp.catalog.models import ModelSpec, Word, WordList
+from webapp.catalog.selectors import word_list_latest
+from webapp.core.exceptions import ApplicationError
+from webapp.labelling.models import JudgeVote
+from webapp.play.models import Game, GameMode, GameOutcome, GameStatus, Turn
+from webapp.play.records import trajectory_of, turn_row
+from webapp.play.visitors import Visitor
+
+ROLE_GUESSER, ROLE_ANSWERER = "guesser", "answerer"  # the person's role in the game
+ROLES = (ROLE_GUESSER, ROLE_ANSWERER)
+DEFAULT_JUDGE, DEFAULT_GUESSER, DEFAULT_WORD_LIST = "kb", "infogain", "dbrl/paper_test"
+MAX_TURNS_LIMIT = 50
+HUMAN_VERDICTS = (Verdict.YES, Verdict.NO, Verdict.UNKNOWN, Verdict.INVALID, Verdict.FINISHED)
+# The engine needs a secret; while a person keeps their word to themselves, "?" stands in for it
+# ("?" has no words, so no question can name it: only the person's "That's my word" ends the game).
+UNCONFIRMED_SECRET = "?"
+MAX_DRAW_TRIES = 200
+
+_rng = secrets_module.SystemRandom()
+
+
+class HumanVerdict(Judge):
+    """A person's answer to one question, in the engine's judge interface."""
+
+    name = "human"
+
+    def __init__(self, answer: JudgeAnswer | None = None):
+        self.answer = answer
+
+    def judge_batch(self, requests: Sequence[JudgeRequest]) -> list[JudgeAnswer]:
+        if self.answer is None:
+            raise RuntimeError("no human answer was given")
+        return [self.answer for _ in requests]
+
+
+# -- public services -------------------------------------------------------------------------
+@transaction.atomic
+def game_start(
+    *, visitor: Visitor, role: str, guesser: str | None = None, judge: str | None = None,
+    word_list: str | None = None, secret: str | None = None, max_turns: int | None = None,
+) -> Game:
+    """A new game. As `guesser` the person asks and a model judges a secret drawn from a word list;
+    as `answerer` a model asks about the person's word (typed, drawn, or kept to themselves)."""
+    config = _config(max_turns)
+    game = Game(player=visitor.user, guest_key=visitor.guest_key, config=config.to_dict(),
+                seed=_rng.randrange(2**31))
+    if role == ROLE_GUESSER:
+        game.mode, game.judge = GameMode.HUMAN_GUESSER, _spec(judge or DEFAULT_JUDGE, "judge")
+        judge_model = _build(builders.judge_for, game.judge)
+        if secret:
+            if not is_researcher(visitor.user):
+                raise ApplicationError("Only researchers may choose the secret of a game they ask about.", status=403)
+            game.secret, source = _clean_secret(secret), "chosen"
+            _check_judge_knows(judge_model, game.secret)
+            game.word_list = _word_list(word_list) if word_list else None
+        else:
+            game.word_list = _word_list(word_list or DEFAULT_WORD_LIST)
+            game.secret, source = draw_secret(_words_of(game.word_list), judge_model), "word_list"
+    elif role == ROLE_ANSWERER:
+        game.mode, game.guesser = GameMode.HUMAN_JUDGE, _spec(guesser or DEFAULT_GUESSER, "guesser")
+        if secret:
+            game.secret, source = _clean_secret(secret), "player"
+        elif word_list:
+            game.word_list = _word_list(word_list)
+            game.secret, source = draw_secret(_words_of(game.word_list), None), "word_list"
+        else:
+            source = "unconfirmed"  # the person confirms their word when the game ends
+    else:
+        raise ApplicationError(f"Unknown role {str(role)[:40]!r}: choose guesser (you ask) or answerer (you judge).")
+    game.state = {"secret_source": source}
+    game.word = Word.objects.filter(text=game.secret).first() if game.secret else None
+    game.full_clean(exclude=[] if game.secret else ["secret"])  # a kept word is confirmed at the end
+    game.save()
+    if game.mode == GameMode.HUMAN_JUDGE:
+        _guesser_next(game, [])
+        game.save()
+    return game
+
+
+@transaction.atomic
+def turn_submit(*, game_id: int, visitor: Visitor, question: str, expected_index: int) -> Turn:
+    """The person's next question in a game they guess; the game's model judge answers it."""
+    game = _game_for_turn(game_id, visitor, GameMode.HUMAN_GUESSER, expected_index)
+    judge = _build(builders.judge_for, game.judge)
+    env = _engine(game, judge, trajectory_of(game).turns)
+    result = env.step(question if isinstance(question, str) else "")
+    result.turn.extra["judge"] = game.judge.name
+    row = _store_turn(game, env, result.turn)
+    game.save()
+    return row
+
+
+@transaction.atomic
+def answer_submit(*, game_id: int, visitor: Visitor, verdict: str, expected_index: int) -> Turn:
+    """The person's verdict on the model guesser's pending question (`finished`: "That's my word")."""
+    game = _game_for_turn(game_id, visitor, GameMode.HUMAN_JUDGE, expected_index)
+    verdict = _human_verdict(verdict)
+    pending = game.state.get("pending")
+    if not pending or pending.get("index") != game.n_turns:
+        raise ApplicationError("No question is waiting for an answer; reload the game.", status=409)
+    turns = trajectory_of(game).turns
+    env = _engine(game, HumanVerdict(), turns)
+    question = pending["question"]
+    request = env.prejudge(question)
+    answer, judged_by_person = None, isinstance(request, JudgeRequest)
+    if judged_by_person:
+        raw = f"human:{visitor.name}"
+        if verdict is Verdict.FINISHED:
+            if game.secret:  # a known word: the rules have already checked whether it was named
+                raise ApplicationError(f"“{question}” does not name your word “{game.secret}”: answer Yes or No.")
+            request = JudgeAnswer(Verdict.FINISHED, raw=raw)  # checked when the person confirms the word
+        else:
+            answer = JudgeAnswer(verdict, raw=raw)
+    latency = _ms_since(pending.get("asked_at"))
+    turn = env.finish_turn(question, request, answer, latency_ms=latency).turn
+    _annotate(turn, pending, judge="human" if judged_by_person else "rules")
+    row = _store_turn(game, env, turn, judged_by=visitor.user if judged_by_person else None)
+    if judged_by_person:
+        JudgeVote.objects.create(
+            turn=row, secret=game.secret, question=question[:10_000], judge_name=f"human:{visitor.name}"[:100],
+            user=visitor.user, verdict=turn.verdict.value, raw=turn.judge_raw,
+        )
+    if env.done:
+        _game_over(game)
+    else:
+        _guesser_next(game, [*turns, turn])
+    game.save()
+    return row
+
+
+@transaction.atomic
+def game_confirm_secret(*, game_id: int, visitor: Visitor, secret: str) -> Game:
+    """The person names the word they judged about once the game is over; it is checked against
+    the winning question and compared with the knowledge-base judge's answers."""
+    game = _locked_game(game_id, visitor)
+    if game.mode != GameMode.HUMAN_JUDGE:
+        raise ApplicationError("Only games in which you answer have a word to confirm.")
+    if game.status == GameStatus.PLAYING:
+        raise ApplicationError("Finish the game (or give up) before you confirm your word.", status=409)
+    if game.secret:
+        raise ApplicationError(f"The word of this game is already known: “{game.secret}”.", status=409)
+    word = _clean_secret(secret)
+    turns = trajectory_of(game).turns
+    if game.outcome == GameOutcome.WON and turns and not rules.names_secret(turns[-1].question, word):
+        raise ApplicationError(f"Your word must be the one the last question names: “{turns[-1].question}”.")
+    game.secret = word
+    game.word = Word.objects.filter(text=word).first()
+    JudgeVote.objects.filter(turn__game=game).update(secret=word)
+    game.state["kb_check"] = kb_check(word, turns)
+    game.save()
+    return game
+
+
+@transaction.atomic
+def game_abandon(*, game_id: int, visitor: Visitor) -> Game:
+    """Give up: the game ends (the secret is revealed to a guesser)."""
+    game = _locked_game(game_id, visitor)
+    if game.status != GameStatus.PLAYING:
+        raise ApplicationError("This game is already over.", status=409)
+    game.status, game.outcome = GameStatus.ABANDONED, GameOutcome.ABANDONED
+    game.finished_at = timezone.now()
+    _game_over(game)
+    game.save()
+    return game
+
+
+def kb_check(secret: str, turns: Sequence[TurnData]) -> dict:
+    """Every answer a person gave that the knowledge-base judge (or the naming rule) would give differently."""
+    spec = ModelSpec.objects.filter(name=DEFAULT_JUDGE).first()
+    if spec is None:
+        return {"available": False, "note": "No knowledge-base judge is registered, so nothing was compared."}
+    judge = _build(builders.judge_for, spec)
+    try:
+        judge.check_secret(secret)
+    except UnknownSecretError:
+        return {"available": False, "judge": spec.name,
+                "note": f"“{secret}” is not in the knowledge base, so its answers could not be compared."}
+    disagreements, checked, ungrounded = [], 0, 0
+    for turn in turns:
+        if turn.extra.get("judge") != "human":
+            continue
+        checked += 1
+        if rules.names_secret(turn.question, secret):
+            expected, raw = Verdict.FINISHED, "rule: names the secret"
+        else:
+            answer = judge.judge(secret, turn.question)
+            expected, raw = answer.verdict, answer.raw
+        if expected is Verdict.UNKNOWN:
+            ungrounded += 1
+        elif expected is not turn.verdict:
+            disagreements.append({"index": turn.index, "question": turn.question, "you": turn.verdict.value,
+                                  "kb": expected.value, "kb_raw": raw})
+    return {"available": True, "judge": spec.name, "checked": checked, "ungrounded": ungrounded,
+            "compared": checked - ungrounded, "disagreements": disagreements}
+
+
+def draw_secret(words: Sequence[str], judge: Judge | None) -> str:
+    """A random word of the list that the judge can play with."""
+    for word in _rng.sample(list(words), min(len(words), MAX_DRAW_TRIES)):
+        if judge is None:
+            return word
+        try:
+            judge.check_secret(word)
+            return word
+        except UnknownSecretError:
+            continue
+    raise ApplicationError("No word of this word list can be played with this judge; pick another list.")
+
+
+# -- the pieces ------------------------------------------------------------------------------
+def _config(max_turns: int | None) -> GameConfig:
+    if max_turns is None:
+        return GameConfig()
+    if not 1 <= int(max_turns) <= MAX_TURNS_LIMIT:
+        raise ApplicationError(f"A game has between 1 and {MAX_TURNS_LIMIT} questions.")
+    return GameConfig(max_turns=int(max_turns))
+
+
+def _spec(name: str, role: str) -> ModelSpec:
+    spec = ModelSpec.objects.filter(name=name, is_active=True).first()
+    if spec is None or not (spec.can_judge if role == "judge" else spec.can_guess):
+        raise ApplicationError(f"There is no active {role} model named “{str(name)[:100]}”.")
+    return spec
+
+
+def _build(factory, spec: ModelSpec):
+    try:
+        return factory(spec)
+    except Exception as err:  # a missing model folder, an unreachable server, ...
+        raise ApplicationError(f"The model “{spec.name}” cannot be used right now ({err}).", status=503) from err
+
+
+def _word_list(name: str) -> WordList:
+    word_list = word_list_latest(name)
+    if word_list is None:
+        raise ApplicationError(f"There is no word list named “{str(name)[:100]}”.")
+    return word_list
+
+
+def _words_of(word_list: WordList) -> list[str]:
+    return list(word_list.entries.values_list("word__text", flat=True))
+
+
+def _clean_secret(text: str) -> str:
+    word = " ".join(rules.words(text or ""))
+    if not word or len(word) > 100:
+        raise ApplicationError("A secret is a word or short phrase of letters (at most 100 characters).")
+    return word
+
+
+def _check_judge_knows(judge: Judge, secret: str) -> None:
+    try:
+        judge.check_secret(secret)
+    except UnknownSecretError as err:
+        raise ApplicationError(f"The judge cannot play with “{secret}”: {err}") from err
+
+
+def _human_verdict(value: str) -> Verdict:
+    try:
+        verdict = Verdict(str(value).lower())
+    except ValueError:
+        verdict = None
+    if verdict not in HUMAN_VERDICTS:
+        raise ApplicationError("Answer yes, no, unknown (don't know), invalid, or finished (that's my word).")
+    return verdict
+
+
+def _locked_game(game_id: int, visitor: Visitor) -> Game:
+    game = Game.objects.select_for_update().filter(pk=game_id).first()
+    if game is None:
+        raise ApplicationError(f"There is no game {game_id}.", status=404)
+    if not visitor.can_continue(game):
+        raise ApplicationError("This game belongs to someone else; start a game of your own.", status=403)
+    return game
+
+
+def _game_for_turn(game_id: int, visitor: Visitor, mode: str, expected_index: int) -> Game:
+    game = _locked_game(game_id, visitor)
+    if game.mode != mode:
+        raise ApplicationError("In this game you answer the model's questions: send a verdict, not a question."
+                               if game.mode == GameMode.HUMAN_JUDGE else
+                               "In this game you ask the questions: send a question, not a verdict.")
+    if game.status != GameStatus.PLAYING:
+        raise ApplicationError(f"This game is over ({game.outcome} after {game.n_turns} questions); "
+                               "start a new game to play again.", status=409)
+    if expected_index != game.n_turns:
+        raise ApplicationError(f"Question {expected_index + 1} is not the next one: the game is at question "
+                               f"{game.n_turns + 1}. Reload the game to see its latest state.", status=409,
+                               extra={"n_turns": game.n_turns})
+    return game
+
+
+def _engine(game: Game, judge: Judge, turns: Sequence[TurnData]) -> TwentyQuestions:
+    """The game's engine as it stands: reset, then the stored turns re-applied without judging again."""
+    env = TwentyQuestions(judge, GameConfig.from_dict(game.config))
+    env.reset(game.secret or UNCONFIRMED_SECRET, game.seed)
+    for turn in turns:
+        env.finish_turn(turn.question, JudgeAnswer(turn.verdict, raw=turn.judge_raw), None)
+    return env
+
+
+def _store_turn(game: Game, env: TwentyQuestions, turn: TurnData, judged_by=None) -> Turn:
+    row = turn_row(game, turn, judged_by=judged_by)
+    try:
+        with transaction.atomic():
+            row.save()
+    except IntegrityError as err:  # a database without row locks let a duplicate through
+        raise ApplicationError("This question was already answered; reload the game.", status=409) from err
+    game.n_turns = turn.index + 1
+    outcome = env.trajectory.outcome
+    if outcome is not Outcome.PLAYING:
+        game.outcome, game.status, game.finished_at = outcome.value, GameStatus.FINISHED, timezone.now()
+    return row
+
+
+def _game_over(game: Game) -> None:
+    game.state.pop("pending", None)
+    if game.mode == GameMode.HUMAN_JUDGE and game.secret:
+        game.state["kb_check"] = kb_check(game.secret, trajectory_of(game).turns)
+
+
+def _guesser_next(game: Game, turns: list[TurnData]) -> None:
+    """Ask the model guesser's next question; questions the rules decide (invalid, repeated, naming a
+    known word) are stored straight away, the first one a person must judge is kept as pending."""
+    guesser = _build(builders.guesser_for, game.guesser)
+    state = guesser.start(seed=game.seed)
+    for turn in turns:
+        guesser.observe(state, turn)
+    env = _engine(game, HumanVerdict(), turns)
+    while not env.done:
+        start = time.perf_counter()
+        try:
+            ask = guesser.ask(state)
+        except Exception as err:
+            raise ApplicationError(f"The guesser “{game.guesser.name}” failed to ask ({err}).", status=502) from err
+        pending = {
+            "index": len(env.trajectory.turns), "question": ask.question, "candidates_left": ask.candidates_left,
+            "top_candidates": [[w, float(p)] for w, p in ask.top_candidates] if ask.top_candidates else None,
+            "extra": ask.extra, "guesser_ms": round((time.perf_counter() - start) * 1000, 2),
+            "asked_at": time.time(),
+        }
+        request = env.prejudge(ask.question)
+        if isinstance(request, JudgeRequest):
+            game.state["pending"] = pending
+            return
+        turn = env.finish_turn(ask.question, request, None, latency_ms=0.0).turn
+        _annotate(turn, pending, judge="rules")
+        _store_turn(game, env, turn)
+        guesser.observe(state, turn)
+    _game_over(game)
+
+
+def _annotate(turn: TurnData, pending: dict, judge: str) -> None:
+    turn.candidates_left = pending.get("candidates_left")
+    turn.top_candidates = [(w, p) for w, p in pending["top_candidates"]] if pending.get("top_candidates") else None
+    turn.extra.update(pending.get("extra") or {})
+    turn.extra.update(judge=judge, guesser_ms=pending.get("guesser_ms"))
+
+
+def _ms_since(timestamp: float | None) -> float | None:
+    return round((time.time() - timestamp) * 1000, 1) if timestamp else None

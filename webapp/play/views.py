@@ -1,0 +1,173 @@
+"""HTML views: parse, call one service or selector, render (an htmx fragment when request.htmx)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.views import redirect_to_login
+from django.core.paginator import Paginator
+from django.http import Http404, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from webapp.core.exceptions import ApplicationError
+from webapp.play import selectors, services
+from webapp.play.forms import AbandonForm, AnswerForm, ConfirmSecretForm, GameFilterForm, GameStartForm, QuestionForm
+from webapp.play.throttles import GUEST_LIMIT_MESSAGE, guest_may_play
+from webapp.play.visitors import remember_game, visitor_from_request
+
+GAMES_PER_PAGE = 25
+
+
+def _game_or_404(game_id: int):
+    game = selectors.game_get(game_id=game_id)
+    if game is None:
+        raise Http404("no such game")
+    return game
+
+
+def _form_error(form) -> str:
+    return " ".join(f"{'' if field == '__all__' else field + ': '}{' '.join(errs)}" for field, errs in form.errors.items())
+
+
+# -- playing -----------------------------------------------------------------------------------
+@require_GET
+def play_new(request):
+    return render(request, "play/new.html", selectors.new_game_choices())
+
+
+@require_POST
+def game_start(request):
+    form = GameStartForm(request.POST)
+    if not guest_may_play(request):
+        messages.error(request, GUEST_LIMIT_MESSAGE)
+        return redirect("play:new")
+    if not form.is_valid():
+        messages.error(request, _form_error(form))
+        return redirect("play:new")
+    data = form.cleaned_data
+    person_asks = data["role"] == services.ROLE_GUESSER
+    try:
+        game = services.game_start(
+            visitor=visitor_from_request(request), role=data["role"], max_turns=data["max_turns"],
+            judge=data["judge"] or None if person_asks else None, guesser=None if person_asks else data["guesser"] or None,
+            word_list=data["word_list"] or None if (person_asks or data["draw_word"]) else None,
+        )
+    except ApplicationError as err:
+        messages.error(request, err.message)
+        return redirect("play:new")
+    remember_game(request, game)
+    return redirect("play:game", game_id=game.pk)
+
+
+@require_GET
+def game_play(request, game_id: int):
+    game = _game_or_404(game_id)
+    context = selectors.game_play_context(game, visitor_from_request(request))
+    if request.htmx:
+        return render(request, "play/partials/game_panel.html", context)
+    return render(request, "play/game.html", context)
+
+
+def _act(request, game_id: int, form_class, act):
+    """Run one player action and answer with the refreshed game panel (or a redirect without htmx)."""
+    visitor = visitor_from_request(request)
+    form = form_class(request.POST)
+    error, status = None, 200
+    if not guest_may_play(request):
+        error, status = GUEST_LIMIT_MESSAGE, 429
+    elif not form.is_valid():
+        error, status = _form_error(form), 400
+    else:
+        try:
+            act(visitor, form.cleaned_data)
+        except ApplicationError as err:
+            error, status = err.message, err.status
+    if not request.htmx:
+        if error:
+            messages.error(request, error)
+        return redirect("play:game", game_id=game_id)
+    game = _game_or_404(game_id)
+    context = selectors.game_play_context(game, visitor)
+    context.update(error=error, announcement=error or selectors.turn_announcement(context))
+    return render(request, "play/partials/game_panel.html", context, status=status)
+
+
+@require_POST
+def question_submit(request, game_id: int):
+    return _act(request, game_id, QuestionForm, lambda visitor, data: services.turn_submit(
+        game_id=game_id, visitor=visitor, question=data["question"], expected_index=data["expected_index"]))
+
+
+@require_POST
+def answer_submit(request, game_id: int):
+    return _act(request, game_id, AnswerForm, lambda visitor, data: services.answer_submit(
+        game_id=game_id, visitor=visitor, verdict=data["verdict"], expected_index=data["expected_index"]))
+
+
+@require_POST
+def secret_confirm(request, game_id: int):
+    return _act(request, game_id, ConfirmSecretForm, lambda visitor, data: services.game_confirm_secret(
+        game_id=game_id, visitor=visitor, secret=data["secret"]))
+
+
+@require_POST
+def game_abandon(request, game_id: int):
+    return _act(request, game_id, AbandonForm, lambda visitor, data: services.game_abandon(
+        game_id=game_id, visitor=visitor))
+
+
+@require_GET
+def question_suggestions(request, game_id: int):
+    game = _game_or_404(game_id)
+    options = selectors.question_suggestions(game=game, text=request.GET.get("question", ""))
+    return render(request, "play/partials/suggestions.html", {"options": options})
+
+
+# -- the trajectory browser ----------------------------------------------------------------------
+@require_GET
+def game_list(request):
+    form = GameFilterForm(request.GET or None)
+    filters = form.filters() if form.is_bound and form.is_valid() else {}
+    page = Paginator(selectors.game_list(**filters), GAMES_PER_PAGE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {"form": form, "page": page, "query": query.urlencode(), **selectors.filter_choices()}
+    template = "play/partials/game_table.html" if request.htmx else "play/game_list.html"
+    return render(request, template, context)
+
+
+@require_GET
+def game_detail(request, game_id: int):
+    game = _game_or_404(game_id)
+    visitor = visitor_from_request(request)
+    context = selectors.game_play_context(game, visitor)
+    context["chart_data"] = selectors.turn_chart_data(context["turns"])
+    return render(request, "play/trajectory.html", context)
+
+
+@require_GET
+def game_json(request, game_id: int):
+    game = _game_or_404(game_id)
+    response = JsonResponse(selectors.game_export(game, visitor_from_request(request)), json_dumps_params={"indent": 1})
+    response["Content-Disposition"] = f'attachment; filename="game-{game.pk}.json"'
+    return response
+
+
+# -- players ---------------------------------------------------------------------------------
+@require_GET
+def my_games(request):
+    if not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    return redirect("play:player", username=request.user.get_username())
+
+
+@require_GET
+def player_detail(request, username: str):
+    user = get_object_or_404(get_user_model(), username=username)
+    page = Paginator(selectors.player_games(user=user), GAMES_PER_PAGE).get_page(request.GET.get("page"))
+    stats = selectors.player_stats(user=user)
+    rows = [("All games", stats["all"]), ("Asking (guesser)", stats["as_guesser"]),
+            ("Answering (judge)", stats["as_answerer"])]
+    return render(request, "play/player.html", {"profile": user, "stats": stats, "stats_rows": rows,
+                                                "page": page, "query": ""})
