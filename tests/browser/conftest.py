@@ -1,7 +1,8 @@
 """Browser tests: Debian's Chromium driven by Playwright against pytest-django's live_server.
 
 Never `playwright install`: the browser is /usr/bin/chromium. Playwright's sync API runs an event
-loop in the test thread, so Django's async-safety check has to be relaxed for the ORM calls here.
+loop in the test thread, so Django's async-safety check is relaxed for the ORM calls of these tests
+only (set around each test, not for the session: it would leak into subprocesses other tests start).
 """
 
 from __future__ import annotations
@@ -11,24 +12,32 @@ from pathlib import Path
 
 import pytest
 
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    """One Chromium per test module; the ORM may run beside Playwright's event loop meanwhile
+    (module scope: the flush after each transactional test still happens inside that window)."""
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"{CHROMIUM} is missing: apt-get install chromium")
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    before = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            yield chromium
+            chromium.close()
+    finally:
+        if before is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = before
 
 
 @pytest.fixture
@@ -44,7 +53,7 @@ def page(browser, live_server, transactional_db):
 
 
 @pytest.fixture
-def play_catalog(transactional_db):
+def play_catalog(browser, transactional_db):
     from tests.webapp.play.support import clear_guest_limit, seed_play_catalog
 
     clear_guest_limit()

@@ -212,10 +212,11 @@ def turn_announcement(context: dict) -> str:
         who = "You answered" if last.extra.get("judge") == "human" else "Answer"
         parts.append(f"Question {last.index + 1}: “{last.question[:200]}” — {who}: {label}.")
     if context["over"]:
+        you = context["person_asks"]
         if game.outcome == GameOutcome.WON:
-            parts.append("The word was named: the guesser won.")
+            parts.append("You named the word: you won!" if you else "The guesser named your word: it won.")
         elif game.outcome == GameOutcome.LOST:
-            parts.append("No questions left: the guesser lost.")
+            parts.append("No questions left: you lost." if you else "No questions left: the guesser lost.")
         else:
             parts.append("The game was given up.")
         if context["show_secret"] and game.secret:
