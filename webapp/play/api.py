@@ -99,17 +99,17 @@ class TurnSubmitApi(_GuestThrottled, APIView):
         data.is_valid(raise_exception=True)
         args = data.validated_data
         visitor = visitor_from_request(request)
-        turn = None
         if args["action"] == "question":
             turn = services.turn_submit(game_id=game_id, visitor=visitor, question=args["question"],
                                         expected_index=args["expected_index"])
+            game = turn.game
         elif args["action"] == "verdict":
             turn = services.answer_submit(game_id=game_id, visitor=visitor, verdict=args["verdict"],
                                           expected_index=args["expected_index"])
+            game = turn.game
         elif args["action"] == "confirm_secret":
-            services.game_confirm_secret(game_id=game_id, visitor=visitor, secret=args["secret"])
+            turn, game = None, services.game_confirm_secret(game_id=game_id, visitor=visitor, secret=args["secret"])
         else:
-            services.game_abandon(game_id=game_id, visitor=visitor)
-        game = selectors.game_api_data(_game_or_404(game_id), visitor)
-        body = {"turn": game["turns"][turn.index] if turn else None, "game": game}
+            turn, game = None, services.game_abandon(game_id=game_id, visitor=visitor)
+        body = {"turn": selectors.turn_data(turn, visitor) if turn else None, "game": selectors.game_state(game, visitor)}
         return Response(TurnResultSerializer(body).data, status=status.HTTP_201_CREATED if turn else status.HTTP_200_OK)

@@ -37,6 +37,7 @@ class GameOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     public_id = serializers.UUIDField()
     url = serializers.CharField(help_text="the trajectory page")
+    max_turns = serializers.IntegerField()
     role = serializers.ChoiceField(choices=["guesser", "answerer", "none"],
                                    help_text="the person's role: guesser (asks) or answerer (judges)")
     mode = serializers.CharField()
@@ -62,6 +63,22 @@ class GameOutputSerializer(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
 
 
+class GameStateSerializer(serializers.Serializer):
+    """Where a game stands after a turn; GET /api/games/{id}/ has the whole trajectory."""
+
+    id = serializers.IntegerField()
+    url = serializers.CharField()
+    role = serializers.CharField()
+    status = serializers.CharField()
+    outcome = serializers.CharField()
+    n_turns = serializers.IntegerField()
+    max_turns = serializers.IntegerField()
+    next_index = serializers.IntegerField(allow_null=True)
+    secret = serializers.CharField(allow_null=True)
+    pending = PendingQuestionSerializer(allow_null=True)
+    kb_check = serializers.DictField(allow_null=True)
+
+
 class TurnResultSerializer(serializers.Serializer):
     turn = TurnOutputSerializer(allow_null=True, help_text="the turn just stored (null for confirm_secret, abandon)")
-    game = GameOutputSerializer()
+    game = GameStateSerializer()

@@ -289,7 +289,7 @@ def _human_verdict(value: str) -> Verdict:
 
 
 def _locked_game(game_id: int, visitor: Visitor) -> Game:
-    game = Game.objects.select_for_update().filter(pk=game_id).first()
+    game = Game.objects.select_for_update(of=("self",)).select_related("judge", "guesser").filter(pk=game_id).first()
     if game is None:
         raise ApplicationError(f"There is no game {game_id}.", status=404)
     if not visitor.can_continue(game):

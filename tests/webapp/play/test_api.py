@@ -61,9 +61,11 @@ def test_a_whole_game_as_the_answerer_then_confirm_the_word(api, catalog, player
 
     confirmed = send(api, game["id"], action="confirm_secret", secret="dog")
     assert confirmed.status_code == 200
-    body = confirmed.json()["game"]
-    assert body["secret"] == "dog" and body["kb_check"]["disagreements"] == []
-    assert all(t["top_candidates"] and len(t["top_candidates"]) == 5 for t in body["turns"])
+    state = confirmed.json()["game"]
+    assert state["secret"] == "dog" and state["kb_check"]["disagreements"] == [] and "turns" not in state
+    trajectory = api.get(f"/api/games/{game['id']}/").json()
+    assert trajectory["secret"] == "dog" and len(trajectory["turns"]) == trajectory["n_turns"] == state["n_turns"]
+    assert all(t["top_candidates"] and len(t["top_candidates"]) == 5 for t in trajectory["turns"])
 
 
 def test_refusals_are_sentences_with_the_right_status(api, catalog, player, fixed_secret):
