@@ -47,11 +47,13 @@ def game_start(request):
         return redirect("play:new")
     data = form.cleaned_data
     person_asks = data["role"] == services.ROLE_GUESSER
+    # The model the person plays against, and a word list only where a word is drawn from it.
+    models = {"judge": data["judge"] or None} if person_asks else {"guesser": data["guesser"] or None}
+    draws_word = person_asks or data["draw_word"]
     try:
         game = services.game_start(
             visitor=visitor_from_request(request), role=data["role"], max_turns=data["max_turns"],
-            judge=data["judge"] or None if person_asks else None, guesser=None if person_asks else data["guesser"] or None,
-            word_list=data["word_list"] or None if (person_asks or data["draw_word"]) else None,
+            word_list=(data["word_list"] or None) if draws_word else None, **models,
         )
     except ApplicationError as err:
         messages.error(request, err.message)

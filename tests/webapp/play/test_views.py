@@ -35,6 +35,14 @@ class TestPlayingPages:
             assert f'value="{name}"' in html
         assert 'value="dbrl/paper_test" selected' in html and 'value="kb" selected' in html
 
+    def test_the_answerer_form_draws_a_word_only_when_asked_to(self, client, catalog, fixed_secret):
+        fixed_secret("violin")
+        kept = start_game(client, role="answerer", guesser="infogain", word_list="dbrl/paper_test")
+        drawn = start_game(client, role="answerer", guesser="random", word_list="dbrl/paper_test", draw_word="on")
+        assert (kept.secret, kept.word_list, kept.guesser.name) == ("", None, "infogain")
+        assert (drawn.secret, drawn.word_list.name, drawn.guesser.name) == ("violin", "dbrl/paper_test", "random")
+        assert "Your word: <strong class=\"secret\">violin</strong>" in client.get(f"/play/{drawn.pk}/").content.decode()
+
     def test_the_secret_never_reaches_the_browser_before_the_end(self, client, catalog, fixed_secret):
         fixed_secret("xylophone")
         game = start_game(client, role="guesser", judge="kb", word_list="dbrl/paper_test", max_turns=3)
