@@ -8,6 +8,7 @@ from training.common.config import GameDataConfig, _check
 from training.dpo.pairs import REWARDS
 
 LOSS_TYPES = ("sigmoid", "ipo", "hinge", "robust")
+RATING_KINDS = ("hf", "transformers", "vllm", "openai")  # games registry specs of an LLM (games.registry._backend)
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,11 @@ class DPOJobConfig(GameDataConfig):
     candidates: int = field(default=4, metadata={"help": "N: next questions the policy samples per history"})
     reward: str = field(default="infogain", metadata={
         "help": "infogain: bits the KB's consistent candidate set shrinks; belief: ΔBelief + engine reward; "
-                "success: mean return of continued games", "choices": REWARDS})
+                "success: mean return of continued games; rating: a judge model's 1–5 rating of the question "
+                "(expected digit) + engine reward", "choices": REWARDS})
+    rating_model: str = field(default="", metadata={
+        "help": "reward=rating: model spec of the rating judge (hf:FOLDER, vllm:FOLDER or openai:URL#MODEL; "
+                "the policy's own folder reuses the policy)"})
     min_reward_gap: float = field(default=0.25, metadata={
         "help": "drop pairs whose best−worst reward gap is smaller (bits for infogain)"})
     continuations: int = field(default=2, metadata={"help": "reward=success: games played on per candidate"})
@@ -47,6 +52,13 @@ class DPOJobConfig(GameDataConfig):
         _check(self.prefixes_per_game >= 0, "prefixes_per_game must be 0 (every turn) or positive")
         _check(2 <= self.candidates <= 64, "candidates must be between 2 and 64")
         _check(self.reward in REWARDS, f"reward must be one of {', '.join(REWARDS)}")
+        spec = self.rating_model.strip()
+        _check(self.reward != "rating" or bool(spec),
+               "rating_model: reward=rating needs the model spec of the rating judge (e.g. hf:FOLDER)")
+        kind, _, target = spec.partition(":")
+        _check(not spec or (kind.lower() in RATING_KINDS and bool(target.strip())),
+               f"rating_model must be a model spec KIND:TARGET with KIND one of {', '.join(RATING_KINDS)}, "
+               f"got {spec!r}")
         _check(self.min_reward_gap >= 0, "min_reward_gap must be >= 0")
         _check(1 <= self.continuations <= 64, "continuations must be between 1 and 64")
         _check(0 < self.temperature <= 5, "temperature must be in (0, 5]")

@@ -8,7 +8,13 @@ scored by a proxy reward:
   not answer yes/no scores its engine reward (invalid −5.05, repeated −1.05, unknown −0.05);
 - `belief`: ΔBelief of the turn under the policy (games.belief) plus the turn's engine reward;
 - `success`: the mean return (engine rewards of this turn and the rest of the game) of
-  `continuations` games the policy plays on from the candidate.
+  `continuations` games the policy plays on from the candidate;
+- `rating` (CollabLLM's judge rating): a judge model (`rating_model`) rates the candidate as the
+  next question after the history ("Q: … A: Yes/No" lines) on a 1–5 scale; the rating is the
+  expected digit under its probabilities of replying "1".."5" (the five replies scored as spans,
+  softmax over their log-probs), or, for a backend that cannot score spans, the first standalone
+  digit 1–5 of a greedy reply (none: a neutral 3, counted in `candidates/rating_unparsed_rate`); the
+  reward is (rating − 3) / 2 plus the turn's engine reward.
 chosen = the best candidate, rejected = the worst; pairs whose reward gap is under
 `min_reward_gap` (or whose two texts are equal) are dropped.
 """
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -26,10 +33,11 @@ import numpy as np
 from games.engine import TwentyQuestions
 from games.guessers.base import Guesser, GuesserState
 from games.judges.base import Judge, JudgeRequest
+from games.llm.base import Chat, SamplingParams
 from games.llm.chat import GuesserFormat
 from games.types import GameConfig, JudgeAnswer, Trajectory, Turn, Verdict
 
-REWARDS = ("infogain", "belief", "success")
+REWARDS = ("infogain", "belief", "success", "rating")
 
 
 @dataclass
@@ -37,6 +45,8 @@ class Candidate:
     text: str  # what the pair trains: the extracted question, else the raw completion
     turn: Turn  # the turn it makes in the game (verdict, engine reward parts)
     reward: float = 0.0
+    rating: float | None = None  # reward=rating: the judge model's 1–5 rating
+    rating_parsed: bool = True  # False: the text fallback found no digit (rated a neutral 3)
 
 
 @dataclass
@@ -183,6 +193,83 @@ def score_success(
             c.reward = float(np.mean(returns[id(c)]))
 
 
+RATING_SYSTEM_PROMPT = (
+    "You rate moves in a game of 20 Questions. The guesser tries to find a secret word (a common English noun) "
+    "by asking questions that the answerer answers with Yes or No.\n"
+    "Rate the candidate next question of the guesser from 1 (useless) to 5 (excellent). A good question is a "
+    "single, well-formed yes/no question that was not asked before and splits the possibilities that remain "
+    "after the answers so far into two parts of similar size. A guess (naming one thing) is good only when "
+    "the answers so far point to that one thing.\n"
+    "Reply with a single digit from 1 to 5."
+)
+RATING_DIGITS = ("1", "2", "3", "4", "5")
+RATING_SAMPLING = SamplingParams(max_new_tokens=16, temperature=0.0)  # the text fallback: greedy
+_HISTORY_ANSWERS = {
+    Verdict.YES: "Yes", Verdict.NO: "No", Verdict.UNKNOWN: "I don't know", Verdict.FINISHED: "Correct",
+    Verdict.INVALID: "(invalid: not a yes/no question)", Verdict.REPEATED: "(repeated: asked before)",
+}
+_THINK_BLOCK = re.compile(r"<think>.*?(</think>|$)", re.IGNORECASE | re.DOTALL)
+_RATING_DIGIT = re.compile(r"(?<!\d)[1-5](?!\d)")
+
+
+def rating_messages(history: Sequence[Turn], candidate: str, *, max_turns: int = 20) -> Chat:
+    """The rating judge's chat: the rubric, then the history as "Q: … A: …" lines and the candidate."""
+    lines = [f"Q: {t.question}\nA: {_HISTORY_ANSWERS.get(t.verdict, t.verdict.value)}" for t in history]
+    asked = "\n".join(lines) if lines else "(none: this is the first question)"
+    user = (f"Questions and answers so far:\n{asked}\n\n"
+            f"Candidate next question ({len(history) + 1} of {max_turns}): {candidate}\n\n"
+            "Rating (1-5):")
+    return [{"role": "system", "content": RATING_SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def expected_rating(logprobs: Sequence[float]) -> float:
+    """Σ p_k·k with p = softmax of the log-probs of replying "1".."5"."""
+    z = np.asarray(logprobs, dtype=float)
+    p = np.exp(z - z.max())
+    return float((p / p.sum()) @ np.arange(1, len(z) + 1))
+
+
+def parse_rating(text: str) -> int | None:
+    """The first standalone digit 1–5 of a reply (outside <think> blocks), else None."""
+    found = _RATING_DIGIT.search(_THINK_BLOCK.sub(" ", text or ""))
+    return int(found.group()) if found else None
+
+
+def rate(chats: Sequence[Chat], backend: Any, *, batch_size: int = 64,
+         sampling: SamplingParams = RATING_SAMPLING) -> list[tuple[float, bool]]:
+    """(rating, parsed) per rating chat: the expected digit from span scores, `batch_size` chats
+    (× 5 replies) per backend call; a backend whose score_spans raises NotImplementedError (an
+    OpenAI-compatible server) is asked for text instead and its first digit read (none: 3.0, False)."""
+    out: list[tuple[float, bool]] = []
+    spans = True
+    for start in range(0, len(chats), batch_size):
+        chunk = list(chats[start : start + batch_size])
+        if spans:
+            try:
+                scores = backend.score_spans([c for c in chunk for _ in RATING_DIGITS], RATING_DIGITS * len(chunk),
+                                             [(0, 1)] * (len(RATING_DIGITS) * len(chunk)))
+            except NotImplementedError:
+                spans = False
+            else:
+                k = len(RATING_DIGITS)
+                out += [(expected_rating(scores[i * k : (i + 1) * k]), True) for i in range(len(chunk))]
+                continue
+        for gen in backend.generate(chunk, sampling):
+            digit = parse_rating(gen.text)
+            out.append((3.0, False) if digit is None else (float(digit), True))
+    return out
+
+
+def score_rating(branches: Sequence[Branch], backend: Any, *, max_turns: int = 20, batch_size: int = 64) -> None:
+    """reward = (rating − 3) / 2 + the turn's engine reward (see the module docstring)."""
+    cands = [(b, c) for b in branches for c in b.candidates]
+    ratings = rate([rating_messages(b.history, c.text, max_turns=max_turns) for b, c in cands], backend,
+                   batch_size=batch_size)
+    for (_, c), (rating, parsed) in zip(cands, ratings):
+        c.rating, c.rating_parsed = rating, parsed
+        c.reward = (rating - 3.0) / 2.0 + c.turn.total_reward
+
+
 # -- pairs -------------------------------------------------------------------------------------
 def make_pairs(branches: Sequence[Branch], chat_format: GuesserFormat, min_reward_gap: float) -> list[dict]:
     """chosen = best, rejected = worst candidate of each branch (the first of equals); drops
@@ -215,6 +302,9 @@ def candidate_stats(branches: Sequence[Branch]) -> dict[str, float]:
     rewards = np.array([c.reward for c in cands])
     verdicts = [c.turn.verdict for c in cands]
     spread = [max(c.reward for c in b.candidates) - min(c.reward for c in b.candidates) for b in branches if b.candidates]
+    rated = [c for c in cands if c.rating is not None]
+    ratings = {"candidates/rating_mean": float(np.mean([c.rating for c in rated])),
+               "candidates/rating_unparsed_rate": float(np.mean([not c.rating_parsed for c in rated]))} if rated else {}
     return {
         "candidates/reward_mean": float(rewards.mean()), "candidates/reward_std": float(rewards.std()),
         "candidates/answered_rate": float(np.mean([v in (Verdict.YES, Verdict.NO, Verdict.FINISHED) for v in verdicts])),
@@ -224,4 +314,5 @@ def candidate_stats(branches: Sequence[Branch]) -> dict[str, float]:
         "candidates/distinct_fraction": float(np.mean([len({c.text for c in b.candidates}) / len(b.candidates)
                                                        for b in branches if b.candidates])),
         "candidates/reward_gap_mean": float(np.mean(spread)) if spread else 0.0,
+        **ratings,
     }

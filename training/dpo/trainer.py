@@ -5,6 +5,7 @@ else full weights against a frozen copy. TRL logs rewards/chosen, rewards/margin
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -25,11 +26,32 @@ from training.sft.data import fits
 PAIRS_FILE = "dpo_pairs.jsonl"
 
 
+def _same_model(a: str, b: str) -> bool:
+    a, b = os.path.expanduser(a), os.path.expanduser(b)
+    if os.path.exists(a) and os.path.exists(b):
+        return os.path.samefile(a, b)
+    return a.rstrip("/") == b.rstrip("/")
+
+
+def rating_backend(spec: str, policy_backend: Any, policy_path: str | None) -> tuple[Any, bool]:
+    """(backend of the rating judge, whether it is the policy's): a transformers spec of the policy's
+    own folder (`policy_path`, None when an adapter was merged into it) reuses the policy backend,
+    anything else is built as games.registry builds the backend of an LLM judge or guesser."""
+    from games.registry import _backend, _split
+
+    kind, target = _split(spec)
+    if policy_path and kind in ("hf", "transformers") and target and _same_model(target, policy_path):
+        return policy_backend, True
+    return _backend(kind, target, {}), False
+
+
 def build_pairs(
     config: DPOJobConfig, reporter: Reporter, model: Any, tokenizer: Any, games: Sequence[Trajectory], *,
-    judge, pool: Sequence[str] | None,
+    judge, pool: Sequence[str] | None, policy_path: str | None = None,
 ) -> list[dict]:
-    """Sample candidates from `model` after history prefixes of `games`, score them, pair them."""
+    """Sample candidates from `model` after history prefixes of `games`, score them, pair them.
+    `policy_path`: the folder `model` was loaded from as is (reward=rating reuses it as the judge
+    when `rating_model` names that folder)."""
     from games.guessers.llm import LLMGuesser
     from games.llm.base import SamplingParams
     from games.llm.transformers_backend import TransformersBackend
@@ -63,6 +85,15 @@ def build_pairs(
         P.score_infogain(branches, candidate_model(load_kb(), words))
     elif config.reward == "belief":
         P.score_belief(branches, backend, chat_format)
+    elif config.reward == "rating":
+        rater, shared = rating_backend(config.rating_model, backend, policy_path)
+        reporter.log(f"rating {sum(len(b.candidates) for b in branches)} candidates with "
+                     f"{'the policy' if shared else rater.name} ({config.rating_model})")
+        try:
+            P.score_rating(branches, rater, max_turns=config.max_turns)
+        finally:
+            if not shared:
+                rater.close()
     else:
         P.score_success(branches, policy, judge, continuations=config.continuations, max_turns=config.max_turns,
                         seed=config.seed)
@@ -119,7 +150,8 @@ def run(
             games = gather_games(config, reporter, trajectories=trajectories, make_teacher=make_teacher,
                                  judge=judge, words=words, pool=pool)
             games = select_games(games, config.selection)
-            rows = build_pairs(config, reporter, model, tokenizer, games, judge=judge, pool=pool)
+            rows = build_pairs(config, reporter, model, tokenizer, games, judge=judge, pool=pool,
+                               policy_path=None if adapter_path else model_path)
             write_jsonl(cached, rows)
             reporter.artifact("dpo-pairs", PAIRS_FILE, cached, meta={"pairs": len(rows)})
         kept = [r for r in rows if fits(tokenizer, {"prompt": r["prompt"], "completion": r["chosen"]}, config.max_tokens)
