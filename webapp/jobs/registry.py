@@ -85,10 +85,10 @@ register(JobKind(
     gpu=True, check="webapp.jobs.kinds.training:check_games_job",
 ))
 register(JobKind(
-    "dpo", "training.dpo.config:DPOJobConfig", "webapp.jobs.kinds.training:run_dpo",
+    "dpo", "webapp.jobs.kinds.training:DPOWebConfig", "webapp.jobs.kinds.training:run_dpo",
     "Multi-turn DPO: the policy's candidate next questions paired by a proxy reward (information gain, "
-    "ΔBelief, success).",
-    gpu=True, check="webapp.jobs.kinds.training:check_games_job",
+    "ΔBelief, success, or a judge model's 1–5 rating as in CollabLLM: reward=rating with rating_model).",
+    gpu=True, check="webapp.jobs.kinds.training:check_dpo",
 ))
 register(JobKind(
     "judge_sft", "training.sft.judge:JudgeSFTJobConfig", "webapp.jobs.kinds.training:run_judge_sft",

@@ -152,3 +152,80 @@ def test_launch_forms_document_every_field():
         assert REGISTRY[kind].gpu
     config = build_config(REGISTRY["sft"], {"max_steps": "2", "lora": "true", "learning_rate": "1e-4"})
     assert (config.max_steps, config.lora, config.learning_rate) == (2, True, 1e-4)
+
+
+# -- dpo's rating judge (reward=rating): a model-spec name like base_model and judge ---------------
+DPO = dict(word_list="t/words", pool_word_list="t/pool")
+
+
+@pytest.fixture
+def raters(seeded):
+    ModelSpec.objects.create(name="rater-hf", kind=ModelKind.TRANSFORMERS, role="judge", path="/models/rater")
+    ModelSpec.objects.create(name="rater-api", kind=ModelKind.OPENAI, role="judge",
+                             endpoint="http://127.0.0.1:9/v1", remote_model="rater")
+    ModelSpec.objects.create(name="rater-lora", kind=ModelKind.TRANSFORMERS, role="judge", path="/models/rater",
+                             adapter_path="/models/rater-lora")
+    ModelSpec.objects.create(name="rater-retired", kind=ModelKind.TRANSFORMERS, role="judge",
+                             path="/models/rater", is_active=False)
+
+
+def run_recording_runner(job: Job) -> dict:
+    """Run the job with the DPO trainer replaced by a stub; what the stub received."""
+    seen: dict = {}
+
+    def stub(config, reporter, *, model_path, **inputs):
+        seen.update(config=config, model_path=model_path, inputs=inputs)
+        return {"final_checkpoint": f"{reporter.output_dir}/checkpoint-1", "global_step": 1, "is_adapter": False}
+
+    with mock.patch("training.dpo.trainer.run", stub):
+        assert job_run(job_id=job.pk) == JobStatus.FINISHED, Job.objects.get(pk=job.pk).error
+    return seen
+
+
+@pytest.mark.parametrize("name", ["nobody", "kb", "infogain", "rater-retired", "hf:/models/rater"])
+def test_dpo_rating_model_not_an_active_llm_spec_is_refused_before_queueing(raters, name):
+    with pytest.raises(ValidationError) as err:
+        submit("dpo", **DPO, reward="rating", rating_model=name)
+    assert err.value.message_dict["rating_model"] == [
+        f"no active transformers, vLLM or OpenAI-compatible model spec named {name!r}"]
+    assert Job.objects.count() == 0
+
+
+def test_dpo_reward_rating_without_rating_model_is_refused_on_the_field(raters):
+    with pytest.raises(ValidationError) as err:
+        submit("dpo", **DPO, reward="rating")
+    assert set(err.value.message_dict) == {"rating_model"}
+    assert "reward=rating needs the model spec of the rating judge" in err.value.message_dict["rating_model"][0]
+    assert Job.objects.count() == 0
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("rater-hf", "hf:/models/rater"),
+    ("rater-api", "openai:http://127.0.0.1:9/v1#rater"),
+    ("tiny-llama", "hf:{tiny_dir}"),  # the base model itself: its folder, so the trainer reuses the policy
+])
+def test_dpo_rating_model_name_is_resolved_to_its_spec_for_the_trainer(raters, tiny_dir, name, expected):
+    from training.dpo.config import DPOJobConfig
+
+    job = submit("dpo", **DPO, reward="rating", rating_model=name)
+    assert job.config["rating_model"] == name  # the job keeps the name
+    seen = run_recording_runner(job)
+    config = seen["config"]
+    assert type(config) is DPOJobConfig  # the trainer's own config, checked with the spec string
+    assert config.rating_model == expected.format(tiny_dir=tiny_dir)
+    assert (config.reward, config.base_model, seen["model_path"]) == ("rating", "tiny-llama", str(tiny_dir))
+
+
+def test_dpo_rating_model_with_an_adapter_is_merged_once_like_the_base(raters):
+    job = submit("dpo", **DPO, reward="rating", rating_model="rater-lora")
+    merged = f"{settings.CHECKPOINTS_DIR}/job-{job.pk}/rating-merged"
+    with mock.patch("training.common.models.merge_adapter", return_value=merged) as merge:
+        seen = run_recording_runner(job)
+    merge.assert_called_once_with("/models/rater", "/models/rater-lora", mock.ANY)
+    assert str(merge.call_args.args[2]) == merged
+    assert seen["config"].rating_model == f"hf:{merged}"
+
+
+def test_dpo_rating_model_is_unused_without_reward_rating(raters):
+    job = submit("dpo", **DPO, reward="infogain", rating_model="rater-hf")
+    assert run_recording_runner(job)["config"].rating_model == ""

@@ -108,3 +108,36 @@ def test_players_cannot_open_researcher_pages(client, player):
     for url in ("/jobs/new/evaluation/", "/jobs/compare/", "/jobs/metrics.json?ids=1"):
         assert client.get(url).status_code == 403
     assert client.post("/jobs/quick-eval/").status_code == 403
+
+
+def test_dpo_launch_form_offers_llm_specs_as_rating_model_and_shows_its_errors(rclient, no_queue):
+    from webapp.catalog.models import ModelKind
+    from webapp.jobs.forms import config_form_class
+    from webapp.jobs.registry import REGISTRY
+
+    ModelSpec.objects.create(name="rater", kind=ModelKind.TRANSFORMERS, role="judge", path="/models/rater")
+    body = rclient.get("/jobs/new/dpo/").content.decode()
+    select = body.split('name="rating_model"')[1].split("</select>")[0]
+    assert '<option value="" selected>(none)</option>' in select and '<option value="rater">' in select
+    assert 'value="kb"' not in select and 'value="infogain"' not in select  # not LLMs
+
+    form = config_form_class(REGISTRY["dpo"])()
+    data = {name: ", ".join(map(str, f.initial)) if isinstance(f.initial, (list, tuple)) else f.initial
+            for name, f in form.fields.items() if f.initial is not None and f.initial is not False}
+    data = {k: ("on" if v is True else v) for k, v in data.items()}
+    response = rclient.post("/jobs/new/dpo/", {**data, "reward": "rating", "rating_model": ""})
+    assert response.status_code == 200
+    errors = response.context["form"].errors
+    assert list(errors) == ["rating_model"] and "reward=rating needs" in errors["rating_model"][0]
+    field_html = body_of_field(response.content.decode(), "rating_model")
+    assert "has-error" in field_html and "reward=rating needs the model spec of the rating judge" in field_html
+
+    response = rclient.post("/jobs/new/dpo/", {**data, "reward": "rating", "rating_model": "kb"})
+    assert "rating_model" in response.context["form"].errors
+    assert Job.objects.count() == 0 and not no_queue.called
+
+
+def body_of_field(page: str, name: str) -> str:
+    """The <div class="field…"> of the launch form holding the input named `name`."""
+    start = page.rindex('<div class="field', 0, page.index(f'name="{name}"'))
+    return page[start:page.index('<div class="field', start + 1)]

@@ -2,23 +2,52 @@
 stored games and the teacher from the database, call the training runner, and register every
 checkpoint it saves as a new ModelSpec (a transformers guesser: the checkpoint folder, or the base
 plus the checkpoint as LoRA adapter), so it can be played, evaluated and trained further.
+
+dpo's `rating_model` is a model-spec name too (`DPOWebConfig`): checked before queueing and resolved
+to the games registry spec the trainer expects when the job runs.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from training.dpo.config import DPOJobConfig
 from webapp.catalog.models import ModelKind, ModelRole, ModelSpec, WordListEntry
 from webapp.catalog.selectors import word_list_latest
 from webapp.jobs.models import Checkpoint, Job
 
 TRAINABLE = (ModelKind.TRANSFORMERS, ModelKind.VLLM)
 POOL_GUESSERS = (ModelKind.INFOGAIN, ModelKind.RANDOM)
+RATERS = (ModelKind.TRANSFORMERS, ModelKind.VLLM, ModelKind.OPENAI)  # LLMs (training.dpo.config.RATING_KINDS)
+_SPEC_SYNTAX_PLACEHOLDER = "hf:model-spec-name"
+
+
+# -- the dpo config of the web app -------------------------------------------------------------------
+@dataclass(frozen=True)
+class DPOWebConfig(DPOJobConfig):
+    """DPOJobConfig whose `rating_model` is a model-spec name, like `base_model` and `judge`:
+    check_dpo looks it up before queueing and run_dpo hands the trainer a DPOJobConfig holding its
+    games registry spec. Every other check is DPOJobConfig's (only the spec syntax check of
+    `rating_model` is skipped: a name is not KIND:TARGET)."""
+
+    rating_model: str = field(default="", metadata={
+        "help": "reward=rating: the model spec of the rating judge (an active transformers, vLLM or "
+                "OpenAI-compatible model; the base model's own spec reuses the policy)"})
+
+    def __post_init__(self) -> None:
+        name = self.rating_model
+        object.__setattr__(self, "rating_model", _SPEC_SYNTAX_PLACEHOLDER if name.strip() else name)
+        try:
+            super().__post_init__()
+        finally:
+            object.__setattr__(self, "rating_model", name)
 
 
 # -- references ----------------------------------------------------------------------------------
@@ -90,11 +119,30 @@ def check_knowledge(config) -> None:
         raise ValidationError(errors)
 
 
+def _check_rating_model(config, errors: dict) -> None:
+    if not config.rating_model:
+        return  # reward=rating without one is refused by the config itself
+    spec = _active(config.rating_model)
+    if spec is None or spec.kind not in RATERS or not (spec.endpoint if spec.kind == ModelKind.OPENAI else spec.path):
+        errors["rating_model"] = [f"no active transformers, vLLM or OpenAI-compatible model spec named "
+                                  f"{config.rating_model!r}"]
+
+
 def check_games_job(config) -> None:
-    """sft and dpo: the base model, the teacher / stored games, the judge and the word lists."""
+    """sft and judge_sft: the base model, the teacher / stored games, the judge and the word lists."""
     errors: dict = {}
     _check_base(config, errors)
     _check_games(config, errors)
+    if errors:
+        raise ValidationError(errors)
+
+
+def check_dpo(config) -> None:
+    """check_games_job plus the rating judge (`rating_model`, when named)."""
+    errors: dict = {}
+    _check_base(config, errors)
+    _check_games(config, errors)
+    _check_rating_model(config, errors)
     if errors:
         raise ValidationError(errors)
 
@@ -193,9 +241,13 @@ def _set_aside_stale_output(reporter) -> None:
     reporter.log(f"moved files of an earlier job with this id to {stale}", level="warning")
 
 
-def _run(kind: str, runner, config, reporter, role: str = ModelRole.GUESSER, **inputs) -> dict:
+def _run(kind: str, runner, config, reporter, role: str = ModelRole.GUESSER,
+         resolve: Callable[..., Any] | None = None, **inputs) -> dict:
+    """`resolve(config, reporter, base, base_path)`: the config the runner gets (default: `config`)."""
     _set_aside_stale_output(reporter)
     base, base_path = _base(config, reporter)
+    if resolve is not None:
+        config = resolve(config, reporter, base, base_path)
     registering = RegisteringReporter(reporter, kind=kind, base=base, base_path=base_path, role=role)
     result = runner(config, registering, model_path=base_path, **inputs)
     final = Checkpoint.objects.filter(job_id=reporter.job_id, path=result["final_checkpoint"]).order_by("-id").first()
@@ -219,10 +271,40 @@ def run_sft(config, reporter) -> dict:
     return _run("sft", run, config, reporter, **_game_inputs(config))
 
 
+def _rating_spec(name: str, reporter, base: ModelSpec, base_path: str) -> str:
+    """The games registry spec of the rating judge named `name`: the base model's own spec is the
+    folder the policy is loaded from (so the trainer reuses the policy); a LoRA adapter is merged
+    into its base once, as the base model's is; anything else is its spec string."""
+    from training.common.models import merge_adapter
+    from webapp.catalog.builders import spec_string
+
+    spec = ModelSpec.objects.filter(name=name).first()
+    if spec is None:
+        raise ValueError(f"rating_model: no model spec named {name!r}")
+    if spec.pk == base.pk:
+        return f"hf:{base_path}"
+    if spec.adapter_path and spec.kind in TRAINABLE:
+        reporter.log(f"merging the adapter of {spec.name} (rating_model) into its base")
+        merged = merge_adapter(spec.path, spec.adapter_path, Path(reporter.output_dir) / "rating-merged")
+        return f"{'hf' if spec.kind == ModelKind.TRANSFORMERS else 'vllm'}:{merged}"
+    return spec_string(spec)
+
+
+def dpo_training_config(config: DPOWebConfig, reporter, base: ModelSpec, base_path: str) -> DPOJobConfig:
+    """The trainer's DPOJobConfig: `rating_model` the judge's games registry spec (reward=rating), else
+    empty (unused)."""
+    values = {f.name: getattr(config, f.name) for f in dataclasses.fields(DPOJobConfig) if f.init}
+    values["rating_model"] = ""
+    if config.reward == "rating":
+        values["rating_model"] = _rating_spec(config.rating_model, reporter, base, base_path)
+        reporter.log(f"rating judge: {config.rating_model} ({values['rating_model']})")
+    return DPOJobConfig(**values)
+
+
 def run_dpo(config, reporter) -> dict:
     from training.dpo.trainer import run
 
-    return _run("dpo", run, config, reporter, **_game_inputs(config))
+    return _run("dpo", run, config, reporter, resolve=dpo_training_config, **_game_inputs(config))
 
 
 def run_judge_sft(config, reporter) -> dict:
