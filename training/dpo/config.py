@@ -55,13 +55,18 @@ class DPOJobConfig(GameDataConfig):
         spec = self.rating_model.strip()
         _check(self.reward != "rating" or bool(spec),
                "rating_model: reward=rating needs the model spec of the rating judge (e.g. hf:FOLDER)")
-        kind, _, target = spec.partition(":")
-        _check(not spec or (kind.lower() in RATING_KINDS and bool(target.strip())),
-               f"rating_model must be a model spec KIND:TARGET with KIND one of {', '.join(RATING_KINDS)}, "
-               f"got {spec!r}")
+        if spec:
+            self.check_rating_model(spec)
         _check(self.min_reward_gap >= 0, "min_reward_gap must be >= 0")
         _check(1 <= self.continuations <= 64, "continuations must be between 1 and 64")
         _check(0 < self.temperature <= 5, "temperature must be in (0, 5]")
         _check(1 <= self.max_new_tokens <= 1024, "max_new_tokens must be between 1 and 1024")
         _check(self.beta > 0, "beta must be > 0")
         _check(self.loss_type in LOSS_TYPES, f"loss_type must be one of {', '.join(LOSS_TYPES)}")
+
+    def check_rating_model(self, spec: str) -> None:
+        """A games registry spec KIND:TARGET (the web app, where it is a model-spec name, overrides this)."""
+        kind, _, target = spec.partition(":")
+        _check(kind.lower() in RATING_KINDS and bool(target.strip()),
+               f"rating_model must be a model spec KIND:TARGET with KIND one of {', '.join(RATING_KINDS)}, "
+               f"got {spec!r}")

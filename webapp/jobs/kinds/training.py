@@ -26,7 +26,6 @@ from webapp.jobs.models import Checkpoint, Job
 TRAINABLE = (ModelKind.TRANSFORMERS, ModelKind.VLLM)
 POOL_GUESSERS = (ModelKind.INFOGAIN, ModelKind.RANDOM)
 RATERS = (ModelKind.TRANSFORMERS, ModelKind.VLLM, ModelKind.OPENAI)  # LLMs (training.dpo.config.RATING_KINDS)
-_SPEC_SYNTAX_PLACEHOLDER = "hf:model-spec-name"
 
 
 # -- the dpo config of the web app -------------------------------------------------------------------
@@ -41,13 +40,8 @@ class DPOWebConfig(DPOJobConfig):
         "help": "reward=rating: the model spec of the rating judge (an active transformers, vLLM or "
                 "OpenAI-compatible model; the base model's own spec reuses the policy)"})
 
-    def __post_init__(self) -> None:
-        name = self.rating_model
-        object.__setattr__(self, "rating_model", _SPEC_SYNTAX_PLACEHOLDER if name.strip() else name)
-        try:
-            super().__post_init__()
-        finally:
-            object.__setattr__(self, "rating_model", name)
+    def check_rating_model(self, spec: str) -> None:
+        """A name: check_dpo looks it up in the catalog."""
 
 
 # -- references ----------------------------------------------------------------------------------
