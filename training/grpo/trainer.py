@@ -22,7 +22,6 @@ import json
 import random
 import time
 import zlib
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Sequence
 

@@ -1,0 +1,407 @@
+"""Learning benchmark in the knowledge-base world (DESIGN.md §6): `python -m bench.learning`.
+
+The research pipeline in miniature, from scratch on this machine's CPU (2 torch threads):
+1. world: a seeded pool of knowledge-base nouns, split into sft / rl / test secrets;
+2. a tiny Llama built from scratch (training.tiny);
+3. knowledge stage (training.knowledge): every pool word and its facts, test words included;
+4. SFT (training.sft) on the information-gain teacher's games for the sft secrets;
+5. GRPO (training.grpo) from the SFT model on the rl secrets, trajectory-level (StarPO, λ = 0)
+   and per-turn ΔBelief (CIA, λ = 0.1) advantages;
+6. evaluation on the held-out test secrets with the knowledge-base judge, greedy decoding, one
+   game per word: success ("named the word"), valid-question rate (answered yes/no/finished),
+   share of games that reached ≤ 2 candidates (the pool words consistent with every answer),
+   each with a 95% Wilson interval, for the untrained model, after knowledge, after SFT and after
+   each GRPO run; GRPO − SFT also as a paired difference over the same words.
+
+Prints one JSON object (wall seconds of every stage, load averages: other processes on a small
+machine slow everything down) and writes it to bench/results/learning.json. `--quick` runs a
+smoke-sized version (minutes) to check the pipeline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import math
+import os
+import random
+import shutil
+import statistics
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, Sequence
+
+RESULTS = Path(__file__).resolve().parent / "results" / "learning.json"
+
+
+@dataclass(frozen=True)
+class Scale:
+    pool: int = 240  # candidate words (the teacher's pool and the knowledge stage's words)
+    sft: int = 140  # secrets of the teacher's SFT games
+    rl: int = 50  # GRPO's training secrets (never in SFT)
+    test: int = 50  # held-out secrets (neither SFT nor GRPO)
+    hidden: int = 128
+    layers: int = 4
+    intermediate: int = 384
+    vocab: int = 4096
+    knowledge_epochs: float = 3.0
+    knowledge_lr: float = 2e-3
+    knowledge_sequences: int = 16  # per word, alternating statements and answered questions
+    sft_epochs: float = 8.0
+    sft_lr: float = 2e-3
+    naming_per_word: int = 8  # naming examples per pool word mixed into SFT (training.knowledge.naming; 0 = none)
+    naming_temperature: float = 0.1  # bits: how random the naming histories' questioner is
+    grpo_steps: int = 20
+    grpo_secrets: int = 8
+    grpo_generations: int = 8
+    grpo_lr: float = 1e-4
+    grpo_filter: float = 0.5
+    grpo_temperature: float = 1.0
+    max_turns: int = 20
+    seed: int = 0
+
+
+QUICK = Scale(pool=60, sft=30, rl=10, test=20, hidden=32, layers=2, intermediate=64, vocab=2048, knowledge_epochs=1,
+              sft_epochs=1, grpo_steps=2, grpo_secrets=2, grpo_generations=4, max_turns=8)
+
+
+# -- the world -----------------------------------------------------------------------------------
+def make_world(scale: Scale) -> dict[str, list[str]]:
+    """A seeded pool of KB nouns with facts whose guess question the KB grounds, and its splits."""
+    from games.kb import load_kb
+    from games.kb.candidates import candidate_model
+    from games.wordlists import read_words
+    from training.knowledge.data import word_facts
+
+    kb = load_kb()
+    coverage = kb.coverage("dominant")
+    words = [w for w in read_words("dbrl/solved") if kb.lookup(w) is not None]
+    random.Random(scale.seed).shuffle(words)
+    candidates = [w for w in words[: 2 * scale.pool] if word_facts(kb, w, "dominant", coverage)]
+    model = candidate_model(kb, candidates)
+    pool = [w for i, w in enumerate(model.words) if model.guess_question[i] >= 0][: scale.pool]
+    if len(pool) < scale.pool or scale.sft + scale.rl + scale.test > scale.pool:
+        raise SystemExit(f"pool of {len(pool)} words cannot hold the splits")
+    a, b = scale.sft, scale.sft + scale.rl
+    return {"pool": pool, "sft": pool[:a], "rl": pool[a:b], "test": pool[b : b + scale.test]}
+
+
+# -- evaluation -----------------------------------------------------------------------------------
+def candidates_left(trajectories, pool: Sequence[str]) -> list[int]:
+    """Pool words consistent with every answer of each game (1 for a won game)."""
+    import numpy as np
+
+    from games.guessers.infogain import InfoGainGuesser
+
+    tracker = InfoGainGuesser(pool=list(pool))
+    out = []
+    for traj in trajectories:
+        state = tracker.start(seed=0)
+        for turn in traj.turns:
+            tracker.observe(state, turn)
+        left = int(np.count_nonzero((state.data["contradictions"] == 0) & ~state.data["out"]))
+        out.append(1 if traj.won else left)
+    return out
+
+
+def share(hits: int, n: int) -> dict[str, Any]:
+    from games.metrics import wilson_interval
+
+    lo, hi = wilson_interval(hits, n)
+    return {"rate": round(hits / max(n, 1), 4), "ci95": [round(lo, 4), round(hi, 4)], "n": n}
+
+
+def evaluate(model_dir: str, words: Sequence[str], pool: Sequence[str], judge, max_turns: int,
+             adapter: str | None = None) -> tuple[dict, list]:
+    from games.guessers.llm import LLMGuesser
+    from games.llm.base import SamplingParams
+    from games.llm.chat import GuesserFormat
+    from games.llm.transformers_backend import TransformersBackend, TransformersConfig
+    from games.rollout import rollout
+    from games.types import GameConfig, Verdict
+
+    started = time.perf_counter()
+    backend = TransformersBackend(TransformersConfig(model=model_dir, adapter=adapter, device="cpu",
+                                                     max_batch_size=len(words), prefix_cache_mb=512))
+    guesser = LLMGuesser(backend, sampling=SamplingParams(max_new_tokens=24, temperature=0.0),
+                         chat_format=GuesserFormat(max_turns=max_turns))
+    games = rollout(guesser, judge, list(words), seeds=list(range(len(words))), config=GameConfig(max_turns=max_turns))
+    left = candidates_left(games, pool)
+    turns = [t for g in games for t in g.turns]
+    valid = sum(t.verdict in (Verdict.YES, Verdict.NO, Verdict.FINISHED) for t in turns)
+    verdicts: dict[str, int] = {}
+    for t in turns:
+        verdicts[t.verdict.value] = verdicts.get(t.verdict.value, 0) + 1
+    result = {
+        "success": share(sum(g.won for g in games), len(games)),
+        "valid_questions": share(valid, len(turns)),
+        "reached_2_candidates": share(sum(n <= 2 for n in left), len(games)),
+        "mean_turns": round(statistics.fmean(g.n_turns for g in games), 2),
+        "median_candidates_left": statistics.median(left),
+        "verdicts": verdicts,
+        "example": [f"{t.question} -> {t.verdict.value}" for t in games[0].turns][:12] + [f"secret: {games[0].secret}"],
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    return result, games
+
+
+def naming_probe(model_dir: str, words: Sequence[str], pool: Sequence[str], judge, max_turns: int) -> dict:
+    """Can the model name a word once the questions have narrowed it down? For each word, the
+    information-gain teacher's won game up to its final guess is the history; every pool word's
+    guess ("Is it a dog?") is scored (sum of the word's token log-probs) and the word's rank
+    reported: the knowledge a held-out win needs, apart from the strategy."""
+    from games.guessers.infogain import InfoGainGuesser
+    from games.llm.chat import GuesserFormat
+    from games.llm.transformers_backend import TransformersBackend, TransformersConfig
+    from games.kb.questions import phrase
+    from games.rollout import rollout
+    from games.types import GameConfig
+
+    started = time.perf_counter()
+    teacher = InfoGainGuesser(pool=list(pool), max_turns=max_turns)
+    games = [g for g in rollout(teacher, judge, list(words), config=GameConfig(max_turns=max_turns)) if g.won]
+    backend = TransformersBackend(TransformersConfig(model=model_dir, device="cpu", max_batch_size=64,
+                                                     prefix_cache_mb=256))
+    fmt = GuesserFormat(max_turns=max_turns)
+    replies = [phrase("isa", w, guess=True) for w in pool]
+    spans = [(r.index(w), r.index(w) + len(w)) for r, w in zip(replies, pool)]
+    ranks = []
+    for game in games:
+        chat = fmt.messages(game.turns[:-1])
+        scores = backend.score_spans([chat] * len(pool), replies, spans)
+        mine = scores[list(pool).index(game.secret)]
+        ranks.append(sum(s > mine for s in scores))
+    n = max(len(ranks), 1)
+    return {"words": len(ranks), "top1": round(sum(r == 0 for r in ranks) / n, 4),
+            "top5": round(sum(r < 5 for r in ranks) / n, 4), "median_rank": statistics.median(ranks) if ranks else None,
+            "pool": len(pool), "seconds": round(time.perf_counter() - started, 1)}
+
+
+def paired_difference(after: list, before: list) -> dict[str, float]:
+    """Mean per-word difference in success (same words, greedy games) with a normal 95% interval."""
+    diffs = [float(a.won) - float(b.won) for a, b in zip(after, before)]
+    n = len(diffs)
+    mean = statistics.fmean(diffs)
+    sd = statistics.stdev(diffs) if n > 1 else 0.0
+    half = 1.959963984540054 * sd / math.sqrt(n) if n else 0.0
+    return {"mean": round(mean, 4), "ci95": [round(mean - half, 4), round(mean + half, 4)],
+            "won_now_only": sum(d > 0 for d in diffs), "won_before_only": sum(d < 0 for d in diffs)}
+
+
+# -- stages ------------------------------------------------------------------------------------------
+def write_words(path: Path, words: Sequence[str]) -> str:
+    path.write_text("\n".join(words) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def reporter_for(folder: Path):
+    from training.reporting import ConsoleReporter
+
+    if folder.exists():
+        shutil.rmtree(folder)  # a fresh run (the runners would resume from old checkpoints)
+    return ConsoleReporter(folder, stream=io.StringIO())
+
+
+def metric_series(reporter, names: Sequence[str]) -> dict[str, list]:
+    rows = [r for r in reporter.records if r["event"] == "metrics"]
+    return {n: [round(r[n], 4) if isinstance(r.get(n), float) else r.get(n) for r in rows if n in r] for n in names}
+
+
+def run_knowledge(scale: Scale, work: Path, base: str, pool_file: str) -> tuple[str, dict]:
+    from training.knowledge.config import KnowledgeJobConfig
+    from training.knowledge.trainer import run
+
+    config = KnowledgeJobConfig(base_model=base, word_list=pool_file, epochs=scale.knowledge_epochs,
+                                sequences_per_word=scale.knowledge_sequences,
+                                learning_rate=scale.knowledge_lr, warmup_ratio=0.05, global_batch_size=32,
+                                per_device_batch_size=16, max_tokens=256, cpu_threads=2, seed=scale.seed)
+    reporter = reporter_for(work / "knowledge")
+    result = run(config, reporter)
+    losses = metric_series(reporter, ["loss"])["loss"]
+    return result["final_checkpoint"], {"sequences": result["sequences"], "steps": result["global_step"],
+                                        "loss_first_last": [losses[0], losses[-1]] if losses else None,
+                                        "tokens_per_second": result.get("tokens_per_second")}
+
+
+def run_sft(scale: Scale, work: Path, base: str, sft_file: str, pool: Sequence[str]) -> tuple[str, dict]:
+    """training.sft on the teacher's games for the sft secrets, mixed with naming examples for
+    every pool word (training.knowledge.naming: the knowledge stage's facts in the direction a
+    game needs them, histories → word, from a randomised questioner, guess-only completions)."""
+    from games.judges.kb import KBJudge
+    from games.kb import load_kb
+    from games.llm.chat import GuesserFormat
+    from training.common.data import gather_games, select_games
+    from training.knowledge.naming import naming_examples
+    from training.sft.config import SFTJobConfig
+    from training.sft.data import turn_examples
+    from training.sft.trainer import train_sft
+
+    pool_file = write_words(work / "pool.txt", pool)
+    config = SFTJobConfig(base_model=base, word_list=sft_file, pool_word_list=pool_file, teacher="infogain",
+                          judge="kb", epochs=scale.sft_epochs, learning_rate=scale.sft_lr, warmup_ratio=0.05,
+                          global_batch_size=32, per_device_batch_size=16, max_tokens=1024, cpu_threads=2,
+                          max_turns=scale.max_turns, seed=scale.seed)
+    reporter = reporter_for(work / "sft")
+    chat_format = GuesserFormat(max_turns=scale.max_turns)
+    games = select_games(gather_games(config, reporter, judge=KBJudge()), config.selection)
+    teacher_rows = turn_examples(games, chat_format)
+    naming = naming_examples(load_kb(), pool, chat_format=chat_format, per_word=scale.naming_per_word,
+                             temperature=scale.naming_temperature, seed=scale.seed) if scale.naming_per_word else []
+    rows = teacher_rows + naming
+    random.Random(scale.seed).shuffle(rows)
+    result = train_sft(config, reporter, rows, kind="sft", model_path=base,
+                       resolved={"games": len(games), "naming_examples": len(naming)})
+    losses = metric_series(reporter, ["loss"])["loss"]
+    teacher_turns = [g.n_turns for g in games]
+    return result["final_checkpoint"], {"games": len(games), "teacher_won": sum(g.won for g in games),
+                                        "teacher_mean_turns": round(statistics.fmean(teacher_turns), 2),
+                                        "teacher_examples": len(teacher_rows), "naming_examples": len(naming),
+                                        "naming_mean_history": round(statistics.fmean(r["turn"] for r in naming), 2)
+                                        if naming else None,
+                                        "steps": result["global_step"],
+                                        "loss_first_last": [losses[0], losses[-1]] if losses else None,
+                                        "tokens_per_second": result.get("tokens_per_second")}
+
+
+GRPO_SERIES = ("reward", "success_rate", "valid_rate", "rollout/in_group_std", "frac_reward_zero_std", "entropy",
+               "grad_norm", "clip_ratio/low_mean", "clip_ratio/high_mean", "logprob_diff/rollout_abs_mean",
+               "mean_turns", "time/step_s")
+
+
+def run_grpo(scale: Scale, work: Path, base: str, rl_words: Sequence[str], judge, advantage: str) -> tuple[str, dict]:
+    from training.grpo.config import GRPOConfig
+    from training.grpo.trainer import run
+
+    belief = 0.1 if advantage == "turn" else 0.0
+    config = GRPOConfig(base_model=base, steps=scale.grpo_steps, secrets_per_step=scale.grpo_secrets,
+                        num_generations=scale.grpo_generations, max_turns=scale.max_turns,
+                        temperature=scale.grpo_temperature, max_completion_length=24, advantage=advantage,
+                        belief_coef=belief, rollout_filter_ratio=scale.grpo_filter, learning_rate=scale.grpo_lr,
+                        lora=False, mini_batches=2, forward_batch_size=16, save_steps=scale.grpo_steps,
+                        cpu_threads=2, seed=scale.seed)
+    reporter = reporter_for(work / f"grpo-{advantage}")
+    result = run(config, reporter, model_path=base, judge=judge, words=list(rl_words))
+    warnings = [r["message"] for r in reporter.records if r["event"] == "log" and r["level"] == "warning"]
+    return result["final_checkpoint"], {"config": {k: v for k, v in asdict(config).items() if k in (
+        "steps", "secrets_per_step", "num_generations", "advantage", "belief_coef", "rollout_filter_ratio",
+        "learning_rate", "lora", "epsilon", "epsilon_high", "loss_agg_mode", "mini_batches", "temperature")},
+        "per_step": metric_series(reporter, GRPO_SERIES), "warnings": warnings}
+
+
+# -- main -------------------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.learning", description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a smoke-sized run (does not write the results file)")
+    parser.add_argument("--work", type=Path, default=Path(os.environ.get("DATA_DIR", "var")) / "bench-learning",
+                        help="folder for models and checkpoints (replaced)")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="override a Scale field")
+    parser.add_argument("--until", choices=("knowledge", "sft", "all"), default="all",
+                        help="stop after this stage (a pilot: does not write the results file)")
+    parser.add_argument("--reuse", choices=("none", "knowledge", "sft"), default="none",
+                        help="take this stage's model from an earlier run in --work with the same scale (a pilot)")
+    args = parser.parse_args(argv)
+
+    import torch
+
+    torch.set_num_threads(2)
+    from games.judges.kb import KBJudge
+    from training.tiny import build_tiny_model
+
+    scale = QUICK if args.quick else Scale()
+    for item in args.set:
+        key, _, value = item.partition("=")
+        scale = replace(scale, **{key: type(getattr(scale, key))(value)})
+    work = args.work
+    work.mkdir(parents=True, exist_ok=True)
+    began = time.perf_counter()
+    timings: dict[str, float] = {}
+    out: dict[str, Any] = {"scale": asdict(scale), "load_average_start": list(os.getloadavg()),
+                           "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads()}
+
+    def timed(name: str, fn, *a, **k):
+        t = time.perf_counter()
+        value = fn(*a, **k)
+        timings[name] = round(time.perf_counter() - t, 1)
+        print(json.dumps({"stage": name, "seconds": timings[name], "load": os.getloadavg()[0]}), flush=True)
+        return value
+
+    world = timed("world", make_world, scale)
+    files = {k: write_words(work / f"{k}.txt", v) for k, v in world.items()}
+    out["world"] = {k: len(v) for k, v in world.items()} | {"test_words": world["test"][:20]}
+    judge = KBJudge()
+    tiny = str(timed("build_tiny", build_tiny_model, work / "tiny", hidden=scale.hidden, layers=scale.layers,
+                     heads=4, kv_heads=4, intermediate=scale.intermediate, vocab_size=scale.vocab, seed=scale.seed))
+    evals: dict[str, Any] = {}
+    games: dict[str, list] = {}
+
+    def ev(name: str, model_dir: str):
+        evals[name], games[name] = timed(f"eval_{name}", evaluate, model_dir, world["test"], world["pool"], judge,
+                                         scale.max_turns)
+
+    probe_words = world["test"][:40]
+    pilot = args.until != "all"
+
+    def stage(name: str, fn, *a) -> tuple[str, dict]:
+        """Run a training stage, or with --reuse take its stored result from an earlier run."""
+        stored = work / f"{name}-result.json"
+        if args.reuse in ("knowledge", "sft") and (name == "knowledge" or args.reuse == "sft") and stored.is_file():
+            folder, info, seconds = json.loads(stored.read_text())
+            timings[name] = seconds  # measured by the earlier process
+            out.setdefault("reused_stages", []).append(name)
+            return folder, info
+        folder, info = timed(name, fn, *a)
+        stored.write_text(json.dumps([folder, info, timings[name]]))
+        return folder, info
+
+    ev("untrained", tiny)
+    knowledge_dir, out["knowledge"] = stage("knowledge", run_knowledge, scale, work, tiny, files["pool"])
+    ev("knowledge", knowledge_dir)
+    out["knowledge"]["naming_probe_test"] = timed("probe_knowledge", naming_probe, knowledge_dir, probe_words,
+                                                  world["pool"], judge, scale.max_turns)
+    if args.until == "knowledge":
+        out["evaluation"] = evals
+        print(json.dumps(out, indent=1))
+        return 0
+    sft_dir, out["sft"] = stage("sft", run_sft, scale, work, knowledge_dir, files["sft"], world["pool"])
+    ev("sft", sft_dir)
+    out["sft"]["naming_probe_test"] = timed("probe_sft", naming_probe, sft_dir, probe_words, world["pool"], judge,
+                                            scale.max_turns)
+    if args.until == "sft":
+        out["evaluation"] = evals
+        print(json.dumps(out, indent=1))
+        return 0
+    out["grpo"] = {}
+    for advantage in ("trajectory", "turn"):
+        folder, out["grpo"][advantage] = timed(f"grpo_{advantage}", run_grpo, scale, work, sft_dir, world["rl"],
+                                               judge, advantage)
+        ev(f"grpo_{advantage}", folder)
+        evals[f"grpo_{advantage}"]["success_minus_sft_paired"] = paired_difference(games[f"grpo_{advantage}"],
+                                                                                   games["sft"])
+    out["evaluation"] = evals
+    sft = evals["sft"]
+    out["targets"] = {
+        "sft_valid_questions>=0.8": sft["valid_questions"]["rate"] >= 0.8,
+        "sft_reached_2_candidates>=0.8": sft["reached_2_candidates"]["rate"] >= 0.8,
+        "sft_success>=0.25": sft["success"]["rate"] >= 0.25,
+        **{f"grpo_{a}_success>=sft+0.05_without_valid_drop": (
+            evals[f"grpo_{a}"]["success"]["rate"] >= sft["success"]["rate"] + 0.05
+            and evals[f"grpo_{a}"]["valid_questions"]["rate"] >= sft["valid_questions"]["rate"])
+           for a in ("trajectory", "turn")},
+    }
+    timings["total"] = round(sum(timings.values()), 1)  # every stage, reused ones as their process measured them
+    timings["this_process"] = round(time.perf_counter() - began, 1)
+    out["seconds"] = timings
+    out["targets"]["total_under_45_minutes"] = timings["total"] < 45 * 60
+    out["load_average_end"] = list(os.getloadavg())
+    text = json.dumps(out, indent=1)
+    print(text)
+    if not args.quick and not pilot:
+        RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        RESULTS.write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
