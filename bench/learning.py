@@ -53,12 +53,16 @@ class Scale:
     sft_lr: float = 2e-3
     naming_per_word: int = 8  # naming examples per pool word mixed into SFT (training.knowledge.naming; 0 = none)
     naming_temperature: float = 0.1  # bits: how random the naming histories' questioner is
+    naming_train: str = "word"  # word: only the named word is trained ("Is it" is context); guess: the whole guess
     grpo_steps: int = 20
     grpo_secrets: int = 8
     grpo_generations: int = 8
     grpo_lr: float = 1e-4
     grpo_filter: float = 0.5
     grpo_temperature: float = 1.0
+    grpo_unknown_penalty: float = -1.0  # ungroundable questions (words the KB does not know) cost as a repeat
+    grpo_lora: bool = False
+    grpo_beta: float = 0.0
     max_turns: int = 20
     seed: int = 0
 
@@ -130,6 +134,12 @@ def evaluate(model_dir: str, words: Sequence[str], pool: Sequence[str], judge, m
     games = rollout(guesser, judge, list(words), seeds=list(range(len(words))), config=GameConfig(max_turns=max_turns))
     left = candidates_left(games, pool)
     turns = [t for g in games for t in g.turns]
+    from games.kb.questions import phrase
+    from games.rules import normalise_question
+
+    guesses = {normalise_question(phrase("isa", w, guess=True)) for w in pool}
+    is_guess = [[normalise_question(t.question) in guesses for t in g.turns] for g in games]
+    first_guess = [flags.index(True) + 1 for flags in is_guess if True in flags]
     valid = sum(t.verdict in (Verdict.YES, Verdict.NO, Verdict.FINISHED) for t in turns)
     verdicts: dict[str, int] = {}
     for t in turns:
@@ -140,6 +150,8 @@ def evaluate(model_dir: str, words: Sequence[str], pool: Sequence[str], judge, m
         "reached_2_candidates": share(sum(n <= 2 for n in left), len(games)),
         "mean_turns": round(statistics.fmean(g.n_turns for g in games), 2),
         "median_candidates_left": statistics.median(left),
+        "pool_guess_rate": round(sum(map(sum, is_guess)) / max(len(turns), 1), 4),  # turns that name a pool word
+        "mean_first_guess_turn": round(statistics.fmean(first_guess), 2) if first_guess else None,
         "verdicts": verdicts,
         "example": [f"{t.question} -> {t.verdict.value}" for t in games[0].turns][:12] + [f"secret: {games[0].secret}"],
         "seconds": round(time.perf_counter() - started, 1),
@@ -248,7 +260,8 @@ def run_sft(scale: Scale, work: Path, base: str, sft_file: str, pool: Sequence[s
     games = select_games(gather_games(config, reporter, judge=KBJudge()), config.selection)
     teacher_rows = turn_examples(games, chat_format)
     naming = naming_examples(load_kb(), pool, chat_format=chat_format, per_word=scale.naming_per_word,
-                             temperature=scale.naming_temperature, seed=scale.seed) if scale.naming_per_word else []
+                             temperature=scale.naming_temperature, seed=scale.seed,
+                             train=scale.naming_train) if scale.naming_per_word else []
     rows = teacher_rows + naming
     random.Random(scale.seed).shuffle(rows)
     result = train_sft(config, reporter, rows, kind="sft", model_path=base,
@@ -265,7 +278,7 @@ def run_sft(scale: Scale, work: Path, base: str, sft_file: str, pool: Sequence[s
                                         "tokens_per_second": result.get("tokens_per_second")}
 
 
-GRPO_SERIES = ("reward", "success_rate", "valid_rate", "rollout/in_group_std", "frac_reward_zero_std", "entropy",
+GRPO_SERIES = ("reward", "success_rate", "valid_rate", "repeated_rate", "unknown_rate", "rollout/in_group_std", "frac_reward_zero_std", "entropy",
                "grad_norm", "clip_ratio/low_mean", "clip_ratio/high_mean", "logprob_diff/rollout_abs_mean",
                "mean_turns", "time/step_s")
 
@@ -279,14 +292,14 @@ def run_grpo(scale: Scale, work: Path, base: str, rl_words: Sequence[str], judge
                         num_generations=scale.grpo_generations, max_turns=scale.max_turns,
                         temperature=scale.grpo_temperature, max_completion_length=24, advantage=advantage,
                         belief_coef=belief, rollout_filter_ratio=scale.grpo_filter, learning_rate=scale.grpo_lr,
-                        lora=False, mini_batches=2, forward_batch_size=16, save_steps=scale.grpo_steps,
+                        unknown_penalty=scale.grpo_unknown_penalty, lora=scale.grpo_lora, beta=scale.grpo_beta, mini_batches=2, forward_batch_size=16, save_steps=scale.grpo_steps,
                         cpu_threads=2, seed=scale.seed)
     reporter = reporter_for(work / f"grpo-{advantage}")
     result = run(config, reporter, model_path=base, judge=judge, words=list(rl_words))
     warnings = [r["message"] for r in reporter.records if r["event"] == "log" and r["level"] == "warning"]
     return result["final_checkpoint"], {"config": {k: v for k, v in asdict(config).items() if k in (
         "steps", "secrets_per_step", "num_generations", "advantage", "belief_coef", "rollout_filter_ratio",
-        "learning_rate", "lora", "epsilon", "epsilon_high", "loss_agg_mode", "mini_batches", "temperature")},
+        "learning_rate", "lora", "beta", "unknown_penalty", "epsilon", "epsilon_high", "loss_agg_mode", "mini_batches", "temperature")},
         "per_step": metric_series(reporter, GRPO_SERIES), "warnings": warnings}
 
 
@@ -312,7 +325,10 @@ def main(argv: list[str] | None = None) -> int:
     scale = QUICK if args.quick else Scale()
     for item in args.set:
         key, _, value = item.partition("=")
-        scale = replace(scale, **{key: type(getattr(scale, key))(value)})
+        kind = type(getattr(scale, key))
+        if kind is bool and value.lower() not in ("true", "false", "1", "0"):
+            raise SystemExit(f"--set {key}: true or false, got {value!r}")
+        scale = replace(scale, **{key: value.lower() in ("true", "1") if kind is bool else kind(value)})
     work = args.work
     work.mkdir(parents=True, exist_ok=True)
     began = time.perf_counter()
@@ -336,9 +352,17 @@ def main(argv: list[str] | None = None) -> int:
     evals: dict[str, Any] = {}
     games: dict[str, list] = {}
 
-    def ev(name: str, model_dir: str):
+    seen: dict[str, Any] = {}
+
+    def ev(name: str, model_dir: str, trained_on: Sequence[str] = ()):
+        """Held-out test secrets; with `trained_on`, also the training secrets of the stages so far
+        (at most 50 of each: does the model fit what it was taught, or fail to generalise?)."""
         evals[name], games[name] = timed(f"eval_{name}", evaluate, model_dir, world["test"], world["pool"], judge,
                                          scale.max_turns)
+        for split in trained_on:
+            result, _ = evaluate(model_dir, world[split][:50], world["pool"], judge, scale.max_turns)
+            seen.setdefault(name, {})[f"{split}_secrets"] = {k: result[k] for k in (
+                "success", "valid_questions", "reached_2_candidates", "mean_turns", "verdicts")}
 
     probe_words = world["test"][:40]
     pilot = args.until != "all"
@@ -361,25 +385,25 @@ def main(argv: list[str] | None = None) -> int:
     out["knowledge"]["naming_probe_test"] = timed("probe_knowledge", naming_probe, knowledge_dir, probe_words,
                                                   world["pool"], judge, scale.max_turns)
     if args.until == "knowledge":
-        out["evaluation"] = evals
+        out["evaluation"], out["evaluation_training_secrets"] = evals, seen
         print(json.dumps(out, indent=1))
         return 0
     sft_dir, out["sft"] = stage("sft", run_sft, scale, work, knowledge_dir, files["sft"], world["pool"])
-    ev("sft", sft_dir)
+    ev("sft", sft_dir, trained_on=("sft",))
     out["sft"]["naming_probe_test"] = timed("probe_sft", naming_probe, sft_dir, probe_words, world["pool"], judge,
                                             scale.max_turns)
     if args.until == "sft":
-        out["evaluation"] = evals
+        out["evaluation"], out["evaluation_training_secrets"] = evals, seen
         print(json.dumps(out, indent=1))
         return 0
     out["grpo"] = {}
     for advantage in ("trajectory", "turn"):
         folder, out["grpo"][advantage] = timed(f"grpo_{advantage}", run_grpo, scale, work, sft_dir, world["rl"],
                                                judge, advantage)
-        ev(f"grpo_{advantage}", folder)
+        ev(f"grpo_{advantage}", folder, trained_on=("sft", "rl"))
         evals[f"grpo_{advantage}"]["success_minus_sft_paired"] = paired_difference(games[f"grpo_{advantage}"],
                                                                                    games["sft"])
-    out["evaluation"] = evals
+    out["evaluation"], out["evaluation_training_secrets"] = evals, seen
     sft = evals["sft"]
     out["targets"] = {
         "sft_valid_questions>=0.8": sft["valid_questions"]["rate"] >= 0.8,

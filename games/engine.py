@@ -29,6 +29,8 @@ def reward_parts(verdict: Verdict, config: GameConfig) -> dict[str, float]:
         parts["invalid"] = config.invalid_penalty
     elif verdict is Verdict.REPEATED:
         parts["repeated"] = config.repeated_penalty
+    elif verdict is Verdict.UNKNOWN and config.unknown_penalty:
+        parts["unknown"] = config.unknown_penalty
     return parts
 
 

@@ -34,6 +34,7 @@ class GameConfig:
     win_reward: float = 2.0
     invalid_penalty: float = -5.0
     repeated_penalty: float = -1.0
+    unknown_penalty: float = 0.0  # a question the judge cannot ground costs only its turn by default
     turn_penalty: float = -0.05
     min_question_chars: int = 2
     max_question_chars: int = 500

@@ -40,6 +40,21 @@ def test_verdicts_rewards_and_feedback():
     assert env.trajectory.outcome is Outcome.WON and results[4].done
 
 
+class GroundlessJudge(ScriptedJudge):
+    def judge_batch(self, requests):
+        return [JudgeAnswer(Verdict.UNKNOWN) if "blorp" in r.question else a
+                for r, a in zip(requests, super().judge_batch(requests))]
+
+
+def test_unknown_costs_its_turn_and_the_configured_penalty():
+    for config, expected in ((GameConfig(), {"turn": -0.05}),
+                             (GameConfig(unknown_penalty=-0.5), {"turn": -0.05, "unknown": -0.5})):
+        env = TwentyQuestions(GroundlessJudge(), config)
+        env.reset("dog", seed=7)
+        result = env.step("Is it a blorp?")
+        assert result.turn.verdict is Verdict.UNKNOWN and result.turn.reward == expected and not result.done
+
+
 @pytest.mark.parametrize("question", ["Is it a dog?", "Are they DOGS?", "is it the dog?"])
 def test_naming_the_secret_or_its_plural_wins(question):
     results, _ = play([question])

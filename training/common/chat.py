@@ -7,7 +7,7 @@ SFT: the context, earlier questions, judge answers and chat tokens are masked) o
 (multi-turn RL: environment tokens masked). The assistant span is what the template wraps in
 `{% generation %}` when it has the markers (the reply and its end-of-turn token), else what
 rendering the chat one message further adds. SFT leaves this to TRL (completion-only loss); the
-tests check both give the same labels.
+tests check both give the same labels. Rows with an `untrained_prefix` are tokenised here.
 """
 
 from __future__ import annotations
@@ -95,6 +95,16 @@ def encode_chat(tokenizer: Any, messages: Sequence[dict], *, train: str = "last"
     return EncodedChat(ids, labels, spans)
 
 
-def encode_prompt_completion(tokenizer: Any, prompt: Sequence[dict], completion: Sequence[dict]) -> EncodedChat:
-    """A conversational prompt/completion example (TRL's format) with only the completion trained."""
-    return encode_chat(tokenizer, [*prompt, *completion], train="last")
+def encode_prompt_completion(tokenizer: Any, prompt: Sequence[dict], completion: Sequence[dict], *,
+                             untrained_prefix: str = "") -> EncodedChat:
+    """A conversational prompt/completion example (TRL's format) with only the completion trained;
+    `untrained_prefix`, the completion's opening text ("Is it"), is context too, not trained."""
+    encoded = encode_chat(tokenizer, [*prompt, *completion], train="last")
+    if untrained_prefix:
+        start, end = encoded.spans[-1]
+        cut = next((k for k in range(start + 1, end)
+                    if tokenizer.decode(encoded.input_ids[start:k]) == untrained_prefix), None)
+        if cut is None:
+            raise ValueError(f"the completion does not start with {untrained_prefix!r} on a token boundary")
+        encoded.labels[start:cut] = [IGNORE] * (cut - start)
+    return encoded

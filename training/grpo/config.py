@@ -54,6 +54,9 @@ class GRPOConfig:
     turn_penalty: float = field(default=-0.05, metadata={"help": "reward of every turn"})
     invalid_penalty: float = field(default=-5.0, metadata={"help": "reward of an invalid question"})
     repeated_penalty: float = field(default=-1.0, metadata={"help": "reward of a repeated question"})
+    unknown_penalty: float = field(default=0.0, metadata={
+        "help": "reward of a question the judge cannot ground (the knowledge-base judge on a concept it does "
+                "not know); 0 = it costs only its turn"})
     scale_rewards: str = field(default="group", metadata={
         "help": "group: divide by the group's reward std; none: only subtract the mean (Dr. GRPO)",
         "choices": SCALE_REWARDS})
@@ -114,7 +117,7 @@ class GRPOConfig:
         _check(self.advantage in ADVANTAGES, f"advantage must be one of {', '.join(ADVANTAGES)}")
         _check(0 <= self.belief_coef <= 100, "belief_coef must be in [0, 100]")
         _check(all(math.isfinite(v) for v in (self.win_reward, self.turn_penalty, self.invalid_penalty,
-                                              self.repeated_penalty)), "rewards must be finite numbers")
+                                              self.repeated_penalty, self.unknown_penalty)), "rewards must be finite numbers")
         _check(self.scale_rewards in SCALE_REWARDS, f"scale_rewards must be one of {', '.join(SCALE_REWARDS)}")
         _check(0 < self.rollout_filter_ratio <= 1, "rollout_filter_ratio must be in (0, 1]")
         _check(0 <= self.epsilon < 1, "epsilon must be in [0, 1)")

@@ -117,6 +117,7 @@ class Rollouts:
         guesser = LLMGuesser(backend, sampling=self.sampling, chat_format=self.chat_format, name="grpo-policy")
         game = GameConfig(max_turns=self.config.max_turns, win_reward=self.config.win_reward,
                           invalid_penalty=self.config.invalid_penalty, repeated_penalty=self.config.repeated_penalty,
+                          unknown_penalty=self.config.unknown_penalty,
                           turn_penalty=self.config.turn_penalty)
         was_training = self.model.training
         self.model.eval()

@@ -72,15 +72,27 @@ def naming_histories(
     return out
 
 
+TRAIN_PARTS = ("guess", "word")
+GUESS_OPENING = "Is it"  # every guess question starts so ("Is it a poodle?")
+
+
 def naming_examples(
     kb: KnowledgeBase, pool: Sequence[str], *, chat_format: GuesserFormat = GuesserFormat(), per_word: int = 4,
-    temperature: float = 0.5, sense: str = DEFAULT_SENSE, seed: int = 0,
+    temperature: float = 0.5, sense: str = DEFAULT_SENSE, seed: int = 0, train: str = "guess",
 ) -> list[dict]:
     """Prompt/completion rows (training.sft's format): the history as the guesser's chat, the
-    guess as the completion."""
+    guess as the completion. `train="guess"` trains the whole guess; `train="word"` leaves its
+    opening "Is it" untrained (`untrained_prefix`), so the rows teach which word to name without
+    also teaching *that* the guesser should guess now — the rows end where one word is left,
+    and many of them would otherwise make a policy guess early."""
+    if train not in TRAIN_PARTS:
+        raise ValueError(f"train must be one of {TRAIN_PARTS}, got {train!r}")
     rows = []
     for word, history, guess in naming_histories(kb, pool, per_word=per_word, max_turns=chat_format.max_turns,
                                                  temperature=temperature, sense=sense, seed=seed):
-        rows.append({"prompt": chat_format.messages(history), "completion": [{"role": "assistant", "content": guess}],
-                     "secret": word, "game": -1, "turn": len(history)})
+        row = {"prompt": chat_format.messages(history), "completion": [{"role": "assistant", "content": guess}],
+               "secret": word, "game": -1, "turn": len(history)}
+        if train == "word":
+            row["untrained_prefix"] = GUESS_OPENING
+        rows.append(row)
     return rows

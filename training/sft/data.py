@@ -35,4 +35,5 @@ def fits(tokenizer, example: dict, max_tokens: int) -> bool:
     cutting would train a truncated question or none)."""
     from training.common.chat import encode_prompt_completion
 
-    return len(encode_prompt_completion(tokenizer, example["prompt"], example["completion"])) <= max_tokens
+    return len(encode_prompt_completion(tokenizer, example["prompt"], example["completion"],
+                                        untrained_prefix=example.get("untrained_prefix", ""))) <= max_tokens

@@ -16,6 +16,7 @@ from trl import SFTTrainer
 
 from games.llm.chat import GuesserFormat
 from games.types import Trajectory
+from training.common.chat import encode_prompt_completion
 from training.common.config import TrainConfig
 from training.common.data import MakeGuesser, gather_games, read_jsonl, select_games, write_jsonl
 from training.common.models import (
@@ -36,17 +37,25 @@ def build_sft_trainer(
     setup: DeviceSetup, completion_only: bool = True, callbacks: Sequence[Any] = (),
 ) -> SFTTrainer:
     """TRL's SFTTrainer for prompt/completion rows (only the completion trained; with `{% generation %}`
-    markers also without the template's text after the end-of-turn token) or {"text"} rows (every token)."""
+    markers also without the template's text after the end-of-turn token) or {"text"} rows (every token).
+    Rows with an `untrained_prefix` (naming rows: "Is it" is context, the word is trained) are
+    tokenised by training.common.chat, whose labels equal TRL's on the other rows."""
     from datasets import Dataset
     from trl import SFTConfig
 
-    columns = ("prompt", "completion") if completion_only else ("text",)
-    dataset = Dataset.from_list([{c: r[c] for c in columns} for r in rows])
+    pretokenized = completion_only and any(r.get("untrained_prefix") for r in rows)
+    if pretokenized:  # TRL has no notion of a partly trained completion: labels made here
+        encoded = [encode_prompt_completion(tokenizer, r["prompt"], r["completion"],
+                                            untrained_prefix=r.get("untrained_prefix", "")) for r in rows]
+        dataset = Dataset.from_list([{"input_ids": e.input_ids, "labels": e.labels} for e in encoded])
+    else:
+        columns = ("prompt", "completion") if completion_only else ("text",)
+        dataset = Dataset.from_list([{c: r[c] for c in columns} for r in rows])
     args = SFTConfig(
         **trainer_arguments(config, setup, output_dir),
         max_length=config.max_tokens,
-        completion_only_loss=completion_only,
-        assistant_only_loss=completion_only and has_generation_markers(tokenizer),
+        completion_only_loss=completion_only and not pretokenized,
+        assistant_only_loss=completion_only and not pretokenized and has_generation_markers(tokenizer),
         packing=False,
     )
     peft_config = lora_config(rank=config.lora_rank, alpha=config.lora_alpha, dropout=config.lora_dropout,

@@ -112,6 +112,7 @@ def test_collapse_monitor_warns_on_std_and_entropy_drops_and_grad_norm_spikes():
     ({"mini_batches": 9, "secrets_per_step": 2, "num_generations": 4}, "mini_batches"),
     ({"temperature": 0.0}, "temperature"),
     ({"warn_grad_norm_factor": 1.0}, "warn_grad_norm_factor"),
+    ({"unknown_penalty": float("nan")}, "finite"),
 ])
 def test_config_refuses_bad_values(bad, match):
     with pytest.raises(ValueError, match=match):

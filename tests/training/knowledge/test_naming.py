@@ -65,3 +65,14 @@ def test_examples_are_chats_whose_completion_is_only_the_guess():
 def test_temperature_must_be_positive():
     with pytest.raises(ValueError, match="temperature"):
         naming_histories(load_kb(), POOL, temperature=0)
+
+
+def test_word_rows_leave_the_guess_opening_untrained():
+    kb = load_kb()
+    guess = naming_examples(kb, POOL[:2], per_word=1, seed=0)
+    word = naming_examples(kb, POOL[:2], per_word=1, seed=0, train="word")
+    assert [r["completion"] for r in word] == [r["completion"] for r in guess]  # same histories and guesses
+    assert all(r["untrained_prefix"] == "Is it" and r["completion"][0]["content"].startswith("Is it ") for r in word)
+    assert not any("untrained_prefix" in r for r in guess)
+    with pytest.raises(ValueError, match="train"):
+        naming_examples(kb, POOL[:2], per_word=1, train="question")

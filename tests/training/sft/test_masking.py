@@ -95,3 +95,23 @@ def test_templates_without_generation_markers_fall_back_to_prefix_rendering(mode
     # without markers a span is what rendering one message further adds: the reply, <|end|> and "\n"
     assert [tok.decode(fallback.input_ids[a:b]) for a, b in fallback.spans] == \
         ["Is it an animal?<|end|>\n", "Is it a dog?<|end|>\n"]
+
+
+def test_untrained_prefix_trains_only_the_rest_of_the_completion(model_and_tokenizer, two_turn_example, tmp_path):
+    """Naming rows: "Is it" is context, " a dog?<|end|>" is trained; a mixed batch is tokenised by
+    training.common.chat and the plain rows keep TRL's labels."""
+    from training.sft.trainer import build_sft_trainer
+
+    model, tok = model_and_tokenizer
+    plain = encode_prompt_completion(tok, two_turn_example["prompt"], two_turn_example["completion"])
+    naming = {**two_turn_example, "untrained_prefix": "Is it"}
+    cut = encode_prompt_completion(tok, naming["prompt"], naming["completion"], untrained_prefix="Is it")
+    assert cut.input_ids == plain.input_ids
+    assert tok.decode([t for _, t in _trained(cut.input_ids, cut.labels)]) == " a dog?<|end|>"
+    assert tok.decode([t for _, t in _trained(plain.input_ids, plain.labels)]) == "Is it a dog?<|end|>"
+    trainer = build_sft_trainer(SFTJobConfig(base_model="x", global_batch_size=8), copy.deepcopy(model), tok,
+                                [two_turn_example, naming], output_dir=tmp_path, setup=CPU)
+    assert trainer.train_dataset[0]["labels"] == plain.labels
+    assert trainer.train_dataset[1]["labels"] == cut.labels
+    with pytest.raises(ValueError, match="token boundary"):
+        encode_prompt_completion(tok, naming["prompt"], naming["completion"], untrained_prefix="Is i")
