@@ -4,7 +4,8 @@ The research pipeline in miniature, from scratch on this machine's CPU (2 torch 
 1. world: a seeded pool of knowledge-base nouns, split into sft / rl / test secrets;
 2. a tiny Llama built from scratch (training.tiny);
 3. knowledge stage (training.knowledge): every pool word and its facts, test words included;
-4. SFT (training.sft) on the information-gain teacher's games for the sft secrets;
+4. SFT (training.sft) on the information-gain teacher's games for the sft secrets, recovery rows
+   (wrong guesses, then the teacher's next question) and naming rows for the other pool words;
 5. GRPO (training.grpo) from the SFT model on the rl secrets, trajectory-level (StarPO, λ = 0)
    and per-turn ΔBelief (CIA, λ = 0.1) advantages;
 6. evaluation on the held-out test secrets with the knowledge-base judge, greedy decoding, one
@@ -51,7 +52,9 @@ class Scale:
     knowledge_sequences: int = 16  # per word, alternating statements and answered questions
     sft_epochs: float = 8.0
     sft_lr: float = 2e-3
-    naming_per_word: int = 8  # naming examples per pool word mixed into SFT (training.knowledge.naming; 0 = none)
+    recovery_per_game: int = 2  # DAgger-style rows per teacher game (training.sft.data.recovery_examples)
+    naming_per_word: int = 6  # naming examples per pool word mixed into SFT (training.knowledge.naming; 0 = none)
+    naming_sft_words: bool = False  # also for the SFT secrets (their teacher games already end in their guess)
     naming_temperature: float = 0.1  # bits: how random the naming histories' questioner is
     naming_train: str = "word"  # word: only the named word is trained ("Is it" is context); guess: the whole guess
     grpo_steps: int = 20
@@ -238,17 +241,21 @@ def run_knowledge(scale: Scale, work: Path, base: str, pool_file: str) -> tuple[
 
 
 def run_sft(scale: Scale, work: Path, base: str, sft_file: str, pool: Sequence[str]) -> tuple[str, dict]:
-    """training.sft on the teacher's games for the sft secrets, mixed with naming examples for
-    every pool word (training.knowledge.naming: the knowledge stage's facts in the direction a
-    game needs them, histories → word, from a randomised questioner, guess-only completions)."""
+    """training.sft on the teacher's games for the sft secrets, with recovery rows (a teacher game
+    cut short, wrong guesses appended, the teacher's next question: training.sft.data) and naming
+    rows for the pool words without teacher games (training.knowledge.naming: the knowledge
+    stage's facts in the direction a game needs them, histories → word, from a randomised
+    questioner; only the word trained). Naming rows all end in a guess: many of them teach a
+    policy to guess early, hence none for the SFT secrets by default."""
     from games.judges.kb import KBJudge
     from games.kb import load_kb
     from games.llm.chat import GuesserFormat
     from training.common.data import gather_games, select_games
+    from games.wordlists import read_words
     from training.knowledge.naming import naming_examples
     from training.sft.config import SFTJobConfig
-    from training.sft.data import turn_examples
-    from training.sft.trainer import train_sft
+    from training.sft.data import recovery_examples, turn_examples
+    from training.sft.trainer import recovery_teacher, train_sft
 
     pool_file = write_words(work / "pool.txt", pool)
     config = SFTJobConfig(base_model=base, word_list=sft_file, pool_word_list=pool_file, teacher="infogain",
@@ -259,18 +266,23 @@ def run_sft(scale: Scale, work: Path, base: str, sft_file: str, pool: Sequence[s
     chat_format = GuesserFormat(max_turns=scale.max_turns)
     games = select_games(gather_games(config, reporter, judge=KBJudge()), config.selection)
     teacher_rows = turn_examples(games, chat_format)
-    naming = naming_examples(load_kb(), pool, chat_format=chat_format, per_word=scale.naming_per_word,
+    recovery = recovery_examples(games, recovery_teacher(config, games, make_teacher=None, pool=pool), chat_format,
+                                 per_game=scale.recovery_per_game, seed=scale.seed) if scale.recovery_per_game else []
+    sft_words = set(read_words(sft_file))
+    named = [w for w in pool if scale.naming_sft_words or w not in sft_words]
+    naming = naming_examples(load_kb(), named, chat_format=chat_format, per_word=scale.naming_per_word,
                              temperature=scale.naming_temperature, seed=scale.seed,
                              train=scale.naming_train) if scale.naming_per_word else []
-    rows = teacher_rows + naming
+    rows = teacher_rows + recovery + naming
     random.Random(scale.seed).shuffle(rows)
     result = train_sft(config, reporter, rows, kind="sft", model_path=base,
-                       resolved={"games": len(games), "naming_examples": len(naming)})
+                       resolved={"games": len(games), "naming_examples": len(naming), "recovery_examples": len(recovery)})
     losses = metric_series(reporter, ["loss"])["loss"]
     teacher_turns = [g.n_turns for g in games]
     return result["final_checkpoint"], {"games": len(games), "teacher_won": sum(g.won for g in games),
                                         "teacher_mean_turns": round(statistics.fmean(teacher_turns), 2),
-                                        "teacher_examples": len(teacher_rows), "naming_examples": len(naming),
+                                        "teacher_examples": len(teacher_rows), "recovery_examples": len(recovery),
+                                        "naming_examples": len(naming), "naming_words": len(named),
                                         "naming_mean_history": round(statistics.fmean(r["turn"] for r in naming), 2)
                                         if naming else None,
                                         "steps": result["global_step"],

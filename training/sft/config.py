@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from training.common.config import GameDataConfig
 
@@ -12,3 +12,14 @@ class SFTJobConfig(GameDataConfig):
     """Every GameDataConfig/TrainConfig field: 2 epochs, cosine, peak LR 1e-5, 10% warm-up, AdamW
     (weight decay 0.01, β 0.9/0.95), global batch 256, 650 tokens; the teacher's fastest won game
     per word (ties kept); only the question of each turn is trained."""
+
+    recovery_per_game: int = field(default=0, metadata={
+        "help": "source=teacher: DAgger-style rows per game — the game cut at a random turn, 1–2 wrong guesses "
+                "appended (answered No), the teacher's next question trained (0 = none)"})
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 0 <= self.recovery_per_game <= 16:
+            raise ValueError("recovery_per_game must be between 0 and 16")
+        if self.recovery_per_game and self.source != "teacher":
+            raise ValueError("recovery_per_game needs source=teacher (the teacher labels the recovery)")

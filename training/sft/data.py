@@ -1,14 +1,23 @@
 """Turn-level SFT examples: one per answered question of a game, in TRL's conversational
 prompt/completion format. The prompt is the guesser's chat before the turn (system prompt,
 earlier questions, the judge's feedback: masked in training); the completion is the question.
+
+`recovery_examples` adds DAgger-style rows: a teacher game cut at a random turn, one or more wrong
+guesses appended (answered No), and the teacher's own next question from there. Imitation alone
+never shows a history with a wrong guess, so a student that guesses too early has never seen how
+to go on; these rows show it (the guesses are context, only the teacher's question is trained).
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+import random
+from typing import Iterable, Sequence
 
+from games.guessers.base import Guesser
+from games.kb.questions import phrase
 from games.llm.chat import GuesserFormat
-from games.types import Trajectory
+from games.rules import VERDICT_FEEDBACK
+from games.types import Trajectory, Turn, Verdict
 from training.common.data import is_informative
 
 
@@ -26,6 +35,46 @@ def turn_examples(trajectories: Iterable[Trajectory], chat_format: GuesserFormat
                 "secret": traj.secret,
                 "game": g,
                 "turn": t,
+            })
+    return rows
+
+
+def recovery_examples(
+    trajectories: Sequence[Trajectory], teacher: Guesser, chat_format: GuesserFormat = GuesserFormat(), *,
+    per_game: int = 1, max_wrong_guesses: int = 2, seed: int = 0,
+) -> list[dict]:
+    """`per_game` rows for every game of two or more turns: its first k turns (k drawn from 1 …
+    turns − 1), then 1 … `max_wrong_guesses` guesses of words the teacher still thinks likely (its
+    top candidates other than the secret), each answered No, and as the completion the question
+    the teacher asks next after observing all of it (started with the game's seed)."""
+    if per_game < 0 or max_wrong_guesses < 1:
+        raise ValueError("per_game must be >= 0 and max_wrong_guesses >= 1")
+    rows = []
+    for g, traj in enumerate(trajectories):
+        turns = [t for t in traj.turns if is_informative(t)]
+        for r in range(per_game if len(turns) >= 2 else 0):
+            rng = random.Random(f"recovery:{seed}:{traj.secret}:{g}:{r}")
+            cut = rng.randrange(1, len(turns))
+            state = teacher.start(seed=traj.seed)  # the game's own tie-breaks
+            history = []
+            for turn in turns[:cut]:
+                history.append(Turn(index=len(history), question=turn.question, verdict=turn.verdict,
+                                    feedback=turn.feedback))
+                teacher.observe(state, history[-1])
+            for _ in range(rng.randint(1, max_wrong_guesses)):
+                likely = [w for w, _ in teacher.ask(state).top_candidates or [] if w != traj.secret]
+                if not likely:
+                    break
+                wrong = Turn(index=len(history), question=phrase("isa", rng.choice(likely), guess=True),
+                             verdict=Verdict.NO, feedback=VERDICT_FEEDBACK[Verdict.NO])
+                history.append(wrong)
+                teacher.observe(state, wrong)
+            if len(history) == cut:
+                continue  # nothing the teacher considers likely but the secret: no wrong guess to recover from
+            rows.append({
+                "prompt": chat_format.messages(history),
+                "completion": [{"role": "assistant", "content": teacher.ask(state).question}],
+                "secret": traj.secret, "game": g, "turn": len(history), "recovery": True,
             })
     return rows
 

@@ -13,7 +13,7 @@ from tests.training.sft.helpers import trajectory
 from training.common.data import read_trajectories, select_games, trajectory_from_row
 from training.common.models import DeviceSetup
 from training.sft.config import SFTJobConfig
-from training.sft.data import turn_examples
+from training.sft.data import recovery_examples, turn_examples
 
 Y, N, F, I = Verdict.YES, Verdict.NO, Verdict.FINISHED, Verdict.INVALID
 
@@ -32,7 +32,7 @@ def test_defaults_follow_the_paper_and_every_field_is_documented():
     ("epochs", 0), ("learning_rate", 0.0), ("global_batch_size", 12), ("per_device_batch_size", 0),
     ("warmup_ratio", 1.0), ("lr_scheduler", "step"), ("precision", "int8"), ("source", "web"),
     ("selection", "best"), ("split", "train"), ("max_tokens", 8), ("lora_rank", 0), ("base_model", " "),
-    ("teacher_samples", 0), ("max_turns", 0),
+    ("teacher_samples", 0), ("max_turns", 0), ("recovery_per_game", -1),
 ])
 def test_bad_values_are_refused_naming_the_field(field, value):
     with pytest.raises(ValueError) as err:
@@ -101,3 +101,47 @@ def test_games_file_is_filtered_by_the_word_list(tmp_path):
     assert [t.secret for t in gather_games(config, reporter)] == ["dog", "car"]
     # stored games resolved by the web app arrive already selected: no second filter
     assert len(gather_games(config, reporter, trajectories=games)) == 3
+
+
+def test_recovery_needs_a_teacher():
+    with pytest.raises(ValueError, match="recovery_per_game needs source=teacher"):
+        SFTJobConfig(source="games", recovery_per_game=1)
+
+
+def test_recovery_rows_append_wrong_guesses_and_train_the_teachers_next_question():
+    from games.guessers.infogain import InfoGainGuesser
+    from games.judges.kb import KBJudge
+    from games.kb.questions import phrase
+    from training.common.data import play_teacher
+
+    pool = ["dog", "cat", "horse", "apple", "pear", "car", "boat", "chair", "table", "hammer", "violin", "river"]
+    teacher = InfoGainGuesser(pool=pool)
+    games = play_teacher(teacher, KBJudge(), pool[:6])
+    rows = recovery_examples(games, teacher, per_game=2, seed=3)
+    assert len(rows) == 12 and rows == recovery_examples(games, teacher, per_game=2, seed=3)
+    guesses = {phrase("isa", w, guess=True): w for w in pool}
+    for row in rows:
+        chat = row["prompt"]
+        asked = [m["content"] for m in chat if m["role"] == "assistant"]
+        answers = [m["content"] for m in chat if m["role"] == "user"][1:]
+        game = next(g for g in games if g.secret == row["secret"])
+        cut = next(i for i, q in enumerate(asked) if q in guesses and guesses[q] != row["secret"])
+        # the game's own first turns, then only wrong guesses answered No
+        assert asked[:cut] == [t.question for t in game.turns[:cut]] and 1 <= cut < game.n_turns
+        assert 1 <= len(asked) - cut <= 2 and all(guesses.get(q) not in (None, row["secret"]) for q in asked[cut:])
+        assert answers[cut:] == ["No."] * (len(asked) - cut)
+        # the completion is what the teacher asks after observing that history
+        state = teacher.start(seed=game.seed)
+        for turn in recovery_turns(chat):
+            teacher.observe(state, turn)
+        assert row["completion"] == [{"role": "assistant", "content": teacher.ask(state).question}]
+    assert recovery_examples(games, teacher, per_game=0) == []
+
+
+def recovery_turns(chat):
+    from games.types import Turn
+
+    asked = [m["content"] for m in chat if m["role"] == "assistant"]
+    answers = [m["content"] for m in chat if m["role"] == "user"][1:]
+    verdicts = {"Yes.": Verdict.YES, "No.": Verdict.NO}
+    return [Turn(index=i, question=q, verdict=verdicts[a], feedback=a) for i, (q, a) in enumerate(zip(asked, answers))]

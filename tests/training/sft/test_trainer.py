@@ -129,3 +129,17 @@ def test_command_line_builds_the_config_and_runs(tiny_dir, tmp_path, capsys):
     assert saved["config"]["base_model"] == str(tiny_dir) and saved["config"]["limit_words"] == 2
     assert main(["--base", str(tiny_dir), "--out", str(out), "--epochs", "0"]) == 2  # refused config
     assert "epochs" in capsys.readouterr().err
+
+
+def test_recovery_rows_join_the_teachers_examples(tiny_dir, tmp_path):
+    from training.common.data import read_jsonl
+    from training.sft.trainer import EXAMPLES_FILE, run
+
+    result = run(config(recovery_per_game=2, max_steps=1), quiet(tmp_path), model_path=str(tiny_dir), words=WORDS,
+                 pool=POOL)
+    rows = read_jsonl(tmp_path / EXAMPLES_FILE)
+    recovery = [r for r in rows if r.get("recovery")]
+    games = {r["game"] for r in rows if not r.get("recovery")}
+    # two per game, less those cut where the teacher thought nothing but the secret likely
+    assert 0 < len(recovery) <= 2 * len(games) and {r["game"] for r in recovery} <= games
+    assert result["examples"] == len(rows) and {r["secret"] for r in recovery} <= set(WORDS)
