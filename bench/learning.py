@@ -57,7 +57,7 @@ class Scale:
     naming_sft_words: bool = False  # also for the SFT secrets (their teacher games already end in their guess)
     naming_temperature: float = 0.1  # bits: how random the naming histories' questioner is
     naming_train: str = "word"  # word: only the named word is trained ("Is it" is context); guess: the whole guess
-    grpo_steps: int = 20
+    grpo_steps: int = 30
     grpo_secrets: int = 8
     grpo_generations: int = 8
     grpo_lr: float = 1e-4
@@ -250,8 +250,8 @@ def run_sft(scale: Scale, work: Path, base: str, sft_file: str, pool: Sequence[s
     from games.judges.kb import KBJudge
     from games.kb import load_kb
     from games.llm.chat import GuesserFormat
-    from training.common.data import gather_games, select_games
     from games.wordlists import read_words
+    from training.common.data import gather_games, select_games
     from training.knowledge.naming import naming_examples
     from training.sft.config import SFTJobConfig
     from training.sft.data import recovery_examples, turn_examples

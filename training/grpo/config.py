@@ -116,8 +116,8 @@ class GRPOConfig:
         _check(1 <= self.max_completion_length <= 4096, "max_completion_length must be between 1 and 4096")
         _check(self.advantage in ADVANTAGES, f"advantage must be one of {', '.join(ADVANTAGES)}")
         _check(0 <= self.belief_coef <= 100, "belief_coef must be in [0, 100]")
-        _check(all(math.isfinite(v) for v in (self.win_reward, self.turn_penalty, self.invalid_penalty,
-                                              self.repeated_penalty, self.unknown_penalty)), "rewards must be finite numbers")
+        rewards = (self.win_reward, self.turn_penalty, self.invalid_penalty, self.repeated_penalty, self.unknown_penalty)
+        _check(all(math.isfinite(v) for v in rewards), "rewards must be finite numbers")
         _check(self.scale_rewards in SCALE_REWARDS, f"scale_rewards must be one of {', '.join(SCALE_REWARDS)}")
         _check(0 < self.rollout_filter_ratio <= 1, "rollout_filter_ratio must be in (0, 1]")
         _check(0 <= self.epsilon < 1, "epsilon must be in [0, 1)")
