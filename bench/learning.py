@@ -8,11 +8,14 @@ The research pipeline in miniature, from scratch on this machine's CPU (2 torch 
    (wrong guesses, then the teacher's next question) and naming rows for the other pool words;
 5. GRPO (training.grpo) from the SFT model on the rl secrets, trajectory-level (StarPO, λ = 0)
    and per-turn ΔBelief (CIA, λ = 0.1) advantages;
-6. evaluation on the held-out test secrets with the knowledge-base judge, greedy decoding, one
-   game per word: success ("named the word"), valid-question rate (answered yes/no/finished),
-   share of games that reached ≤ 2 candidates (the pool words consistent with every answer),
-   each with a 95% Wilson interval, for the untrained model, after knowledge, after SFT and after
-   each GRPO run; GRPO − SFT also as a paired difference over the same words.
+6. evaluation on the held-out test secrets with the knowledge-base judge, for the untrained
+   model, after knowledge, after SFT and after each GRPO run, two ways: `sampled`, 4 games per
+   word at temperature 1 (the policy as GRPO trains it; success is mean@4 with its interval over
+   words, as the protocol reports it), and `greedy`, one game per word at temperature 0. Success
+   ("named the word"), valid-question rate (answered yes/no/finished), share of games that reached
+   ≤ 2 candidates (the pool words consistent with every answer), guessing behaviour, each with a
+   95% interval; GRPO − SFT also as a paired difference over the same words. The same on (up to
+   50 of) the training secrets, to tell a model that did not fit from one that did not generalise.
 
 Prints one JSON object (wall seconds of every stage, load averages: other processes on a small
 machine slow everything down) and writes it to bench/results/learning.json. `--quick` runs a
@@ -67,6 +70,8 @@ class Scale:
     grpo_lora: bool = False
     grpo_beta: float = 0.0
     max_turns: int = 20
+    eval_samples: int = 4  # games per held-out word sampled at eval_temperature (mean@k); one greedy game besides
+    eval_temperature: float = 1.0  # GRPO's sampling temperature: the policy as it is trained
     seed: int = 0
 
 
@@ -120,26 +125,21 @@ def share(hits: int, n: int) -> dict[str, Any]:
     return {"rate": round(hits / max(n, 1), 4), "ci95": [round(lo, 4), round(hi, 4)], "n": n}
 
 
-def evaluate(model_dir: str, words: Sequence[str], pool: Sequence[str], judge, max_turns: int,
-             adapter: str | None = None) -> tuple[dict, list]:
-    from games.guessers.llm import LLMGuesser
-    from games.llm.base import SamplingParams
-    from games.llm.chat import GuesserFormat
-    from games.llm.transformers_backend import TransformersBackend, TransformersConfig
-    from games.rollout import rollout
-    from games.types import GameConfig, Verdict
+def summarise_games(games: list, pool: Sequence[str]) -> dict[str, Any]:
+    """Success (mean over words of each word's win rate, with its interval over words), valid
+    questions, games that reached ≤ 2 candidates, guessing behaviour and verdicts of some games."""
+    from games.kb.questions import phrase
+    from games.metrics import mean_at_k_interval
+    from games.rules import normalise_question
+    from games.types import Verdict
 
-    started = time.perf_counter()
-    backend = TransformersBackend(TransformersConfig(model=model_dir, adapter=adapter, device="cpu",
-                                                     max_batch_size=len(words), prefix_cache_mb=512))
-    guesser = LLMGuesser(backend, sampling=SamplingParams(max_new_tokens=24, temperature=0.0),
-                         chat_format=GuesserFormat(max_turns=max_turns))
-    games = rollout(guesser, judge, list(words), seeds=list(range(len(words))), config=GameConfig(max_turns=max_turns))
     left = candidates_left(games, pool)
     turns = [t for g in games for t in g.turns]
-    from games.kb.questions import phrase
-    from games.rules import normalise_question
-
+    by_word: dict[str, list[bool]] = {}
+    for g in games:
+        by_word.setdefault(g.secret, []).append(g.won)
+    rates = [statistics.fmean(w) for w in by_word.values()]
+    lo, hi = mean_at_k_interval(rates)
     guesses = {normalise_question(phrase("isa", w, guess=True)) for w in pool}
     is_guess = [[normalise_question(t.question) in guesses for t in g.turns] for g in games]
     first_guess = [flags.index(True) + 1 for flags in is_guess if True in flags]
@@ -147,8 +147,10 @@ def evaluate(model_dir: str, words: Sequence[str], pool: Sequence[str], judge, m
     verdicts: dict[str, int] = {}
     for t in turns:
         verdicts[t.verdict.value] = verdicts.get(t.verdict.value, 0) + 1
-    result = {
-        "success": share(sum(g.won for g in games), len(games)),
+    return {
+        "success": {"rate": round(statistics.fmean(rates), 4), "ci95": [round(lo, 4), round(hi, 4)],
+                    "words": len(rates), "games": len(games)},
+        "pass_at_k": round(statistics.fmean(any(w) for w in by_word.values()), 4),
         "valid_questions": share(valid, len(turns)),
         "reached_2_candidates": share(sum(n <= 2 for n in left), len(games)),
         "mean_turns": round(statistics.fmean(g.n_turns for g in games), 2),
@@ -156,10 +158,39 @@ def evaluate(model_dir: str, words: Sequence[str], pool: Sequence[str], judge, m
         "pool_guess_rate": round(sum(map(sum, is_guess)) / max(len(turns), 1), 4),  # turns that name a pool word
         "mean_first_guess_turn": round(statistics.fmean(first_guess), 2) if first_guess else None,
         "verdicts": verdicts,
-        "example": [f"{t.question} -> {t.verdict.value}" for t in games[0].turns][:12] + [f"secret: {games[0].secret}"],
-        "seconds": round(time.perf_counter() - started, 1),
+        "per_word": {w: round(statistics.fmean(v), 4) for w, v in by_word.items()},
     }
-    return result, games
+
+
+def evaluate(model_dir: str, words: Sequence[str], pool: Sequence[str], judge, max_turns: int, *,
+             samples: int, temperature: float) -> dict[str, Any]:
+    """`samples` games per word sampled at `temperature` (mean@k, the protocol's success; the
+    policy as GRPO trains it; none when `samples` is 0) and one greedy game per word."""
+    from games.guessers.llm import LLMGuesser
+    from games.llm.base import SamplingParams
+    from games.llm.chat import GuesserFormat
+    from games.llm.transformers_backend import TransformersBackend, TransformersConfig
+    from games.rollout import rollout
+    from games.types import GameConfig
+
+    started = time.perf_counter()
+    backend = TransformersBackend(TransformersConfig(model=model_dir, device="cpu", prefix_cache_mb=512,
+                                                     max_batch_size=len(words) * max(samples, 1)))
+    out: dict[str, Any] = {}
+    for name, temp, k in (("sampled", temperature, samples), ("greedy", 0.0, 1)):
+        if not k:
+            continue
+        guesser = LLMGuesser(backend, sampling=SamplingParams(max_new_tokens=24, temperature=temp),
+                             chat_format=GuesserFormat(max_turns=max_turns))
+        secrets = [w for w in words for _ in range(k)]
+        games = rollout(guesser, judge, secrets, seeds=[1000 * i + s for i in range(len(words)) for s in range(k)],
+                        config=GameConfig(max_turns=max_turns))
+        out[name] = summarise_games(games, pool) | {"samples_per_word": k, "temperature": temp}
+        if name == "sampled":
+            out[name]["example"] = [f"{t.question} -> {t.verdict.value}" for t in games[0].turns][:12] + [
+                f"secret: {games[0].secret}"]
+    out["seconds"] = round(time.perf_counter() - started, 1)
+    return out
 
 
 def naming_probe(model_dir: str, words: Sequence[str], pool: Sequence[str], judge, max_turns: int) -> dict:
@@ -194,15 +225,15 @@ def naming_probe(model_dir: str, words: Sequence[str], pool: Sequence[str], judg
             "pool": len(pool), "seconds": round(time.perf_counter() - started, 1)}
 
 
-def paired_difference(after: list, before: list) -> dict[str, float]:
-    """Mean per-word difference in success (same words, greedy games) with a normal 95% interval."""
-    diffs = [float(a.won) - float(b.won) for a, b in zip(after, before)]
+def paired_difference(after: dict[str, float], before: dict[str, float]) -> dict[str, Any]:
+    """Mean per-word difference in success rate (same words) with a normal 95% interval."""
+    diffs = [after[w] - before[w] for w in before]
     n = len(diffs)
     mean = statistics.fmean(diffs)
     sd = statistics.stdev(diffs) if n > 1 else 0.0
     half = 1.959963984540054 * sd / math.sqrt(n) if n else 0.0
     return {"mean": round(mean, 4), "ci95": [round(mean - half, 4), round(mean + half, 4)],
-            "won_now_only": sum(d > 0 for d in diffs), "won_before_only": sum(d < 0 for d in diffs)}
+            "words_better": sum(d > 0 for d in diffs), "words_worse": sum(d < 0 for d in diffs)}
 
 
 # -- stages ------------------------------------------------------------------------------------------
@@ -324,8 +355,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="override a Scale field")
     parser.add_argument("--until", choices=("knowledge", "sft", "all"), default="all",
                         help="stop after this stage (a pilot: does not write the results file)")
-    parser.add_argument("--reuse", choices=("none", "knowledge", "sft"), default="none",
-                        help="take this stage's model from an earlier run in --work with the same scale (a pilot)")
+    parser.add_argument("--reuse", choices=("none", "knowledge", "sft", "grpo"), default="none",
+                        help="take the models of this stage and the ones before it from an earlier run in --work "
+                             "with the same scale (their wall times as that run measured them; listed as reused_stages)")
     args = parser.parse_args(argv)
 
     import torch
@@ -362,27 +394,31 @@ def main(argv: list[str] | None = None) -> int:
     tiny = str(timed("build_tiny", build_tiny_model, work / "tiny", hidden=scale.hidden, layers=scale.layers,
                      heads=4, kv_heads=4, intermediate=scale.intermediate, vocab_size=scale.vocab, seed=scale.seed))
     evals: dict[str, Any] = {}
-    games: dict[str, list] = {}
-
     seen: dict[str, Any] = {}
 
-    def ev(name: str, model_dir: str, trained_on: Sequence[str] = ()):
+    def ev(name: str, model_dir: str, trained_on: Sequence[str] = (), sampled: bool = True):
         """Held-out test secrets; with `trained_on`, also the training secrets of the stages so far
-        (at most 50 of each: does the model fit what it was taught, or fail to generalise?)."""
-        evals[name], games[name] = timed(f"eval_{name}", evaluate, model_dir, world["test"], world["pool"], judge,
-                                         scale.max_turns)
+        (at most 50 of each: does the model fit what it was taught, or fail to generalise?).
+        `sampled=False`: greedy games only (a model that cannot yet ask a question at all, whose
+        sampled games are long strings of random tokens, slow to generate and all invalid)."""
+        evals[name] = timed(f"eval_{name}", evaluate, model_dir, world["test"], world["pool"], judge, scale.max_turns,
+                            samples=scale.eval_samples if sampled else 0, temperature=scale.eval_temperature)
         for split in trained_on:
-            result, _ = evaluate(model_dir, world[split][:50], world["pool"], judge, scale.max_turns)
-            seen.setdefault(name, {})[f"{split}_secrets"] = {k: result[k] for k in (
+            result = evaluate(model_dir, world[split][:50], world["pool"], judge, scale.max_turns,
+                              samples=scale.eval_samples, temperature=scale.eval_temperature)
+            seen.setdefault(name, {})[f"{split}_secrets"] = {mode: {k: result[mode][k] for k in (
                 "success", "valid_questions", "reached_2_candidates", "mean_turns", "verdicts")}
+                for mode in ("sampled", "greedy")}
 
     probe_words = world["test"][:40]
     pilot = args.until != "all"
+    reused = {"none": (), "knowledge": ("knowledge",), "sft": ("knowledge", "sft"),
+              "grpo": ("knowledge", "sft", "grpo_trajectory", "grpo_turn")}[args.reuse]
 
     def stage(name: str, fn, *a) -> tuple[str, dict]:
         """Run a training stage, or with --reuse take its stored result from an earlier run."""
         stored = work / f"{name}-result.json"
-        if args.reuse in ("knowledge", "sft") and (name == "knowledge" or args.reuse == "sft") and stored.is_file():
+        if name in reused and stored.is_file():
             folder, info, seconds = json.loads(stored.read_text())
             timings[name] = seconds  # measured by the earlier process
             out.setdefault("reused_stages", []).append(name)
@@ -391,45 +427,54 @@ def main(argv: list[str] | None = None) -> int:
         stored.write_text(json.dumps([folder, info, timings[name]]))
         return folder, info
 
-    ev("untrained", tiny)
-    knowledge_dir, out["knowledge"] = stage("knowledge", run_knowledge, scale, work, tiny, files["pool"])
-    ev("knowledge", knowledge_dir)
-    out["knowledge"]["naming_probe_test"] = timed("probe_knowledge", naming_probe, knowledge_dir, probe_words,
-                                                  world["pool"], judge, scale.max_turns)
-    if args.until == "knowledge":
+    def finish_pilot() -> int:
         out["evaluation"], out["evaluation_training_secrets"] = evals, seen
         print(json.dumps(out, indent=1))
         return 0
+
+    ev("untrained", tiny, sampled=False)
+    knowledge_dir, out["knowledge"] = stage("knowledge", run_knowledge, scale, work, tiny, files["pool"])
+    ev("knowledge", knowledge_dir, sampled=False)
+    out["knowledge"]["naming_probe_test"] = timed("probe_knowledge", naming_probe, knowledge_dir, probe_words,
+                                                  world["pool"], judge, scale.max_turns)
+    if args.until == "knowledge":
+        return finish_pilot()
     sft_dir, out["sft"] = stage("sft", run_sft, scale, work, knowledge_dir, files["sft"], world["pool"])
     ev("sft", sft_dir, trained_on=("sft",))
     out["sft"]["naming_probe_test"] = timed("probe_sft", naming_probe, sft_dir, probe_words, world["pool"], judge,
                                             scale.max_turns)
     if args.until == "sft":
-        out["evaluation"], out["evaluation_training_secrets"] = evals, seen
-        print(json.dumps(out, indent=1))
-        return 0
+        return finish_pilot()
     out["grpo"] = {}
     for advantage in ("trajectory", "turn"):
-        folder, out["grpo"][advantage] = timed(f"grpo_{advantage}", run_grpo, scale, work, sft_dir, world["rl"],
-                                               judge, advantage)
-        ev(f"grpo_{advantage}", folder, trained_on=("sft", "rl"))
-        evals[f"grpo_{advantage}"]["success_minus_sft_paired"] = paired_difference(games[f"grpo_{advantage}"],
-                                                                                   games["sft"])
+        name = f"grpo_{advantage}"
+        folder, out["grpo"][advantage] = stage(name, run_grpo, scale, work, sft_dir, world["rl"], judge, advantage)
+        ev(name, folder, trained_on=("sft", "rl"))
+        for mode in ("sampled", "greedy"):
+            evals[name][mode]["success_minus_sft_paired"] = paired_difference(evals[name][mode]["per_word"],
+                                                                              evals["sft"][mode]["per_word"])
     out["evaluation"], out["evaluation_training_secrets"] = evals, seen
-    sft = evals["sft"]
-    out["targets"] = {
-        "sft_valid_questions>=0.8": sft["valid_questions"]["rate"] >= 0.8,
-        "sft_reached_2_candidates>=0.8": sft["reached_2_candidates"]["rate"] >= 0.8,
-        "sft_success>=0.25": sft["success"]["rate"] >= 0.25,
-        **{f"grpo_{a}_success>=sft+0.05_without_valid_drop": (
-            evals[f"grpo_{a}"]["success"]["rate"] >= sft["success"]["rate"] + 0.05
-            and evals[f"grpo_{a}"]["valid_questions"]["rate"] >= sft["valid_questions"]["rate"])
-           for a in ("trajectory", "turn")},
-    }
+
+    def targets(mode: str) -> dict[str, bool]:
+        sft = evals["sft"][mode]
+        return {
+            "sft_valid_questions>=0.8": sft["valid_questions"]["rate"] >= 0.8,
+            "sft_reached_2_candidates>=0.8": sft["reached_2_candidates"]["rate"] >= 0.8,
+            "sft_success>=0.25": sft["success"]["rate"] >= 0.25,
+            **{f"grpo_{a}_success>=sft+0.05_without_valid_drop": (
+                evals[f"grpo_{a}"][mode]["success"]["rate"] >= sft["success"]["rate"] + 0.05
+                and evals[f"grpo_{a}"][mode]["valid_questions"]["rate"] >= sft["valid_questions"]["rate"])
+               for a in ("trajectory", "turn")},
+        }
+
+    out["targets"] = {"sampled": targets("sampled"), "greedy": targets("greedy")}
     timings["total"] = round(sum(timings.values()), 1)  # every stage, reused ones as their process measured them
     timings["this_process"] = round(time.perf_counter() - began, 1)
     out["seconds"] = timings
     out["targets"]["total_under_45_minutes"] = timings["total"] < 45 * 60
+    for stage_evals in evals.values():  # per-word rates served the paired differences
+        for mode in ("sampled", "greedy"):
+            stage_evals.get(mode, {}).pop("per_word", None)
     out["load_average_end"] = list(os.getloadavg())
     text = json.dumps(out, indent=1)
     print(text)
