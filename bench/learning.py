@@ -307,7 +307,8 @@ def run_sft(scale: Scale, work: Path, base: str, sft_file: str, pool: Sequence[s
     rows = teacher_rows + recovery + naming
     random.Random(scale.seed).shuffle(rows)
     result = train_sft(config, reporter, rows, kind="sft", model_path=base,
-                       resolved={"games": len(games), "naming_examples": len(naming), "recovery_examples": len(recovery)})
+                       resolved={"games": len(games), "naming_examples": len(naming),
+                                 "recovery_examples": len(recovery)})
     losses = metric_series(reporter, ["loss"])["loss"]
     teacher_turns = [g.n_turns for g in games]
     return result["final_checkpoint"], {"games": len(games), "teacher_won": sum(g.won for g in games),
@@ -321,9 +322,9 @@ def run_sft(scale: Scale, work: Path, base: str, sft_file: str, pool: Sequence[s
                                         "tokens_per_second": result.get("tokens_per_second")}
 
 
-GRPO_SERIES = ("reward", "success_rate", "valid_rate", "repeated_rate", "unknown_rate", "rollout/in_group_std", "frac_reward_zero_std", "entropy",
-               "grad_norm", "clip_ratio/low_mean", "clip_ratio/high_mean", "logprob_diff/rollout_abs_mean",
-               "mean_turns", "time/step_s")
+GRPO_SERIES = ("reward", "success_rate", "valid_rate", "repeated_rate", "unknown_rate", "rollout/in_group_std",
+               "frac_reward_zero_std", "entropy", "grad_norm", "clip_ratio/low_mean", "clip_ratio/high_mean",
+               "logprob_diff/rollout_abs_mean", "mean_turns", "time/step_s")
 
 
 def run_grpo(scale: Scale, work: Path, base: str, rl_words: Sequence[str], judge, advantage: str) -> tuple[str, dict]:
@@ -335,14 +336,16 @@ def run_grpo(scale: Scale, work: Path, base: str, rl_words: Sequence[str], judge
                         num_generations=scale.grpo_generations, max_turns=scale.max_turns,
                         temperature=scale.grpo_temperature, max_completion_length=24, advantage=advantage,
                         belief_coef=belief, rollout_filter_ratio=scale.grpo_filter, learning_rate=scale.grpo_lr,
-                        unknown_penalty=scale.grpo_unknown_penalty, lora=scale.grpo_lora, beta=scale.grpo_beta, mini_batches=2, forward_batch_size=16, save_steps=scale.grpo_steps,
-                        cpu_threads=2, seed=scale.seed)
+                        unknown_penalty=scale.grpo_unknown_penalty, lora=scale.grpo_lora, beta=scale.grpo_beta,
+                        mini_batches=2, forward_batch_size=16, save_steps=scale.grpo_steps, cpu_threads=2,
+                        seed=scale.seed)
     reporter = reporter_for(work / f"grpo-{advantage}")
     result = run(config, reporter, model_path=base, judge=judge, words=list(rl_words))
     warnings = [r["message"] for r in reporter.records if r["event"] == "log" and r["level"] == "warning"]
     return result["final_checkpoint"], {"config": {k: v for k, v in asdict(config).items() if k in (
         "steps", "secrets_per_step", "num_generations", "advantage", "belief_coef", "rollout_filter_ratio",
-        "learning_rate", "lora", "beta", "unknown_penalty", "epsilon", "epsilon_high", "loss_agg_mode", "mini_batches", "temperature")},
+        "learning_rate", "lora", "beta", "unknown_penalty", "epsilon", "epsilon_high", "loss_agg_mode", "mini_batches",
+        "temperature")},
         "per_step": metric_series(reporter, GRPO_SERIES), "warnings": warnings}
 
 
@@ -357,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="stop after this stage (a pilot: does not write the results file)")
     parser.add_argument("--reuse", choices=("none", "knowledge", "sft", "grpo"), default="none",
                         help="take the models of this stage and the ones before it from an earlier run in --work "
-                             "with the same scale (their wall times as that run measured them; listed as reused_stages)")
+                             "with the same scale (wall times as that run measured them; listed as reused_stages)")
     args = parser.parse_args(argv)
 
     import torch
