@@ -282,11 +282,11 @@ def run_sft(scale: Scale, work: Path, base: str, sft_file: str, pool: Sequence[s
     from games.kb import load_kb
     from games.llm.chat import GuesserFormat
     from games.wordlists import read_words
-    from training.common.data import gather_games, select_games
+    from training.common.data import build_teacher, gather_games, select_games
     from training.knowledge.naming import naming_examples
     from training.sft.config import SFTJobConfig
     from training.sft.data import recovery_examples, turn_examples
-    from training.sft.trainer import recovery_teacher, train_sft
+    from training.sft.trainer import train_sft
 
     pool_file = write_words(work / "pool.txt", pool)
     config = SFTJobConfig(base_model=base, word_list=sft_file, pool_word_list=pool_file, teacher="infogain",
@@ -297,7 +297,7 @@ def run_sft(scale: Scale, work: Path, base: str, sft_file: str, pool: Sequence[s
     chat_format = GuesserFormat(max_turns=scale.max_turns)
     games = select_games(gather_games(config, reporter, judge=KBJudge()), config.selection)
     teacher_rows = turn_examples(games, chat_format)
-    recovery = recovery_examples(games, recovery_teacher(config, games, make_teacher=None, pool=pool), chat_format,
+    recovery = recovery_examples(games, build_teacher(config, (g.secret for g in games), pool=pool), chat_format,
                                  per_game=scale.recovery_per_game, seed=scale.seed) if scale.recovery_per_game else []
     sft_words = set(read_words(sft_file))
     named = [w for w in pool if scale.naming_sft_words or w not in sft_words]

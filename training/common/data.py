@@ -143,6 +143,20 @@ def build_guesser_from_spec(spec: str, *, pool: Sequence[str] | None, max_turns:
 MakeGuesser = Callable[[Sequence[str] | None], Guesser]
 
 
+def build_teacher(config: Any, secrets: Iterable[str], *, make_teacher: MakeGuesser | None = None,
+                  pool: Sequence[str] | None = None) -> Guesser:
+    """The teacher of a GameDataConfig: `make_teacher` (web) or its games registry spec, over
+    the pool (default: config.pool_word_list) plus every secret, so each secret is a candidate."""
+    from games.wordlists import read_words
+
+    if pool is None and config.pool_word_list:
+        pool = read_words(config.pool_word_list)
+    if pool is not None:
+        pool = list(dict.fromkeys([*pool, *secrets]))
+    build = make_teacher or (lambda p: build_guesser_from_spec(config.teacher, pool=p, max_turns=config.max_turns))
+    return build(pool)
+
+
 def gather_games(
     config: Any, reporter: Any, *, trajectories: Sequence[Trajectory] | None = None,
     make_teacher: MakeGuesser | None = None, judge: Judge | None = None, words: Sequence[str] | None = None,
@@ -171,8 +185,6 @@ def gather_games(
         if config.split:
             raise ValueError("split needs a word list of the web app; on the command line pass a file of the split")
         words = read_words(config.word_list)
-    if pool is None and config.pool_word_list:
-        pool = read_words(config.pool_word_list)
     judge = judge or build_judge(config.judge)
     playable, skipped = playable_words(judge, words)
     if config.limit_words:
@@ -181,9 +193,7 @@ def gather_games(
         reporter.log(f"skipped {len(skipped)} words the judge cannot play: {', '.join(skipped[:20])}", level="warning")
     if not playable:
         raise ValueError("no word of the word list can be played with this judge")
-    if pool is not None:
-        pool = list(dict.fromkeys([*pool, *playable]))  # every secret is a candidate
-    teacher = (make_teacher or (lambda p: build_guesser_from_spec(config.teacher, pool=p, max_turns=config.max_turns)))(pool)
+    teacher = build_teacher(config, playable, make_teacher=make_teacher, pool=pool)
     reporter.log(f"playing {len(playable)} words × {config.teacher_samples} with the teacher {config.teacher}")
     games = play_teacher(
         teacher, judge, playable, samples=config.teacher_samples, max_turns=config.max_turns, seed=config.seed,

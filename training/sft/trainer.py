@@ -14,13 +14,12 @@ from typing import Any, Sequence
 
 from trl import SFTTrainer
 
-from games.guessers.base import Guesser
 from games.llm.chat import GuesserFormat
 from games.types import Trajectory
 from training.common.chat import encode_prompt_completion
 from training.common.config import TrainConfig
 from training.common.data import (
-    MakeGuesser, build_guesser_from_spec, gather_games, read_jsonl, select_games, write_jsonl,
+    MakeGuesser, build_teacher, gather_games, read_jsonl, select_games, write_jsonl,
 )
 from training.common.models import (
     DeviceSetup, count_parameters, cpu_threads, device_setup, has_generation_markers, load_model, lora_config, quiet_libraries,
@@ -110,19 +109,6 @@ def train_sft(
             "parameters_trained": trainable}
 
 
-def recovery_teacher(config: SFTJobConfig, games: Sequence[Trajectory], *, make_teacher: MakeGuesser | None,
-                     pool: Sequence[str] | None) -> Guesser:
-    """The teacher of the games, built as gather_games builds it (its pool plus every secret)."""
-    from games.wordlists import read_words
-
-    if pool is None and config.pool_word_list:
-        pool = read_words(config.pool_word_list)
-    if pool is not None:
-        pool = list(dict.fromkeys([*pool, *(t.secret for t in games)]))
-    build = make_teacher or (lambda p: build_guesser_from_spec(config.teacher, pool=p, max_turns=config.max_turns))
-    return build(pool)
-
-
 def run(
     config: SFTJobConfig, reporter: Reporter, *, model_path: str | None = None, adapter_path: str | None = None,
     trajectories: Sequence[Trajectory] | None = None, make_teacher: MakeGuesser | None = None, judge=None,
@@ -145,7 +131,7 @@ def run(
         chat_format = GuesserFormat(max_turns=config.max_turns)
         rows = turn_examples(chosen, chat_format)
         if config.recovery_per_game:
-            teacher = recovery_teacher(config, chosen, make_teacher=make_teacher, pool=pool)
+            teacher = build_teacher(config, (t.secret for t in chosen), make_teacher=make_teacher, pool=pool)
             recovery = recovery_examples(chosen, teacher, chat_format, per_game=config.recovery_per_game,
                                          seed=config.seed)
             reporter.log(f"{len(recovery)} recovery examples (wrong guesses, then the teacher's next question)")
