@@ -69,9 +69,13 @@ def build_guesser(spec: str, *, pool: Iterable[str] | None = None, **options: An
         return RandomGuesser(pool=list(pool) if pool is not None else None, **options)
     if kind in ("hf", "openai", "vllm"):
         from games.guessers.llm import LLMGuesser
+        from games.llm.chat import GuesserFormat
 
         sampling = options.pop("sampling", None)
         name = options.pop("name", None)
         kwargs = {"sampling": sampling} if sampling is not None else {}
-        return LLMGuesser(_backend(kind, target, options), name=name or spec, **kwargs)
+        # a model trained here plays with the prompt it was trained on (recorded in its folder)
+        chat_format = options.pop("chat_format", None) or GuesserFormat.for_model(
+            *((options.get("adapter"), target) if kind != "openai" else ()))
+        return LLMGuesser(_backend(kind, target, options), name=name or spec, chat_format=chat_format, **kwargs)
     raise SpecError(f"unknown guesser spec {spec!r}; use one of: {', '.join(GUESSER_KINDS)}")

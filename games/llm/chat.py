@@ -7,8 +7,10 @@ answerer prompts of bethgelab/delta-belief-rl (MIT).
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 from games.types import Turn, Verdict
@@ -29,6 +31,19 @@ GUESSER_PROMPT = (
     "2. Your answer must be a single question. Do not provide any additional commentary or reasoning.\n\n"
     "Ask your question: "
 )
+
+# A few dozen tokens instead of ~300: for small models trained from scratch, whose compute the
+# paper's prompt would mostly spend on a fixed prefix (bench.learning). Chosen per training run
+# (`guesser_prompt`) and recorded in its checkpoints, so the model plays with what it learnt.
+SHORT_GUESSER_SYSTEM_PROMPT = "20 Questions: find the secret noun with at most {max_turns} yes/no questions."
+SHORT_GUESSER_PROMPT = "Your question:"
+
+GUESSER_PROMPTS = {
+    "paper": (GUESSER_SYSTEM_PROMPT, GUESSER_PROMPT),
+    "short": (SHORT_GUESSER_SYSTEM_PROMPT, SHORT_GUESSER_PROMPT),
+}
+DEFAULT_GUESSER_PROMPT = "paper"
+MODEL_RUN_CONFIG = "training_config.json"  # what a training run writes into each checkpoint folder
 
 JUDGE_SYSTEM_PROMPT = (
     "You are the Answerer in a game of 20 Questions.\n"
@@ -77,6 +92,19 @@ class GuesserFormat:
         if not self.prompt.strip():
             raise ValueError("the guesser prompt is empty")
 
+    @classmethod
+    def named(cls, name: str = DEFAULT_GUESSER_PROMPT, *, max_turns: int = 20) -> GuesserFormat:
+        """The format of one of GUESSER_PROMPTS ("paper" or "short")."""
+        if name not in GUESSER_PROMPTS:
+            raise ValueError(f"guesser prompt must be one of {', '.join(GUESSER_PROMPTS)}, got {name!r}")
+        system_prompt, prompt = GUESSER_PROMPTS[name]
+        return cls(system_prompt=system_prompt, prompt=prompt, max_turns=max_turns)
+
+    @classmethod
+    def for_model(cls, *folders: str | Path | None, max_turns: int = 20) -> GuesserFormat:
+        """The format a model was trained with (see `model_guesser_prompt`), else the paper's."""
+        return cls.named(model_guesser_prompt(*folders) or DEFAULT_GUESSER_PROMPT, max_turns=max_turns)
+
     def messages(self, history: Sequence[Turn]) -> list[dict[str, str]]:
         return guesser_messages(
             history,
@@ -85,6 +113,22 @@ class GuesserFormat:
             max_turns=self.max_turns,
             repeat_prompt=self.repeat_prompt,
         )
+
+
+def model_guesser_prompt(*folders: str | Path | None) -> str | None:
+    """The guesser prompt recorded by the training run of the first of `folders` (an adapter
+    folder, then its base) that records one, or None (not trained here, or a hub id)."""
+    for folder in folders:
+        path = Path(folder) / MODEL_RUN_CONFIG if folder else None
+        if path is None or not path.is_file():
+            continue
+        try:
+            name = json.loads(path.read_text(encoding="utf-8")).get("resolved", {}).get("guesser_prompt")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if name in GUESSER_PROMPTS:
+            return name
+    return None
 
 
 def guesser_messages(

@@ -14,11 +14,13 @@ from games.judges.llm import LLMJudge
 from games.llm.base import SamplingParams, encode_prompt
 from games.llm.chat import (
     GUESSER_PROMPT,
+    MODEL_RUN_CONFIG,
     GuesserFormat,
     belief_reply,
     extract_question,
     guesser_messages,
     judge_messages,
+    model_guesser_prompt,
     parse_judge_answer,
 )
 from games.types import Turn, Verdict
@@ -130,3 +132,40 @@ def test_llm_guesser_on_the_tiny_model_records_json_ready_tokens(tiny_backend):
         assert len(extra["token_ids"]) == len(extra["logprobs"]) == 10
         assert all(lp <= 0 for lp in extra["logprobs"])
         assert ask.question == extract_question(extra["completion"])
+
+
+def test_named_guesser_formats_and_the_prompt_a_model_folder_records(tmp_path):
+    short = GuesserFormat.named("short", max_turns=7)
+    system, prompt = short.messages([])
+    assert system["content"] == "20 Questions: find the secret noun with at most 7 yes/no questions."
+    assert prompt == {"role": "user", "content": "Your question:"}
+    assert GuesserFormat.named("paper") == GuesserFormat()
+    with pytest.raises(ValueError, match="paper, short"):
+        GuesserFormat.named("long")
+
+    adapter, base, bare = tmp_path / "adapter", tmp_path / "base", tmp_path / "bare"
+    recorded = {adapter: {"resolved": {"examples": 3}}, base: {"resolved": {"guesser_prompt": "short"}}}
+    for folder, run_config in recorded.items():
+        folder.mkdir()
+        (folder / MODEL_RUN_CONFIG).write_text(json.dumps(run_config))
+    bare.mkdir()
+    (bare / MODEL_RUN_CONFIG).write_text("not json")
+    assert model_guesser_prompt(adapter, base) == "short"  # the adapter's run records none: its base's
+    assert model_guesser_prompt(None, bare, "Qwen/Qwen3-0.6B") is None  # unreadable, or a hub id
+    assert GuesserFormat.for_model(None, adapter, base, max_turns=7) == short
+    assert GuesserFormat.for_model(bare) == GuesserFormat()
+
+
+def test_registry_guesser_plays_with_the_prompt_its_folder_records(tiny_model_dir, tmp_path):
+    import shutil
+
+    from games.registry import build_guesser
+
+    assert build_guesser(f"hf:{tiny_model_dir}").chat_format == GuesserFormat()
+    trained = tmp_path / "trained"
+    shutil.copytree(tiny_model_dir, trained)
+    (trained / MODEL_RUN_CONFIG).write_text(json.dumps({"resolved": {"guesser_prompt": "short"}}))
+    guesser = build_guesser(f"hf:{trained}")
+    assert guesser.chat_format == GuesserFormat.named("short")
+    ask = guesser.ask(guesser.start(seed=1))
+    assert ask.extra["messages"][-1]["content"] == "Your question:"

@@ -17,11 +17,25 @@ PRECISIONS = ("auto", "bf16", "fp16", "fp32")
 SOURCES = ("teacher", "games")
 SELECTIONS = ("fastest", "won", "all")
 SPLITS = ("", "sft", "rl", "val", "test")
+GUESSER_PROMPT_CHOICES = ("", "paper", "short")  # "": as the base model was trained (games.llm.chat)
 
 
 def _check(condition: bool, message: str) -> None:
     if not condition:
         raise ValueError(message)
+
+
+def guesser_prompt_field() -> Any:
+    """The `guesser_prompt` field of the jobs that train a guesser (sft, dpo, grpo)."""
+    return field(default="", metadata={
+        "help": "the guesser's prompt: paper (ΔBelief-RL's, ~300 tokens) or short (a few dozen, for small models "
+                "trained from scratch); empty = the one the base model was trained with, else paper",
+        "choices": GUESSER_PROMPT_CHOICES})
+
+
+def check_guesser_prompt(value: str) -> None:
+    _check(value in GUESSER_PROMPT_CHOICES,
+           f"guesser_prompt must be one of {', '.join(repr(c) for c in GUESSER_PROMPT_CHOICES)}")
 
 
 @dataclass(frozen=True)

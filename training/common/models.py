@@ -1,13 +1,17 @@
-"""Devices, precision, model/tokenizer loading, LoRA configs and adapter merging."""
+"""Devices, precision, model/tokenizer loading, LoRA configs, adapter merging and the guesser
+prompt a model is trained with."""
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
+
+from games.llm.chat import DEFAULT_GUESSER_PROMPT, MODEL_RUN_CONFIG, GuesserFormat, model_guesser_prompt
 
 GENERATION_MARKER = re.compile(r"\{%-?\s*generation\s*-?%\}")
 
@@ -122,7 +126,19 @@ def merge_adapter(base: str, adapter: str, out_dir: str | Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
+    for folder in (adapter, base):  # the run that made the weights: its guesser prompt goes with them
+        if (Path(folder) / MODEL_RUN_CONFIG).is_file():
+            shutil.copyfile(Path(folder) / MODEL_RUN_CONFIG, out / MODEL_RUN_CONFIG)
+            break
     return out
+
+
+def run_guesser_format(name: str, *model_folders: str | Path | None, max_turns: int) -> tuple[GuesserFormat, str]:
+    """The guesser format a run trains with, and its name: `name` ("paper", "short"), else the one
+    the start model was trained with (recorded in its folder), else the paper's. The name goes into
+    the run's resolved config, so its checkpoints play with the same prompt."""
+    resolved = name or model_guesser_prompt(*model_folders) or DEFAULT_GUESSER_PROMPT
+    return GuesserFormat.named(resolved, max_turns=max_turns), resolved
 
 
 def lora_config(*, rank: int, alpha: int, dropout: float, target_modules: str | list[str]) -> Any:

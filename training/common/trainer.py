@@ -23,11 +23,12 @@ from typing import Any, Iterator
 
 from transformers import TrainerCallback
 
+from games.llm.chat import MODEL_RUN_CONFIG
 from training.common.config import TrainConfig
 from training.common.models import DeviceSetup
 from training.reporting import Reporter, StopRequested
 
-RUN_CONFIG = "training_config.json"  # HF's config.json (the architecture) sits next to it
+RUN_CONFIG = MODEL_RUN_CONFIG  # training_config.json; HF's config.json (the architecture) sits next to it
 NEVER = 10**9
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from training.common.config import GameDataConfig, _check
+from training.common.config import GameDataConfig, _check, check_guesser_prompt, guesser_prompt_field
 from training.dpo.pairs import REWARDS
 
 LOSS_TYPES = ("sigmoid", "ipo", "hinge", "robust")
@@ -46,9 +46,11 @@ class DPOJobConfig(GameDataConfig):
     max_new_tokens: int = field(default=32, metadata={"help": "longest candidate question in tokens"})
     beta: float = field(default=0.1, metadata={"help": "DPO β: higher stays closer to the reference model"})
     loss_type: str = field(default="sigmoid", metadata={"help": "TRL DPO loss", "choices": LOSS_TYPES})
+    guesser_prompt: str = guesser_prompt_field()
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        check_guesser_prompt(self.guesser_prompt)
         _check(self.prefixes_per_game >= 0, "prefixes_per_game must be 0 (every turn) or positive")
         _check(2 <= self.candidates <= 64, "candidates must be between 2 and 64")
         _check(self.reward in REWARDS, f"reward must be one of {', '.join(REWARDS)}")

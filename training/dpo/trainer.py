@@ -14,6 +14,7 @@ from games.types import Trajectory
 from training.common.data import MakeGuesser, gather_games, read_jsonl, select_games, write_jsonl
 from training.common.models import (
     DeviceSetup, count_parameters, cpu_threads, device_setup, load_model, lora_config, quiet_libraries,
+    run_guesser_format,
 )
 from training.common.trainer import (
     ReporterCallback, fit, resolved_config, resume_checkpoint, summary, trainer_arguments, write_run_config,
@@ -47,7 +48,7 @@ def rating_backend(spec: str, policy_backend: Any, policy_path: str | None) -> t
 
 def build_pairs(
     config: DPOJobConfig, reporter: Reporter, model: Any, tokenizer: Any, games: Sequence[Trajectory], *,
-    judge, pool: Sequence[str] | None, policy_path: str | None = None,
+    judge, pool: Sequence[str] | None, policy_path: str | None = None, chat_format: GuesserFormat | None = None,
 ) -> list[dict]:
     """Sample candidates from `model` after history prefixes of `games`, score them, pair them.
     `policy_path`: the folder `model` was loaded from as is (reward=rating reuses it as the judge
@@ -58,7 +59,7 @@ def build_pairs(
     from games.registry import build_judge
 
     judge = judge or build_judge(config.judge)
-    chat_format = GuesserFormat(max_turns=config.max_turns)
+    chat_format = chat_format or GuesserFormat(max_turns=config.max_turns)
     backend = TransformersBackend.from_model(model.eval(), tokenizer)
     policy = LLMGuesser(backend, sampling=SamplingParams(max_new_tokens=config.max_new_tokens,
                                                          temperature=config.temperature),
@@ -137,6 +138,8 @@ def run(
     model_path = model_path or config.base_model
     cached = Path(reporter.output_dir) / PAIRS_FILE
     resume = resume_checkpoint(reporter)
+    chat_format, prompt_name = run_guesser_format(config.guesser_prompt, adapter_path, model_path,
+                                                  max_turns=config.max_turns)
     with cpu_threads(config.cpu_threads if setup.device == "cpu" else 0):
         model, tokenizer = load_model(model_path, adapter=adapter_path)
         if resume and cached.is_file():
@@ -151,7 +154,7 @@ def run(
                                  judge=judge, words=words, pool=pool)
             games = select_games(games, config.selection)
             rows = build_pairs(config, reporter, model, tokenizer, games, judge=judge, pool=pool,
-                               policy_path=None if adapter_path else model_path)
+                               policy_path=None if adapter_path else model_path, chat_format=chat_format)
             write_jsonl(cached, rows)
             reporter.artifact("dpo-pairs", PAIRS_FILE, cached, meta={"pairs": len(rows)})
         kept = [r for r in rows if fits(tokenizer, {"prompt": r["prompt"], "completion": r["chosen"]}, config.max_tokens)
@@ -162,7 +165,7 @@ def run(
             "dpo", config, model_path=model_path, adapter_path=adapter_path, device=setup.device,
             world_size=setup.world_size,
             gradient_accumulation_steps=setup.accumulation(config.global_batch_size, config.per_device_batch_size),
-            pairs=len(kept), dropped_too_long=len(rows) - len(kept),
+            pairs=len(kept), dropped_too_long=len(rows) - len(kept), guesser_prompt=prompt_name,
             reference="base model (adapter disabled)" if config.lora else "frozen copy of the base model",
         )
         callback = ReporterCallback(reporter, run_config, is_adapter=config.lora)

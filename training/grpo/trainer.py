@@ -36,6 +36,7 @@ from games.types import GameConfig, Trajectory
 from training.common.data import playable_words
 from training.common.models import (
     count_parameters, cpu_threads, device_setup, load_model, lora_config, merge_adapter, quiet_libraries,
+    run_guesser_format,
 )
 from training.common.trainer import resolved_config, resume_checkpoint, write_run_config
 from training.grpo.advantages import (
@@ -84,11 +85,12 @@ def step_advantages(config: GRPOConfig, trajectories: Sequence[Trajectory], grou
 class Rollouts:
     """Plays a step's games with the current policy (transformers) or a synced vLLM adapter."""
 
-    def __init__(self, config: GRPOConfig, model: Any, tokenizer: Any, base_path: str, output_dir: Path):
+    def __init__(self, config: GRPOConfig, model: Any, tokenizer: Any, base_path: str, output_dir: Path,
+                 chat_format: GuesserFormat):
         self.config, self.model, self.tokenizer = config, model, tokenizer
         self.base_path, self.output_dir = base_path, Path(output_dir)
         self.sampling = SamplingParams(max_new_tokens=config.max_completion_length, temperature=config.temperature)
-        self.chat_format = GuesserFormat(max_turns=config.max_turns)
+        self.chat_format = chat_format
         self._engine = None
         if config.rollout_backend == "transformers":
             from games.llm.transformers_backend import TransformersBackend
@@ -278,6 +280,8 @@ def run(
         raise ValueError("GRPO runs as one process (one GPU or the CPU); multi-GPU data parallel is not implemented")
     out = Path(reporter.output_dir)
     base_path = model_path or config.base_model
+    chat_format, prompt_name = run_guesser_format(config.guesser_prompt, adapter_path, base_path,
+                                                  max_turns=config.max_turns)
     if adapter_path:
         base_path = str(merge_adapter(base_path, adapter_path, out / "base-merged"))
     if judge is None:
@@ -318,11 +322,12 @@ def run(
         policy = accelerator.unwrap_model(model)
         updater = Updater(config, policy, optimizer, accelerator, tokenizer.pad_token_id)
         updater.ref_model = ref_model
-        rollouts = Rollouts(config, policy, tokenizer, base_path, out)
+        rollouts = Rollouts(config, policy, tokenizer, base_path, out, chat_format)
         trainable, total = count_parameters(policy)
         run_config = resolved_config("grpo", config, base_model_path=base_path, adapter_path=adapter_path,
                                      device=setup.device, precision="bf16" if setup.bf16 else "fp32",
-                                     secrets=len(secrets), parameters_trained=trainable, parameters=total)
+                                     secrets=len(secrets), parameters_trained=trainable, parameters=total,
+                                     guesser_prompt=prompt_name)
         write_run_config(out, run_config)
         reporter.log(f"grpo: {len(secrets)} secrets, {config.secrets_per_step}×{config.num_generations} games per "
                      f"step, advantage={config.advantage}, λ={config.belief_coef}, {trainable:,} of {total:,} "

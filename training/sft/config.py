@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from training.common.config import GameDataConfig
+from training.common.config import GameDataConfig, check_guesser_prompt, guesser_prompt_field
 
 
 @dataclass(frozen=True)
@@ -16,9 +16,11 @@ class SFTJobConfig(GameDataConfig):
     recovery_per_game: int = field(default=0, metadata={
         "help": "source=teacher: DAgger-style rows per game — the game cut at a random turn, 1–2 wrong guesses "
                 "appended (answered No), the teacher's next question trained (0 = none)"})
+    guesser_prompt: str = guesser_prompt_field()
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        check_guesser_prompt(self.guesser_prompt)
         if not 0 <= self.recovery_per_game <= 16:
             raise ValueError("recovery_per_game must be between 0 and 16")
         if self.recovery_per_game and self.source != "teacher":

@@ -14,7 +14,6 @@ from typing import Any, Sequence
 
 from trl import SFTTrainer
 
-from games.llm.chat import GuesserFormat
 from games.types import Trajectory
 from training.common.chat import encode_prompt_completion
 from training.common.config import TrainConfig
@@ -22,7 +21,8 @@ from training.common.data import (
     MakeGuesser, build_teacher, gather_games, read_jsonl, select_games, write_jsonl,
 )
 from training.common.models import (
-    DeviceSetup, count_parameters, cpu_threads, device_setup, has_generation_markers, load_model, lora_config, quiet_libraries,
+    DeviceSetup, count_parameters, cpu_threads, device_setup, has_generation_markers, load_model, lora_config,
+    quiet_libraries, run_guesser_format,
 )
 from training.common.trainer import (
     ReporterCallback, fit, resolved_config, resume_checkpoint, summary, trainer_arguments, write_run_config,
@@ -59,6 +59,9 @@ def build_sft_trainer(
         completion_only_loss=completion_only and not pretokenized,
         assistant_only_loss=completion_only and not pretokenized and has_generation_markers(tokenizer),
         packing=False,
+        # each optimizer step's rows stay a random draw; only its micro-batches are cut by length
+        # (less padding: turn-level rows range from the prompt alone to a 20-turn history)
+        train_sampling_strategy="batch_rebalance",
     )
     peft_config = lora_config(rank=config.lora_rank, alpha=config.lora_alpha, dropout=config.lora_dropout,
                               target_modules=config.target_modules) if config.lora else None
@@ -71,7 +74,11 @@ def train_sft(
     adapter_path: str | None = None, completion_only: bool = True, resolved: dict | None = None,
 ) -> dict[str, Any]:
     """Train on `rows` (prompt/completion pairs, or {"text": ...} for plain language modelling)
-    and return the run summary; resumes from the reporter's last checkpoint."""
+    and return the run summary; resumes from the reporter's last checkpoint. A config with a
+    `guesser_prompt` (a guesser's run, its rows built with that prompt) records it in the checkpoints."""
+    if hasattr(config, "guesser_prompt"):
+        prompt_name = run_guesser_format(config.guesser_prompt, adapter_path, model_path, max_turns=config.max_turns)[1]
+        resolved = {**(resolved or {}), "guesser_prompt": prompt_name}
     quiet_libraries()
     setup = device_setup(config.precision)
     resume = resume_checkpoint(reporter)
@@ -118,6 +125,8 @@ def run(
     (default: config.base_model as a folder / hub id); the other keywords are resolved inputs
     (see training.common.data.gather_games). A resumed run reuses its stored examples."""
     cached = Path(reporter.output_dir) / EXAMPLES_FILE
+    base = model_path or config.base_model
+    chat_format = run_guesser_format(config.guesser_prompt, adapter_path, base, max_turns=config.max_turns)[0]
     if resume_checkpoint(reporter) and cached.is_file():
         rows = read_jsonl(cached)
         reporter.log(f"reusing {len(rows)} stored examples from {cached}")
@@ -128,7 +137,6 @@ def run(
         chosen = select_games(games, config.selection)
         if not chosen:
             raise ValueError(f"no game left after selection={config.selection} ({len(games)} games)")
-        chat_format = GuesserFormat(max_turns=config.max_turns)
         rows = turn_examples(chosen, chat_format)
         if config.recovery_per_game:
             teacher = build_teacher(config, (t.secret for t in chosen), make_teacher=make_teacher, pool=pool)
@@ -141,6 +149,6 @@ def run(
         reporter.artifact("sft-examples", EXAMPLES_FILE, cached, meta={"examples": len(rows), "games": n_games})
         reporter.log(f"{len(rows)} turn examples from {n_games} games on {len({t.secret for t in chosen})} words "
                      f"(selection={config.selection})")
-    result = train_sft(config, reporter, rows, kind="sft", model_path=model_path or config.base_model,
-                       adapter_path=adapter_path, resolved={"games": n_games})
+    result = train_sft(config, reporter, rows, kind="sft", model_path=base, adapter_path=adapter_path,
+                       resolved={"games": n_games})
     return {**result, "games": n_games, "words": len({r["secret"] for r in rows})}

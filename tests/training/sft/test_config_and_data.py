@@ -32,7 +32,7 @@ def test_defaults_follow_the_paper_and_every_field_is_documented():
     ("epochs", 0), ("learning_rate", 0.0), ("global_batch_size", 12), ("per_device_batch_size", 0),
     ("warmup_ratio", 1.0), ("lr_scheduler", "step"), ("precision", "int8"), ("source", "web"),
     ("selection", "best"), ("split", "train"), ("max_tokens", 8), ("lora_rank", 0), ("base_model", " "),
-    ("teacher_samples", 0), ("max_turns", 0), ("recovery_per_game", -1),
+    ("teacher_samples", 0), ("max_turns", 0), ("recovery_per_game", -1), ("guesser_prompt", "long"),
 ])
 def test_bad_values_are_refused_naming_the_field(field, value):
     with pytest.raises(ValueError) as err:

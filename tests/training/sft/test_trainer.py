@@ -143,3 +143,56 @@ def test_recovery_rows_join_the_teachers_examples(tiny_dir, tmp_path):
     # two per game, less those cut where the teacher thought nothing but the secret likely
     assert 0 < len(recovery) <= 2 * len(games) and {r["game"] for r in recovery} <= games
     assert result["examples"] == len(rows) and {r["secret"] for r in recovery} <= set(WORDS)
+
+
+def test_short_prompt_is_recorded_and_its_checkpoints_play_and_train_on_with_it(tiny_dir, tmp_path):
+    from games.llm.chat import GuesserFormat, model_guesser_prompt
+    from games.registry import build_guesser
+    from training.common.data import read_jsonl
+    from training.common.models import merge_adapter, run_guesser_format
+    from training.sft.trainer import EXAMPLES_FILE, run, train_sft
+
+    result = run(config(guesser_prompt="short", lora=True, lora_rank=4, max_steps=1), quiet(tmp_path / "sft"),
+                 model_path=str(tiny_dir), words=WORDS, pool=POOL)
+    rows = read_jsonl(tmp_path / "sft" / EXAMPLES_FILE)
+    assert {r["prompt"][0]["content"] for r in rows} == {GuesserFormat.named("short").messages([])[0]["content"]}
+    adapter = result["final_checkpoint"]
+    assert json.loads((Path(adapter) / RUN_CONFIG).read_text())["resolved"]["guesser_prompt"] == "short"
+    guesser = build_guesser(f"hf:{tiny_dir}", adapter=adapter)  # the model spec of a LoRA checkpoint
+    assert guesser.chat_format == GuesserFormat.named("short")
+    # a later run from it (GRPO, DPO, SFT) keeps the prompt unless its config names one
+    merged = merge_adapter(str(tiny_dir), adapter, tmp_path / "merged")
+    assert model_guesser_prompt(merged) == "short"
+    assert run_guesser_format("", None, merged, max_turns=9)[1] == "short"
+    assert run_guesser_format("paper", None, merged, max_turns=9) == (GuesserFormat(max_turns=9), "paper")
+    assert run_guesser_format("", None, tiny_dir, max_turns=9)[1] == "paper"  # a model not trained here
+    # train_sft records it too when a caller builds the rows itself (bench.learning)
+    reporter = quiet(tmp_path / "direct")
+    direct = train_sft(config(guesser_prompt="short", max_steps=1), reporter, rows[:4], kind="sft",
+                       model_path=str(tiny_dir))
+    saved = json.loads((Path(direct["final_checkpoint"]) / RUN_CONFIG).read_text())
+    assert saved["resolved"]["guesser_prompt"] == "short"
+
+
+def test_micro_batches_are_cut_by_length_within_a_random_step(tiny_dir, tmp_path):
+    """batch_rebalance: every row once per epoch, each optimizer step a fixed-size set of rows,
+    split into micro-batches by length (less padding than a plain random split)."""
+    from training.common.models import device_setup, load_model
+    from training.sft.trainer import build_sft_trainer
+
+    model, tokenizer = load_model(str(tiny_dir))
+    rows = [{"prompt": [{"role": "user", "content": "Ask." + " Yes." * (i * 7 % 40)}],
+             "completion": [{"role": "assistant", "content": "Is it a dog?"}]} for i in range(32)]
+    trainer = build_sft_trainer(config(global_batch_size=8, per_device_batch_size=2), model, tokenizer, rows,
+                                output_dir=tmp_path, setup=device_setup("fp32"))
+    batches = list(trainer._get_train_sampler())
+    assert sorted(i for b in batches for i in b) == list(range(32))
+    steps = [sum(batches[k : k + 4], []) for k in range(0, len(batches), 4)]
+    assert len(batches) == 16 and all(len(s) == 8 for s in steps)
+    lengths = [len(x) for x in trainer.train_dataset["input_ids"]]
+
+    def padded(groups):
+        return sum(len(g) * max(lengths[i] for i in g) for g in groups)
+
+    plain = [sorted(s)[k : k + 2] for s in steps for k in range(0, 8, 2)]  # the same steps, cut in row order
+    assert padded(batches) < 0.95 * padded(plain)
