@@ -53,8 +53,9 @@ class Scale:
     knowledge_epochs: float = 3.0
     knowledge_lr: float = 2e-3
     knowledge_sequences: int = 16  # per word, alternating statements and answered questions
-    sft_epochs: float = 8.0
+    sft_epochs: float = 20.0
     sft_lr: float = 2e-3
+    sft_device_batch: int = 8  # micro-batches cut by length (batch_rebalance): smaller ones pad less
     recovery_per_game: int = 2  # DAgger-style rows per teacher game (training.sft.data.recovery_examples)
     naming_per_word: int = 6  # naming examples per pool word mixed into SFT (training.knowledge.naming; 0 = none)
     naming_sft_words: bool = False  # also for the SFT secrets (their teacher games already end in their guess)
@@ -70,6 +71,7 @@ class Scale:
     grpo_lora: bool = False
     grpo_beta: float = 0.0
     max_turns: int = 20
+    guesser_prompt: str = "short"  # games.llm.chat.GUESSER_PROMPTS: ~40 tokens instead of the paper's ~290
     eval_samples: int = 4  # games per held-out word sampled at eval_temperature (mean@k); one greedy game besides
     eval_temperature: float = 1.0  # GRPO's sampling temperature: the policy as it is trained
     seed: int = 0
@@ -162,17 +164,24 @@ def summarise_games(games: list, pool: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def evaluate(model_dir: str, words: Sequence[str], pool: Sequence[str], judge, max_turns: int, *,
+def guesser_format(model_dir: str, scale: Scale):
+    """The prompt the model was trained with; the benchmark's for models not trained on games yet."""
+    from games.llm.chat import GuesserFormat, model_guesser_prompt
+
+    return GuesserFormat.named(model_guesser_prompt(model_dir) or scale.guesser_prompt, max_turns=scale.max_turns)
+
+
+def evaluate(model_dir: str, words: Sequence[str], pool: Sequence[str], judge, scale: Scale, *,
              samples: int, temperature: float) -> dict[str, Any]:
     """`samples` games per word sampled at `temperature` (mean@k, the protocol's success; the
     policy as GRPO trains it; none when `samples` is 0) and one greedy game per word."""
     from games.guessers.llm import LLMGuesser
     from games.llm.base import SamplingParams
-    from games.llm.chat import GuesserFormat
     from games.llm.transformers_backend import TransformersBackend, TransformersConfig
     from games.rollout import rollout
     from games.types import GameConfig
 
+    max_turns = scale.max_turns
     started = time.perf_counter()
     backend = TransformersBackend(TransformersConfig(model=model_dir, device="cpu", prefix_cache_mb=512,
                                                      max_batch_size=len(words) * max(samples, 1)))
@@ -181,7 +190,7 @@ def evaluate(model_dir: str, words: Sequence[str], pool: Sequence[str], judge, m
         if not k:
             continue
         guesser = LLMGuesser(backend, sampling=SamplingParams(max_new_tokens=24, temperature=temp),
-                             chat_format=GuesserFormat(max_turns=max_turns))
+                             chat_format=guesser_format(model_dir, scale))
         secrets = [w for w in words for _ in range(k)]
         games = rollout(guesser, judge, secrets, seeds=[1000 * i + s for i in range(len(words)) for s in range(k)],
                         config=GameConfig(max_turns=max_turns))
@@ -193,24 +202,24 @@ def evaluate(model_dir: str, words: Sequence[str], pool: Sequence[str], judge, m
     return out
 
 
-def naming_probe(model_dir: str, words: Sequence[str], pool: Sequence[str], judge, max_turns: int) -> dict:
+def naming_probe(model_dir: str, words: Sequence[str], pool: Sequence[str], judge, scale: Scale) -> dict:
     """Can the model name a word once the questions have narrowed it down? For each word, the
     information-gain teacher's won game up to its final guess is the history; every pool word's
     guess ("Is it a dog?") is scored (sum of the word's token log-probs) and the word's rank
     reported: the knowledge a held-out win needs, apart from the strategy."""
     from games.guessers.infogain import InfoGainGuesser
-    from games.llm.chat import GuesserFormat
     from games.llm.transformers_backend import TransformersBackend, TransformersConfig
     from games.kb.questions import phrase
     from games.rollout import rollout
     from games.types import GameConfig
 
+    max_turns = scale.max_turns
     started = time.perf_counter()
     teacher = InfoGainGuesser(pool=list(pool), max_turns=max_turns)
     games = [g for g in rollout(teacher, judge, list(words), config=GameConfig(max_turns=max_turns)) if g.won]
     backend = TransformersBackend(TransformersConfig(model=model_dir, device="cpu", max_batch_size=64,
                                                      prefix_cache_mb=256))
-    fmt = GuesserFormat(max_turns=max_turns)
+    fmt = guesser_format(model_dir, scale)
     replies = [phrase("isa", w, guess=True) for w in pool]
     spans = [(r.index(w), r.index(w) + len(w)) for r, w in zip(replies, pool)]
     ranks = []
@@ -291,10 +300,11 @@ def run_sft(scale: Scale, work: Path, base: str, sft_file: str, pool: Sequence[s
     pool_file = write_words(work / "pool.txt", pool)
     config = SFTJobConfig(base_model=base, word_list=sft_file, pool_word_list=pool_file, teacher="infogain",
                           judge="kb", epochs=scale.sft_epochs, learning_rate=scale.sft_lr, warmup_ratio=0.05,
-                          global_batch_size=32, per_device_batch_size=16, max_tokens=1024, cpu_threads=2,
-                          max_turns=scale.max_turns, seed=scale.seed)
+                          global_batch_size=32, per_device_batch_size=scale.sft_device_batch, max_tokens=1024,
+                          cpu_threads=2, max_turns=scale.max_turns, guesser_prompt=scale.guesser_prompt,
+                          seed=scale.seed)
     reporter = reporter_for(work / "sft")
-    chat_format = GuesserFormat(max_turns=scale.max_turns)
+    chat_format = GuesserFormat.named(scale.guesser_prompt, max_turns=scale.max_turns)
     games = select_games(gather_games(config, reporter, judge=KBJudge()), config.selection)
     teacher_rows = turn_examples(games, chat_format)
     recovery = recovery_examples(games, build_teacher(config, (g.secret for g in games), pool=pool), chat_format,
@@ -404,10 +414,10 @@ def main(argv: list[str] | None = None) -> int:
         (at most 50 of each: does the model fit what it was taught, or fail to generalise?).
         `sampled=False`: greedy games only (a model that cannot yet ask a question at all, whose
         sampled games are long strings of random tokens, slow to generate and all invalid)."""
-        evals[name] = timed(f"eval_{name}", evaluate, model_dir, world["test"], world["pool"], judge, scale.max_turns,
+        evals[name] = timed(f"eval_{name}", evaluate, model_dir, world["test"], world["pool"], judge, scale,
                             samples=scale.eval_samples if sampled else 0, temperature=scale.eval_temperature)
         for split in trained_on:
-            result = evaluate(model_dir, world[split][:50], world["pool"], judge, scale.max_turns,
+            result = evaluate(model_dir, world[split][:50], world["pool"], judge, scale,
                               samples=scale.eval_samples, temperature=scale.eval_temperature)
             seen.setdefault(name, {})[f"{split}_secrets"] = {mode: {k: result[mode][k] for k in (
                 "success", "valid_questions", "reached_2_candidates", "mean_turns", "verdicts")}
@@ -439,13 +449,13 @@ def main(argv: list[str] | None = None) -> int:
     knowledge_dir, out["knowledge"] = stage("knowledge", run_knowledge, scale, work, tiny, files["pool"])
     ev("knowledge", knowledge_dir, sampled=False)
     out["knowledge"]["naming_probe_test"] = timed("probe_knowledge", naming_probe, knowledge_dir, probe_words,
-                                                  world["pool"], judge, scale.max_turns)
+                                                  world["pool"], judge, scale)
     if args.until == "knowledge":
         return finish_pilot()
     sft_dir, out["sft"] = stage("sft", run_sft, scale, work, knowledge_dir, files["sft"], world["pool"])
     ev("sft", sft_dir, trained_on=("sft",))
     out["sft"]["naming_probe_test"] = timed("probe_sft", naming_probe, sft_dir, probe_words, world["pool"], judge,
-                                            scale.max_turns)
+                                            scale)
     if args.until == "sft":
         return finish_pilot()
     out["grpo"] = {}
