@@ -411,7 +411,8 @@ def main(argv: list[str] | None = None) -> int:
 
     def ev(name: str, model_dir: str, trained_on: Sequence[str] = (), sampled: bool = True):
         """Held-out test secrets; with `trained_on`, also the training secrets of the stages so far
-        (at most 50 of each: does the model fit what it was taught, or fail to generalise?).
+        (at most 50 of each: does the model fit what it was taught, or fail to generalise?) and,
+        for SFT, GRPO's secrets before GRPO sees them.
         `sampled=False`: greedy games only (a model that cannot yet ask a question at all, whose
         sampled games are long strings of random tokens, slow to generate and all invalid)."""
         evals[name] = timed(f"eval_{name}", evaluate, model_dir, world["test"], world["pool"], judge, scale,
@@ -453,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.until == "knowledge":
         return finish_pilot()
     sft_dir, out["sft"] = stage("sft", run_sft, scale, work, knowledge_dir, files["sft"], world["pool"])
-    ev("sft", sft_dir, trained_on=("sft",))
+    ev("sft", sft_dir, trained_on=("sft", "rl"))  # rl: GRPO's secrets, before GRPO
     out["sft"]["naming_probe_test"] = timed("probe_sft", naming_probe, sft_dir, probe_words, world["pool"], judge,
                                             scale)
     if args.until == "sft":
