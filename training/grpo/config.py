@@ -103,6 +103,17 @@ class GRPOConfig:
         "help": "warn when reward std or entropy falls below this fraction of its max over the window"})
     warn_grad_norm_factor: float = field(default=5.0, metadata={
         "help": "warn when the grad norm exceeds this multiple of its median over the window"})
+    # -- validation: a fixed set of secrets played greedily, to see forgetting the rollouts hide ---
+    val_secrets: int = field(default=0, metadata={
+        "help": "secrets played greedily (one game each) before step 1 and every val_steps steps; 0 = no validation"})
+    val_word_list: str = field(default="", metadata={
+        "help": "where they come from: a word list (web), a shipped list or a file (command line); empty = a "
+                "seeded sample of the training secrets"})
+    val_split: str = field(default="", metadata={"help": "only words of this split of val_word_list (empty = all)",
+                                                 "choices": SPLITS})
+    val_steps: int = field(default=10, metadata={"help": "validate every N steps (and after the last)"})
+    warn_val_drop: float = field(default=0.15, metadata={
+        "help": "warn when validation success falls this far (absolute) below its value before training"})
     seed: int = field(default=0, metadata={"help": "seed of the secret order and of every rollout"})
 
     def __post_init__(self) -> None:
@@ -150,6 +161,11 @@ class GRPOConfig:
         _check(2 <= self.warn_window <= 1000, "warn_window must be between 2 and 1000")
         _check(0 < self.warn_drop_fraction < 1, "warn_drop_fraction must be in (0, 1)")
         _check(self.warn_grad_norm_factor > 1, "warn_grad_norm_factor must be > 1")
+        _check(0 <= self.val_secrets <= 4096, "val_secrets must be between 0 (no validation) and 4096")
+        _check(self.val_split in SPLITS, f"val_split must be one of {', '.join(repr(s) for s in SPLITS)}")
+        _check(not self.val_split or bool(self.val_word_list.strip()), "val_split needs a val_word_list")
+        _check(self.val_steps >= 1, "val_steps must be >= 1")
+        _check(0 < self.warn_val_drop <= 1, "warn_val_drop must be in (0, 1]")
 
     @property
     def target_modules(self) -> str | list[str]:

@@ -6,7 +6,10 @@ Metric names follow TRL where it has one (`reward`, `reward_std`, `frac_reward_z
 (`rollout/in_group_std`). `CollapseMonitor` warns when the in-group reward std or the entropy
 falls below a fraction of its maximum over a recent window (RAGEN: reward variance drops tens of
 steps before collapse) or the grad norm exceeds a multiple of its recent median (spikes mark
-irreversible collapse).
+irreversible collapse). With validation on, it also warns when the greedy success on the fixed
+validation secrets falls a set amount below its value before training: forgetting, which a
+learning rate too high for the start model causes while reward std, entropy and grad norm stay
+unremarkable.
 """
 
 from __future__ import annotations
@@ -61,10 +64,15 @@ class CollapseMonitor:
 
     WATCHED = ("rollout/in_group_std", "entropy", "grad_norm")
 
-    def __init__(self, window: int = 10, drop_fraction: float = 0.25, spike_factor: float = 5.0, min_history: int = 3):
+    VALIDATION = "val/success_rate"
+
+    def __init__(self, window: int = 10, drop_fraction: float = 0.25, spike_factor: float = 5.0, min_history: int = 3,
+                 val_drop: float = 0.15):
         self.window, self.drop_fraction, self.spike_factor = window, drop_fraction, spike_factor
         self.min_history = min(min_history, window)
+        self.val_drop = val_drop
         self.history = {name: deque(maxlen=window) for name in self.WATCHED}
+        self.val_baseline: float | None = None  # validation success before the first update
 
     def check(self, values: dict[str, float]) -> tuple[dict[str, float], list[str]]:
         flags: dict[str, float] = {}
@@ -101,6 +109,18 @@ class CollapseMonitor:
         elif value is not None:
             flags["warning/grad_norm_spike"] = 1.0
             messages.append(f"Gradient norm is {value}: the update is numerically broken (inf/NaN); stop the run.")
+        value = values.get(self.VALIDATION)
+        if value is not None and self.val_baseline is None:
+            self.val_baseline = float(value)
+        elif value is not None:
+            hit = value < self.val_baseline - self.val_drop
+            flags["warning/val_success_drop"] = float(hit)
+            if hit:
+                messages.append(
+                    f"Validation success fell to {value:.0%} from {self.val_baseline:.0%} before training (more than "
+                    f"{self.val_drop:.0%} lower): the policy is forgetting what the start model could do, which the "
+                    "reward std, entropy and grad norm do not show. Consider a lower learning rate, a KL penalty "
+                    "(beta) or LoRA, and compare with an earlier checkpoint.")
         for name in self.WATCHED:
             v = values.get(name)
             if v is not None and math.isfinite(v):
@@ -108,9 +128,14 @@ class CollapseMonitor:
         return flags, messages
 
     def state(self) -> dict[str, list[float]]:
-        return {name: list(values) for name, values in self.history.items()}
+        state = {name: list(values) for name, values in self.history.items()}
+        if self.val_baseline is not None:
+            state[self.VALIDATION] = [self.val_baseline]
+        return state
 
     def load(self, state: dict[str, list[float]] | None) -> None:
         for name, values in (state or {}).items():
             if name in self.history:
                 self.history[name].extend(float(v) for v in values)
+            elif name == self.VALIDATION and values:
+                self.val_baseline = float(values[0])

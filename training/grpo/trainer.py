@@ -14,6 +14,8 @@ One step:
    sampler's log-probs only feed the `logprob_diff/rollout_abs_mean` diagnostic;
 4. diagnostics, collapse warnings, checkpoints (adapter or full weights + optimizer + monitor
    state + the resolved config), cooperative stop.
+With `val_secrets`, a fixed set of secrets is played greedily before step 1 (logged as step 0)
+and every `val_steps` steps (`val/success_rate`, `val/valid_rate`, `val/mean_turns`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import json
 import random
 import time
 import zlib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -81,6 +84,33 @@ def step_advantages(config: GRPOConfig, trajectories: Sequence[Trajectory], grou
     return [[a] * t.n_turns for a, t in zip(adv, trajectories)]
 
 
+def validation_secrets(config: GRPOConfig, judge: Judge, secrets: Sequence[str],
+                       val_words: Sequence[str] | None) -> list[str]:
+    """`val_secrets` fixed secrets: a seeded sample of `val_words` (or of config.val_word_list, read
+    here on the command line) that the judge can play, else of the training secrets."""
+    if not config.val_secrets:
+        return []
+    if val_words is None and config.val_word_list:
+        from games.wordlists import read_words
+
+        val_words = read_words(config.val_word_list)
+    candidates = list(secrets) if val_words is None else playable_words(judge, val_words)[0]
+    if not candidates:
+        raise ValueError("no validation secret can be played with this judge")
+    return random.Random(f"grpo-val:{config.seed}").sample(candidates, min(config.val_secrets, len(candidates)))
+
+
+VALIDATION_METRICS = ("success_rate", "valid_rate", "mean_turns")
+
+
+def validate(rollouts: "Rollouts", words: Sequence[str], judge: Judge, step: int) -> dict[str, float]:
+    """One greedy game per validation secret with the policy as it is now."""
+    began = time.perf_counter()
+    games = rollouts.play(step, words, [game_seed(0, 0, i, 0) for i in range(len(words))], judge, greedy=True)
+    stats = rollout_metrics(games, [0.0] * len(games), list(range(len(games))))
+    return {**{f"val/{k}": stats[k] for k in VALIDATION_METRICS}, "time/val_s": time.perf_counter() - began}
+
+
 # -- rollout backends ----------------------------------------------------------------------------
 class Rollouts:
     """Plays a step's games with the current policy (transformers) or a synced vLLM adapter."""
@@ -98,11 +128,11 @@ class Rollouts:
             self.backend = TransformersBackend.from_model(model, tokenizer, prefix_cache_mb=128,
                                                           max_batch_size=config.games_per_step)
 
-    def _vllm_backend(self, step: int):
+    def _vllm_backend(self, name: str):
         """Save the adapter as it is now and point a (lazily started) vLLM engine at it."""
         from games.llm.vllm_backend import VLLMBackend
 
-        folder = self.output_dir / "rollout-adapters" / f"step-{step}"
+        folder = self.output_dir / "rollout-adapters" / name
         self.model.save_pretrained(folder)
         if self._engine is None:
             self._engine = VLLMBackend(self.base_path, adapter=str(folder), max_lora_rank=self.config.lora_rank,
@@ -110,13 +140,16 @@ class Rollouts:
                                        logprobs_mode="processed_logprobs")
         return self._engine.with_adapter(str(folder))
 
-    def play(self, step: int, secrets: Sequence[str], seeds: Sequence[int], judge: Judge) -> list[Trajectory]:
+    def play(self, step: int, secrets: Sequence[str], seeds: Sequence[int], judge: Judge, *,
+             greedy: bool = False) -> list[Trajectory]:
+        """The step's games; `greedy`: at temperature 0 and without belief scoring (validation)."""
         if self.config.rollout_backend == "vllm":
-            backend = self._vllm_backend(step)
+            backend = self._vllm_backend(f"step-{step}" + ("-val" if greedy else ""))  # after the update
         else:
             backend = self.backend
             backend.clear_cache()  # the weights changed since the last step
-        guesser = LLMGuesser(backend, sampling=self.sampling, chat_format=self.chat_format, name="grpo-policy")
+        sampling = replace(self.sampling, temperature=0.0) if greedy else self.sampling
+        guesser = LLMGuesser(backend, sampling=sampling, chat_format=self.chat_format, name="grpo-policy")
         game = GameConfig(max_turns=self.config.max_turns, win_reward=self.config.win_reward,
                           invalid_penalty=self.config.invalid_penalty, repeated_penalty=self.config.repeated_penalty,
                           unknown_penalty=self.config.unknown_penalty,
@@ -125,7 +158,7 @@ class Rollouts:
         self.model.eval()
         try:
             return rollout(guesser, judge, secrets, seeds=seeds, config=game,
-                           belief_backend=backend if self.config.belief_coef > 0 else None)
+                           belief_backend=backend if self.config.belief_coef > 0 and not greedy else None)
         finally:
             self.model.train(was_training)
 
@@ -267,11 +300,12 @@ def load_policy(config: GRPOConfig, base_path: str, resume: str | None):
 # -- the run ---------------------------------------------------------------------------------------
 def run(
     config: GRPOConfig, reporter: Reporter, *, model_path: str | None = None, adapter_path: str | None = None,
-    judge: Judge | None = None, words: Sequence[str] | None = None,
+    judge: Judge | None = None, words: Sequence[str] | None = None, val_words: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Train; `model_path` (+ `adapter_path`, merged first) is the start policy (default
-    config.base_model as a folder / hub id); `judge` and `words` are resolved by the web app, else
-    built from config.judge (games registry spec) and read from config.word_list."""
+    config.base_model as a folder / hub id); `judge`, `words` and `val_words` are resolved by the
+    web app, else built from config.judge (games registry spec) and read from config.word_list
+    and config.val_word_list."""
     from accelerate import Accelerator
 
     quiet_libraries()
@@ -299,6 +333,7 @@ def run(
         reporter.log(f"skipped {len(skipped)} words the judge cannot play: {', '.join(skipped[:20])}", level="warning")
     if not secrets:
         raise ValueError("no training secret can be played with this judge")
+    val_secrets = validation_secrets(config, judge, secrets, val_words)
 
     resume = resume_checkpoint(reporter)
     with cpu_threads(config.cpu_threads if setup.device == "cpu" else 0):
@@ -310,7 +345,8 @@ def run(
         params = [p for p in model.parameters() if p.requires_grad]
         optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay)
         model, optimizer = accelerator.prepare(model, optimizer)
-        monitor = CollapseMonitor(config.warn_window, config.warn_drop_fraction, config.warn_grad_norm_factor)
+        monitor = CollapseMonitor(config.warn_window, config.warn_drop_fraction, config.warn_grad_norm_factor,
+                                  val_drop=config.warn_val_drop)
         start, history = 0, []
         if resume:
             optimizer.load_state_dict(torch.load(Path(resume) / OPTIMIZER_FILE, weights_only=True))
@@ -341,6 +377,12 @@ def run(
             return folder
 
         last_saved, folder, warnings = start, (Path(resume) if resume else None), 0
+        if val_secrets and monitor.val_baseline is None:  # before any update (a resumed run has it)
+            before = validate(rollouts, val_secrets, judge, start)
+            monitor.check(before)
+            reporter.metrics(start, before)
+            reporter.log(f"validation on {len(val_secrets)} secrets before training: success "
+                         f"{before['val/success_rate']:.0%}, valid questions {before['val/valid_rate']:.0%}")
         tokens_seen = float(history[-1].get("num_tokens", 0.0)) if history else 0.0
         for step in range(start + 1, config.steps + 1):
             if reporter.should_stop():
@@ -376,6 +418,8 @@ def run(
                 "tokens_per_second": (generated + trained) / max(done - began, 1e-9),
                 "time/rollout_s": rolled - began, "time/update_s": done - rolled, "time/step_s": done - began,
             })
+            if val_secrets and (step % config.val_steps == 0 or step == config.steps):
+                metrics.update(validate(rollouts, val_secrets, judge, step))
             flags, messages = monitor.check(metrics)
             metrics.update(flags)
             for message in messages:
@@ -394,4 +438,7 @@ def run(
         "is_adapter": config.lora, "base_model_path": base_path, "warnings": warnings,
         "first": {k: first.get(k) for k in keys}, "last": {k: last.get(k) for k in keys},
         "parameters_trained": trainable,
+        "validation": {"secrets": len(val_secrets), "before": monitor.val_baseline,
+                       "last": next((h["val/success_rate"] for h in reversed(history) if "val/success_rate" in h),
+                                    None)} if val_secrets else None,
     }

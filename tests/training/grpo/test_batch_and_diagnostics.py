@@ -102,6 +102,23 @@ def test_collapse_monitor_warns_on_std_and_entropy_drops_and_grad_norm_spikes():
     assert restored.state() == monitor.state()
 
 
+def test_collapse_monitor_warns_when_validation_success_falls_below_its_start():
+    monitor = CollapseMonitor(val_drop=0.15)
+    flags, messages = monitor.check({"val/success_rate": 0.5})  # before training: the baseline, never a warning
+    assert monitor.val_baseline == 0.5 and flags == {} and messages == []
+    flags, messages = monitor.check({"val/success_rate": 0.375})  # 12.5 points lower: within the allowance
+    assert flags == {"warning/val_success_drop": 0.0} and messages == []
+    flags, messages = monitor.check({"entropy": 1.0})  # a step without validation: nothing to judge
+    assert "warning/val_success_drop" not in flags
+    flags, messages = monitor.check({"val/success_rate": 0.25})
+    assert flags["warning/val_success_drop"] == 1.0
+    assert "Validation success fell to 25% from 50% before training" in messages[0] and "forgetting" in messages[0]
+    restored = CollapseMonitor(val_drop=0.15)
+    restored.load(monitor.state())  # a resumed run compares with the same baseline
+    assert restored.val_baseline == 0.5 and restored.state() == monitor.state()
+    assert restored.check({"val/success_rate": 0.3})[0]["warning/val_success_drop"] == 1.0
+
+
 @pytest.mark.parametrize("bad, match", [
     ({"num_generations": 1}, "num_generations"),
     ({"advantage": "token"}, "advantage"),
@@ -113,6 +130,11 @@ def test_collapse_monitor_warns_on_std_and_entropy_drops_and_grad_norm_spikes():
     ({"temperature": 0.0}, "temperature"),
     ({"warn_grad_norm_factor": 1.0}, "warn_grad_norm_factor"),
     ({"unknown_penalty": float("nan")}, "finite"),
+    ({"val_secrets": -1}, "val_secrets"),
+    ({"val_split": "rl"}, "val_split needs a val_word_list"),
+    ({"val_word_list": "x", "val_split": "train"}, "val_split must be"),
+    ({"val_steps": 0}, "val_steps"),
+    ({"warn_val_drop": 0.0}, "warn_val_drop"),
 ])
 def test_config_refuses_bad_values(bad, match):
     with pytest.raises(ValueError, match=match):

@@ -98,6 +98,52 @@ def test_stop_then_resume_continues_exactly_where_it_left_off(grpo_tiny_dir, tmp
     assert a["state"][0]["step"] == b["state"][0]["step"] == 2
 
 
+def test_validation_plays_fixed_secrets_greedily_and_warns_when_success_falls(grpo_tiny_dir, tmp_path, monkeypatch):
+    plays = []
+    real_play, real_validate = grpo_trainer.Rollouts.play, grpo_trainer.validate
+
+    def recording_play(self, step, secrets, seeds, judge, *, greedy=False):
+        plays.append((step, list(secrets), greedy, self.config.temperature))
+        return real_play(self, step, secrets, seeds, judge, greedy=greedy)
+
+    def forgetting_validate(rollouts, words, judge, step):  # real games; success forced to fall after step 0
+        return {**real_validate(rollouts, words, judge, step), "val/success_rate": 1.0 if step == 0 else 0.0}
+
+    monkeypatch.setattr(grpo_trainer.Rollouts, "play", recording_play)
+    monkeypatch.setattr(grpo_trainer, "validate", forgetting_validate)
+    config = _config(steps=3, val_secrets=2, val_steps=2, beta=0.0, num_iterations=1, mini_batches=1)
+    reporter = ConsoleReporter(tmp_path / "run", stream=io.StringIO())
+    result = grpo_trainer.run(config, reporter, model_path=str(grpo_tiny_dir), words=WORDS,
+                              val_words=["cat", "table", "apple"])
+
+    validations = [p for p in plays if p[2]]
+    assert [p[0] for p in validations] == [0, 2, 3]  # before training, every val_steps, after the last step
+    chosen = validations[0][1]
+    assert len(chosen) == 2 and set(chosen) <= {"cat", "table", "apple"}
+    assert all(p[1] == chosen for p in validations)  # the same fixed secrets every time
+    assert all(not p[2] and len(p[1]) == 4 for p in plays if p not in validations)  # training: sampled, 2×2 games
+    logged = {m["step"]: m for m in _metrics(reporter) if "val/valid_rate" in m}
+    assert sorted(logged) == [0, 2, 3] and 0 <= logged[0]["val/valid_rate"] <= 1 and logged[0]["val/mean_turns"] >= 1
+    assert "val/success_rate" not in next(m for m in _metrics(reporter) if m["step"] == 1)
+    assert logged[2]["warning/val_success_drop"] == 1.0
+    warnings = [r["message"] for r in reporter.records if r["event"] == "log" and r["level"] == "warning"]
+    assert any(w.startswith("step 2: Validation success fell to 0% from 100%") for w in warnings)
+    assert result["validation"] == {"secrets": 2, "before": 1.0, "last": 0.0}
+
+
+def test_validation_secrets_default_to_a_seeded_sample_of_the_training_secrets():
+    from games.judges.kb import KBJudge
+
+    judge = KBJudge()
+    sample = grpo_trainer.validation_secrets(_config(val_secrets=3), judge, WORDS, None)
+    assert len(sample) == 3 and set(sample) <= set(WORDS)
+    assert sample == grpo_trainer.validation_secrets(_config(val_secrets=3), judge, WORDS, None)
+    assert grpo_trainer.validation_secrets(_config(val_secrets=0), judge, WORDS, None) == []
+    assert grpo_trainer.validation_secrets(_config(val_secrets=9), judge, WORDS, ["dog", "qwxzv"]) == ["dog"]
+    with pytest.raises(ValueError, match="no validation secret"):
+        grpo_trainer.validation_secrets(_config(val_secrets=1), judge, WORDS, ["qwxzv"])
+
+
 def test_step_secrets_cover_every_word_once_per_pass():
     words = [f"w{i}" for i in range(5)]
     first_pass = [w for s in (1, 2) for w in grpo_trainer.step_secrets(words, s, 2, seed=0)][:5]

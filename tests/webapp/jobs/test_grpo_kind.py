@@ -47,7 +47,7 @@ def submit(**params) -> Job:
 
 
 def test_grpo_job_stops_resumes_and_registers_adapter_model_specs(seeded, grpo_web_tiny):
-    job = submit(word_list="g/words", split="rl", **FAST)
+    job = submit(word_list="g/words", split="rl", val_secrets=1, val_word_list="g/words", val_split="test", **FAST)
     assert job.queue == settings.JOBS_GPU_QUEUE
     calls = {"n": 0}
 
@@ -71,6 +71,10 @@ def test_grpo_job_stops_resumes_and_registers_adapter_model_specs(seeded, grpo_w
                  "warning/grad_norm_spike"):
         assert Metric.objects.filter(job=job, name=name).exists(), name
     assert job.logs.filter(message__startswith="resuming from").exists()
+    # validated on the test split's word before step 1 and after the last; the resumed attempt kept the baseline
+    assert set(Metric.objects.filter(job=job, name="val/success_rate").values_list("step", flat=True)) == {0, 2}
+    assert job.logs.filter(message__startswith="validation on 1 secrets before training").count() == 1
+    assert job.result["validation"]["secrets"] == 1
     spec = ModelSpec.objects.get(name=job.result["model_spec"])
     final = Checkpoint.objects.get(job=job, step=2)
     assert final.is_adapter and final.model_spec == spec
@@ -83,13 +87,19 @@ def test_grpo_job_stops_resumes_and_registers_adapter_model_specs(seeded, grpo_w
 
 @pytest.mark.parametrize("field,value", [
     ("base_model", "nobody"), ("base_model", "infogain"), ("judge", "infogain"), ("word_list", "nope"),
-    ("split", "val"), ("advantage", "token"), ("num_generations", 1),
+    ("split", "val"), ("advantage", "token"), ("num_generations", 1), ("val_word_list", "nope"),
 ])
 def test_bad_references_and_values_are_refused_before_queueing(seeded, field, value):
     with pytest.raises(ValidationError) as err:
         submit(**{"word_list": "g/words", field: value})
     assert field in err.value.message_dict
     assert Job.objects.count() == 0
+
+
+def test_a_validation_split_without_words_is_refused_before_queueing(seeded):
+    with pytest.raises(ValidationError) as err:
+        submit(word_list="g/words", val_secrets=2, val_word_list="g/words", val_split="val")
+    assert "val_split" in err.value.message_dict and Job.objects.count() == 0
 
 
 def test_launch_form_documents_every_field():

@@ -19,6 +19,8 @@ def check(config: GRPOConfig) -> None:
     if judge is None or not judge.can_judge:
         errors["judge"] = [f"no active judge model spec named {config.judge!r}"]
     _check_word_list(config.word_list, "word_list", errors, config.split)
+    if config.val_word_list:
+        _check_word_list(config.val_word_list, "val_word_list", errors, config.val_split, "val_split")
     if errors:
         raise ValidationError(errors)
 
@@ -28,4 +30,6 @@ def run(config: GRPOConfig, reporter) -> dict:
     from webapp.catalog.builders import judge_for
 
     judge = judge_for(ModelSpec.objects.get(name=config.judge))
-    return _run("grpo", grpo_run, config, reporter, judge=judge, words=words_of(config.word_list, config.split))
+    val_words = words_of(config.val_word_list, config.val_split) if config.val_word_list else None
+    return _run("grpo", grpo_run, config, reporter, judge=judge, words=words_of(config.word_list, config.split),
+                val_words=val_words)

@@ -62,12 +62,12 @@ def _check_base(config, errors: dict) -> None:
         errors["base_model"] = [f"no active transformers model spec named {config.base_model!r} with a model folder"]
 
 
-def _check_word_list(name: str, field: str, errors: dict, split: str = "") -> None:
+def _check_word_list(name: str, field: str, errors: dict, split: str = "", split_field: str = "split") -> None:
     word_list = word_list_latest(name)
     if word_list is None:
         errors[field] = [f"no word list named {name!r}"]
     elif split and not word_list.entries.filter(split=split).exists():
-        errors["split"] = [f"{name} has no words in the {split!r} split"]
+        errors[split_field] = [f"{name} has no words in the {split!r} split"]
 
 
 def stored_games(config):
