@@ -6,15 +6,17 @@ The research pipeline in miniature, from scratch on this machine's CPU (2 torch 
 3. knowledge stage (training.knowledge): every pool word and its facts, test words included;
 4. SFT (training.sft) on the information-gain teacher's games for the sft secrets, recovery rows
    (wrong guesses, then the teacher's next question) and naming rows for the other pool words;
-5. GRPO (training.grpo) from the SFT model on the rl secrets, trajectory-level (StarPO, λ = 0)
-   and per-turn ΔBelief (CIA, λ = 0.1) advantages;
+5. GRPO (training.grpo) from the SFT model on the rl secrets (`grpo_secret_splits`: and the SFT
+   secrets), trajectory-level (StarPO, λ = 0) and per-turn ΔBelief (CIA, λ = 0.1) advantages,
+   validated every 10 steps on 16 SFT secrets played greedily (forgetting shows there first);
 6. evaluation on the held-out test secrets with the knowledge-base judge, for the untrained
    model, after knowledge, after SFT and after each GRPO run, two ways: `sampled`, 4 games per
    word at temperature 1 (the policy as GRPO trains it; success is mean@4 with its interval over
    words, as the protocol reports it), and `greedy`, one game per word at temperature 0. Success
    ("named the word"), valid-question rate (answered yes/no/finished), share of games that reached
-   ≤ 2 candidates (the pool words consistent with every answer), guessing behaviour, each with a
-   95% interval; GRPO − SFT also as a paired difference over the same words. The same on (up to
+   ≤ 2 candidates (the pool words consistent with every answer), guessing behaviour (when the
+   first guess came, how many words were left then, how many guesses named a word the answers
+   allowed), each with a 95% interval; GRPO − SFT also as a paired difference over the same words. The same on (up to
    50 of) the training secrets, to tell a model that did not fit from one that did not generalise.
 
 Prints one JSON object (wall seconds of every stage, load averages: other processes on a small
@@ -25,6 +27,7 @@ smoke-sized version (minutes) to check the pipeline.
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 import json
 import math
@@ -70,6 +73,9 @@ class Scale:
     grpo_unknown_penalty: float = -1.0  # ungroundable questions (words the KB does not know) cost as a repeat
     grpo_lora: bool = False
     grpo_beta: float = 0.0
+    grpo_secret_splits: str = "rl"  # GRPO's training secrets: "rl", or "rl+sft" (the SFT secrets as well)
+    grpo_val_secrets: int = 16  # SFT secrets played greedily every grpo_val_steps: forgetting shows here first
+    grpo_val_steps: int = 10
     max_turns: int = 20
     guesser_prompt: str = "short"  # games.llm.chat.GUESSER_PROMPTS: ~40 tokens instead of the paper's ~290
     eval_samples: int = 4  # games per held-out word sampled at eval_temperature (mean@k); one greedy game besides
@@ -103,21 +109,33 @@ def make_world(scale: Scale) -> dict[str, list[str]]:
 
 
 # -- evaluation -----------------------------------------------------------------------------------
-def candidates_left(trajectories, pool: Sequence[str]) -> list[int]:
-    """Pool words consistent with every answer of each game (1 for a won game)."""
+def consistency(trajectories, pool: Sequence[str], guesses: frozenset[str]) -> dict[str, Any]:
+    """Pool words consistent with every answer at the end of each game (1 for a won game), and for
+    the guesses: how many words were left when a game first guessed, and whether each guessed word
+    was one of the words the answers so far allowed (naming, apart from narrowing)."""
     import numpy as np
 
     from games.guessers.infogain import InfoGainGuesser
+    from games.rules import normalise_question
 
     tracker = InfoGainGuesser(pool=list(pool))
-    out = []
+    index = {normalise_question(tracker.model.questions[q]): i for i, q in enumerate(tracker.model.guess_question)
+             if q >= 0}
+    left, at_first_guess, consistent = [], [], []
     for traj in trajectories:
         state = tracker.start(seed=0)
+        first = True
         for turn in traj.turns:
+            alive = (state.data["contradictions"] == 0) & ~state.data["out"]
+            word = index.get(normalise_question(turn.question)) if normalise_question(turn.question) in guesses else None
+            if word is not None:
+                consistent.append(bool(alive[word]))
+                if first:
+                    at_first_guess.append(int(alive.sum()))
+                    first = False
             tracker.observe(state, turn)
-        left = int(np.count_nonzero((state.data["contradictions"] == 0) & ~state.data["out"]))
-        out.append(1 if traj.won else left)
-    return out
+        left.append(1 if traj.won else int(np.count_nonzero((state.data["contradictions"] == 0) & ~state.data["out"])))
+    return {"left": left, "at_first_guess": at_first_guess, "consistent": consistent}
 
 
 def share(hits: int, n: int) -> dict[str, Any]:
@@ -127,22 +145,39 @@ def share(hits: int, n: int) -> dict[str, Any]:
     return {"rate": round(hits / max(n, 1), 4), "ci95": [round(lo, 4), round(hi, 4)], "n": n}
 
 
+@functools.lru_cache(maxsize=4)
+def guess_questions(pool: tuple[str, ...]) -> frozenset[str]:
+    """Normalised guesses that single out one pool word: its guess question, unless that is also a
+    category of other pool words ("Is it a being?" with "being" in the pool asks about every
+    being; the teacher asks it second), which would count a category question as a guess."""
+    import numpy as np
+
+    from games.kb import load_kb
+    from games.kb.candidates import candidate_model
+    from games.rules import normalise_question
+
+    model = candidate_model(load_kb(), list(pool))
+    yes_counts = np.asarray(model.yes.sum(axis=0)).ravel()
+    return frozenset(normalise_question(model.questions[q]) for q in model.guess_question
+                     if q >= 0 and yes_counts[q] == 0)
+
+
 def summarise_games(games: list, pool: Sequence[str]) -> dict[str, Any]:
     """Success (mean over words of each word's win rate, with its interval over words), valid
     questions, games that reached ≤ 2 candidates, guessing behaviour and verdicts of some games."""
-    from games.kb.questions import phrase
     from games.metrics import mean_at_k_interval
     from games.rules import normalise_question
     from games.types import Verdict
 
-    left = candidates_left(games, pool)
+    guesses = guess_questions(tuple(pool))
+    seen = consistency(games, pool, guesses)
+    left = seen["left"]
     turns = [t for g in games for t in g.turns]
     by_word: dict[str, list[bool]] = {}
     for g in games:
         by_word.setdefault(g.secret, []).append(g.won)
     rates = [statistics.fmean(w) for w in by_word.values()]
     lo, hi = mean_at_k_interval(rates)
-    guesses = {normalise_question(phrase("isa", w, guess=True)) for w in pool}
     is_guess = [[normalise_question(t.question) in guesses for t in g.turns] for g in games]
     first_guess = [flags.index(True) + 1 for flags in is_guess if True in flags]
     valid = sum(t.verdict in (Verdict.YES, Verdict.NO, Verdict.FINISHED) for t in turns)
@@ -159,6 +194,8 @@ def summarise_games(games: list, pool: Sequence[str]) -> dict[str, Any]:
         "median_candidates_left": statistics.median(left),
         "pool_guess_rate": round(sum(map(sum, is_guess)) / max(len(turns), 1), 4),  # turns that name a pool word
         "mean_first_guess_turn": round(statistics.fmean(first_guess), 2) if first_guess else None,
+        "median_candidates_at_first_guess": statistics.median(seen["at_first_guess"]) if seen["at_first_guess"] else None,
+        "guesses_consistent_with_answers": share(sum(seen["consistent"]), len(seen["consistent"])),
         "verdicts": verdicts,
         "per_word": {w: round(statistics.fmean(v), 4) for w, v in by_word.items()},
     }
@@ -334,10 +371,13 @@ def run_sft(scale: Scale, work: Path, base: str, sft_file: str, pool: Sequence[s
 
 GRPO_SERIES = ("reward", "success_rate", "valid_rate", "repeated_rate", "unknown_rate", "rollout/in_group_std",
                "frac_reward_zero_std", "entropy", "grad_norm", "clip_ratio/low_mean", "clip_ratio/high_mean",
-               "logprob_diff/rollout_abs_mean", "mean_turns", "time/step_s")
+               "logprob_diff/rollout_abs_mean", "mean_turns", "time/step_s", "val/success_rate", "val/valid_rate")
 
 
-def run_grpo(scale: Scale, work: Path, base: str, rl_words: Sequence[str], judge, advantage: str) -> tuple[str, dict]:
+def run_grpo(scale: Scale, work: Path, base: str, rl_words: Sequence[str], judge, advantage: str,
+             val_words: Sequence[str] = ()) -> tuple[str, dict]:
+    """training.grpo from the SFT model on the rl secrets; validation on `val_words` (the SFT
+    secrets: what SFT fitted, and what a learning rate too high forgets first)."""
     from training.grpo.config import GRPOConfig
     from training.grpo.trainer import run
 
@@ -348,15 +388,28 @@ def run_grpo(scale: Scale, work: Path, base: str, rl_words: Sequence[str], judge
                         belief_coef=belief, rollout_filter_ratio=scale.grpo_filter, learning_rate=scale.grpo_lr,
                         unknown_penalty=scale.grpo_unknown_penalty, lora=scale.grpo_lora, beta=scale.grpo_beta,
                         mini_batches=2, forward_batch_size=16, save_steps=scale.grpo_steps, cpu_threads=2,
+                        val_secrets=scale.grpo_val_secrets if val_words else 0, val_steps=scale.grpo_val_steps,
                         seed=scale.seed)
     reporter = reporter_for(work / f"grpo-{advantage}")
-    result = run(config, reporter, model_path=base, judge=judge, words=list(rl_words))
+    result = run(config, reporter, model_path=base, judge=judge, words=list(rl_words), val_words=list(val_words) or None)
     warnings = [r["message"] for r in reporter.records if r["event"] == "log" and r["level"] == "warning"]
     return result["final_checkpoint"], {"config": {k: v for k, v in asdict(config).items() if k in (
         "steps", "secrets_per_step", "num_generations", "advantage", "belief_coef", "rollout_filter_ratio",
         "learning_rate", "lora", "beta", "unknown_penalty", "epsilon", "epsilon_high", "loss_agg_mode", "mini_batches",
-        "temperature")},
-        "per_step": metric_series(reporter, GRPO_SERIES), "warnings": warnings}
+        "temperature", "val_secrets", "val_steps")},
+        "per_step": metric_series(reporter, GRPO_SERIES), "warnings": warnings, "validation": result["validation"]}
+
+
+def cpu_model() -> str:
+    """The CPU's model name and widest vector unit: wall times differ ~3× between machines here."""
+    try:
+        info = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    except OSError:
+        return "unknown"
+    name = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "?")
+    flags = next((line.split(":", 1)[1].split() for line in info.splitlines() if line.startswith("flags")), [])
+    vector = "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else "other"
+    return f"{name} ({vector})"
 
 
 # -- main -------------------------------------------------------------------------------------------
@@ -386,12 +439,14 @@ def main(argv: list[str] | None = None) -> int:
         if kind is bool and value.lower() not in ("true", "false", "1", "0"):
             raise SystemExit(f"--set {key}: true or false, got {value!r}")
         scale = replace(scale, **{key: value.lower() in ("true", "1") if kind is bool else kind(value)})
+    if not set(scale.grpo_secret_splits.split("+")) <= {"rl", "sft"}:
+        raise SystemExit(f"--set grpo_secret_splits: rl or rl+sft, got {scale.grpo_secret_splits!r}")
     work = args.work
     work.mkdir(parents=True, exist_ok=True)
     began = time.perf_counter()
     timings: dict[str, float] = {}
     out: dict[str, Any] = {"scale": asdict(scale), "load_average_start": list(os.getloadavg()),
-                           "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads()}
+                           "cpu": cpu_model(), "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads()}
 
     def timed(name: str, fn, *a, **k):
         t = time.perf_counter()
@@ -462,7 +517,9 @@ def main(argv: list[str] | None = None) -> int:
     out["grpo"] = {}
     for advantage in ("trajectory", "turn"):
         name = f"grpo_{advantage}"
-        folder, out["grpo"][advantage] = stage(name, run_grpo, scale, work, sft_dir, world["rl"], judge, advantage)
+        grpo_words = [w for split in scale.grpo_secret_splits.split("+") for w in world[split]]
+        folder, out["grpo"][advantage] = stage(name, run_grpo, scale, work, sft_dir, grpo_words, judge, advantage,
+                                               world["sft"])
         ev(name, folder, trained_on=("sft", "rl"))
         for mode in ("sampled", "greedy"):
             evals[name][mode]["success_minus_sft_paired"] = paired_difference(evals[name][mode]["per_word"],
