@@ -59,12 +59,12 @@ class Scale:
     sft_epochs: float = 20.0
     sft_lr: float = 2e-3
     sft_device_batch: int = 8  # micro-batches cut by length (batch_rebalance): smaller ones pad less
-    recovery_per_game: int = 2  # DAgger-style rows per teacher game (training.sft.data.recovery_examples)
-    naming_per_word: int = 6  # naming examples per pool word mixed into SFT (training.knowledge.naming; 0 = none)
+    recovery_per_game: int = 4  # DAgger-style rows per teacher game (training.sft.data.recovery_examples)
+    naming_per_word: int = 16  # naming examples per pool word mixed into SFT (training.knowledge.naming; 0 = none)
     naming_sft_words: bool = False  # also for the SFT secrets (their teacher games already end in their guess)
     naming_temperature: float = 0.1  # bits: how random the naming histories' questioner is
     naming_train: str = "word"  # word: only the named word is trained ("Is it" is context); guess: the whole guess
-    grpo_steps: int = 30
+    grpo_steps: int = 60
     grpo_secrets: int = 8
     grpo_generations: int = 8
     grpo_lr: float = 1e-4
@@ -73,7 +73,7 @@ class Scale:
     grpo_unknown_penalty: float = -1.0  # ungroundable questions (words the KB does not know) cost as a repeat
     grpo_lora: bool = False
     grpo_beta: float = 0.0
-    grpo_secret_splits: str = "rl"  # GRPO's training secrets: "rl", or "rl+sft" (the SFT secrets as well)
+    grpo_secret_splits: str = "rl+sft"  # GRPO's training secrets: "rl", or "rl+sft" (the SFT secrets as well)
     grpo_val_secrets: int = 16  # SFT secrets played greedily every grpo_val_steps: forgetting shows here first
     grpo_val_steps: int = 10
     max_turns: int = 20
