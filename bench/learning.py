@@ -127,7 +127,8 @@ def consistency(trajectories, pool: Sequence[str], guesses: frozenset[str]) -> d
         first = True
         for turn in traj.turns:
             alive = (state.data["contradictions"] == 0) & ~state.data["out"]
-            word = index.get(normalise_question(turn.question)) if normalise_question(turn.question) in guesses else None
+            question = normalise_question(turn.question)
+            word = index.get(question) if question in guesses else None
             if word is not None:
                 consistent.append(bool(alive[word]))
                 if first:
