@@ -349,7 +349,7 @@ def run_sft(scale: Scale, work: Path, base: str, sft_file: str, pool: Sequence[s
                                  per_game=scale.recovery_per_game, seed=scale.seed) if scale.recovery_per_game else []
     sft_words = set(read_words(sft_file))
     named = [w for w in pool if scale.naming_sft_words or w not in sft_words]
-    naming = naming_examples(load_kb(), named, chat_format=chat_format, per_word=scale.naming_per_word,
+    naming = naming_examples(load_kb(), pool, words=named, chat_format=chat_format, per_word=scale.naming_per_word,
                              temperature=scale.naming_temperature, seed=scale.seed,
                              train=scale.naming_train) if scale.naming_per_word else []
     rows = teacher_rows + recovery + naming

@@ -32,15 +32,21 @@ def _bits(p: np.ndarray) -> np.ndarray:
 
 def naming_histories(
     kb: KnowledgeBase, pool: Sequence[str], *, per_word: int = 4, max_turns: int = 20, temperature: float = 0.5,
-    sense: str = DEFAULT_SENSE, seed: int = 0,
+    sense: str = DEFAULT_SENSE, seed: int = 0, words: Sequence[str] | None = None,
 ) -> list[tuple[str, list[Turn], str]]:
-    """(word, answered history, guess) triples, `per_word` for every pool word the KB can guess.
+    """(word, answered history, guess) triples, `per_word` for every pool word the KB can guess
+    (or only for `words`, a part of the pool: the candidates are still the whole pool, so a
+    history singles its word out among every word a game could be about).
 
     A history ends when the word is the only consistent candidate or after `max_turns - 1`
     questions (the guess is then the last turn of a full game)."""
     if temperature <= 0:
         raise ValueError("temperature must be > 0")
+    outside = sorted(set(words or ()) - set(pool))
+    if outside:
+        raise ValueError(f"words outside the pool: {', '.join(outside[:5])}")
     model = candidate_model(kb, list(pool), sense)
+    wanted = set(model.words if words is None else words)
     yes = model.yes.toarray().astype(bool)  # pool x questions
     named_any = np.asarray(model.named.sum(axis=0)).ravel() > 0
     askable = np.nonzero((model.question_guess < 0) & ~named_any)[0]
@@ -48,7 +54,7 @@ def naming_histories(
     out = []
     for i, word in enumerate(model.words):
         guess_q = int(model.guess_question[i])
-        if guess_q < 0:
+        if guess_q < 0 or word not in wanted:
             continue
         for k in range(per_word):
             rng = random.Random(f"{seed}:{word}:{k}")
@@ -79,6 +85,7 @@ GUESS_OPENING = "Is it"  # every guess question starts so ("Is it a poodle?")
 def naming_examples(
     kb: KnowledgeBase, pool: Sequence[str], *, chat_format: GuesserFormat = GuesserFormat(), per_word: int = 4,
     temperature: float = 0.5, sense: str = DEFAULT_SENSE, seed: int = 0, train: str = "guess",
+    words: Sequence[str] | None = None,
 ) -> list[dict]:
     """Prompt/completion rows (training.sft's format): the history as the guesser's chat, the
     guess as the completion. `train="guess"` trains the whole guess; `train="word"` leaves its
@@ -89,7 +96,7 @@ def naming_examples(
         raise ValueError(f"train must be one of {TRAIN_PARTS}, got {train!r}")
     rows = []
     for word, history, guess in naming_histories(kb, pool, per_word=per_word, max_turns=chat_format.max_turns,
-                                                 temperature=temperature, sense=sense, seed=seed):
+                                                 temperature=temperature, sense=sense, seed=seed, words=words):
         row = {"prompt": chat_format.messages(history), "completion": [{"role": "assistant", "content": guess}],
                "secret": word, "game": -1, "turn": len(history)}
         if train == "word":

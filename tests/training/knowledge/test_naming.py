@@ -76,3 +76,20 @@ def test_word_rows_leave_the_guess_opening_untrained():
     assert not any("untrained_prefix" in r for r in guess)
     with pytest.raises(ValueError, match="train"):
         naming_examples(kb, POOL[:2], per_word=1, train="question")
+
+
+def test_rows_for_some_words_single_them_out_among_the_whole_pool():
+    kb = load_kb()
+    some = naming_histories(kb, POOL, per_word=2, temperature=0.1, seed=0, words=["poodle", "salmon"])
+    assert sorted({w for w, _, _ in some}) == ["poodle", "salmon"] and len(some) == 4
+    whole = candidate_model(kb, POOL)
+    for word, history, _ in some:
+        assert [whole.words[i] for i in consistent(whole, history).nonzero()[0]] == [word]
+    # among the two words alone one question would do; among the pool it takes more
+    alone_histories = naming_histories(kb, ["poodle", "salmon"], per_word=2, temperature=0.1, seed=0)
+    assert all(len(h) == 1 for _, h, _ in alone_histories)
+    assert sum(len(h) for _, h, _ in some) > sum(len(h) for _, h, _ in alone_histories)
+    with pytest.raises(ValueError, match="outside the pool: unicorn"):
+        naming_histories(kb, POOL, words=["poodle", "unicorn"])
+    rows = naming_examples(kb, POOL, per_word=1, seed=0, words=["oak"])
+    assert [r["secret"] for r in rows] == ["oak"]
