@@ -69,6 +69,8 @@ class Scale:
     grpo_generations: int = 8
     grpo_lr: float = 1e-4
     grpo_filter: float = 0.5
+    grpo_mini_batches: int = 2  # optimizer steps per pass over a step's rollouts
+    grpo_iterations: int = 1  # passes over each step's rollouts (μ; > 1 reuses them, clipped by the ratio)
     grpo_temperature: float = 1.0
     grpo_unknown_penalty: float = -1.0  # ungroundable questions (words the KB does not know) cost as a repeat
     grpo_lora: bool = False
@@ -81,6 +83,7 @@ class Scale:
     eval_samples: int = 4  # games per held-out word sampled at eval_temperature (mean@k); one greedy game besides
     eval_temperature: float = 1.0  # GRPO's sampling temperature: the policy as it is trained
     seed: int = 0
+    threads: int = 2  # torch threads (1 lets two sweep runs share the 2 cores; wall times then differ)
 
 
 QUICK = Scale(pool=60, sft=30, rl=10, test=20, hidden=32, layers=2, intermediate=64, vocab=2048, knowledge_epochs=1,
@@ -309,7 +312,7 @@ def run_knowledge(scale: Scale, work: Path, base: str, pool_file: str) -> tuple[
     config = KnowledgeJobConfig(base_model=base, word_list=pool_file, epochs=scale.knowledge_epochs,
                                 sequences_per_word=scale.knowledge_sequences,
                                 learning_rate=scale.knowledge_lr, warmup_ratio=0.05, global_batch_size=32,
-                                per_device_batch_size=16, max_tokens=256, cpu_threads=2, seed=scale.seed)
+                                per_device_batch_size=16, max_tokens=256, cpu_threads=scale.threads, seed=scale.seed)
     reporter = reporter_for(work / "knowledge")
     result = run(config, reporter)
     losses = metric_series(reporter, ["loss"])["loss"]
@@ -339,7 +342,7 @@ def run_sft(scale: Scale, work: Path, base: str, sft_file: str, pool: Sequence[s
     config = SFTJobConfig(base_model=base, word_list=sft_file, pool_word_list=pool_file, teacher="infogain",
                           judge="kb", epochs=scale.sft_epochs, learning_rate=scale.sft_lr, warmup_ratio=0.05,
                           global_batch_size=32, per_device_batch_size=scale.sft_device_batch, max_tokens=1024,
-                          cpu_threads=2, max_turns=scale.max_turns, guesser_prompt=scale.guesser_prompt,
+                          cpu_threads=scale.threads, max_turns=scale.max_turns, guesser_prompt=scale.guesser_prompt,
                           seed=scale.seed)
     reporter = reporter_for(work / "sft")
     chat_format = GuesserFormat.named(scale.guesser_prompt, max_turns=scale.max_turns)
@@ -372,7 +375,8 @@ def run_sft(scale: Scale, work: Path, base: str, sft_file: str, pool: Sequence[s
 
 GRPO_SERIES = ("reward", "success_rate", "valid_rate", "repeated_rate", "unknown_rate", "rollout/in_group_std",
                "frac_reward_zero_std", "entropy", "grad_norm", "clip_ratio/low_mean", "clip_ratio/high_mean",
-               "logprob_diff/rollout_abs_mean", "mean_turns", "time/step_s", "val/success_rate", "val/valid_rate")
+               "logprob_diff/rollout_abs_mean", "mean_turns", "time/rollout_s", "time/step_s", "val/success_rate",
+               "val/valid_rate")
 
 
 def run_grpo(scale: Scale, work: Path, base: str, rl_words: Sequence[str], judge, advantage: str,
@@ -388,7 +392,8 @@ def run_grpo(scale: Scale, work: Path, base: str, rl_words: Sequence[str], judge
                         temperature=scale.grpo_temperature, max_completion_length=24, advantage=advantage,
                         belief_coef=belief, rollout_filter_ratio=scale.grpo_filter, learning_rate=scale.grpo_lr,
                         unknown_penalty=scale.grpo_unknown_penalty, lora=scale.grpo_lora, beta=scale.grpo_beta,
-                        mini_batches=2, forward_batch_size=16, save_steps=scale.grpo_steps, cpu_threads=2,
+                        mini_batches=scale.grpo_mini_batches, num_iterations=scale.grpo_iterations,
+                        forward_batch_size=16, save_steps=scale.grpo_steps, cpu_threads=scale.threads,
                         val_secrets=scale.grpo_val_secrets if val_words else 0, val_steps=scale.grpo_val_steps,
                         seed=scale.seed)
     reporter = reporter_for(work / f"grpo-{advantage}")
@@ -397,7 +402,7 @@ def run_grpo(scale: Scale, work: Path, base: str, rl_words: Sequence[str], judge
     return result["final_checkpoint"], {"config": {k: v for k, v in asdict(config).items() if k in (
         "steps", "secrets_per_step", "num_generations", "advantage", "belief_coef", "rollout_filter_ratio",
         "learning_rate", "lora", "beta", "unknown_penalty", "epsilon", "epsilon_high", "loss_agg_mode", "mini_batches",
-        "temperature", "val_secrets", "val_steps")},
+        "num_iterations", "temperature", "val_secrets", "val_steps")},
         "per_step": metric_series(reporter, GRPO_SERIES), "warnings": warnings, "validation": result["validation"]}
 
 
@@ -420,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=Path(os.environ.get("DATA_DIR", "var")) / "bench-learning",
                         help="folder for models and checkpoints (replaced)")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="override a Scale field")
-    parser.add_argument("--until", choices=("knowledge", "sft", "all"), default="all",
+    parser.add_argument("--until", choices=("knowledge", "sft", "grpo_trajectory", "all"), default="all",
                         help="stop after this stage (a pilot: does not write the results file)")
     parser.add_argument("--reuse", choices=("none", "knowledge", "sft", "grpo"), default="none",
                         help="take the models of this stage and the ones before it from an earlier run in --work "
@@ -429,7 +434,6 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    torch.set_num_threads(2)
     from games.judges.kb import KBJudge
     from training.tiny import build_tiny_model
 
@@ -442,6 +446,7 @@ def main(argv: list[str] | None = None) -> int:
         scale = replace(scale, **{key: value.lower() in ("true", "1") if kind is bool else kind(value)})
     if not set(scale.grpo_secret_splits.split("+")) <= {"rl", "sft"}:
         raise SystemExit(f"--set grpo_secret_splits: rl or rl+sft, got {scale.grpo_secret_splits!r}")
+    torch.set_num_threads(scale.threads)
     work = args.work
     work.mkdir(parents=True, exist_ok=True)
     began = time.perf_counter()
@@ -525,6 +530,8 @@ def main(argv: list[str] | None = None) -> int:
         for mode in ("sampled", "greedy"):
             evals[name][mode]["success_minus_sft_paired"] = paired_difference(evals[name][mode]["per_word"],
                                                                               evals["sft"][mode]["per_word"])
+        if args.until == name:
+            return finish_pilot()
     out["evaluation"], out["evaluation_training_secrets"] = evals, seen
 
     def targets(mode: str) -> dict[str, bool]:
