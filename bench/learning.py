@@ -63,6 +63,8 @@ class Scale:
     naming_per_word: int = 16  # naming examples per pool word mixed into SFT (training.knowledge.naming; 0 = none)
     naming_sft_words: bool = False  # also for the SFT secrets (their teacher games already end in their guess)
     naming_temperature: float = 0.1  # bits: how random the naming histories' questioner is
+    teacher_guess_bonus: float = 1.0  # the information-gain teacher's bonus for a guess's chance to win:
+    # 1 guesses with up to 4 words left; below 0 it names a word only once the answers single it out
     naming_train: str = "word"  # word: only the named word is trained ("Is it" is context); guess: the whole guess
     grpo_steps: int = 60
     grpo_secrets: int = 8
@@ -328,6 +330,7 @@ def run_sft(scale: Scale, work: Path, base: str, sft_file: str, pool: Sequence[s
     stage's facts in the direction a game needs them, histories → word, from a randomised
     questioner; only the word trained). Naming rows all end in a guess: many of them teach a
     policy to guess early, hence none for the SFT secrets by default."""
+    from games.guessers.infogain import InfoGainGuesser
     from games.judges.kb import KBJudge
     from games.kb import load_kb
     from games.llm.chat import GuesserFormat
@@ -346,10 +349,16 @@ def run_sft(scale: Scale, work: Path, base: str, sft_file: str, pool: Sequence[s
                           seed=scale.seed)
     reporter = reporter_for(work / "sft")
     chat_format = GuesserFormat.named(scale.guesser_prompt, max_turns=scale.max_turns)
-    games = select_games(gather_games(config, reporter, judge=KBJudge()), config.selection)
+
+    def make_teacher(words):
+        return InfoGainGuesser(pool=list(words) if words is not None else None, max_turns=scale.max_turns,
+                               guess_bonus=scale.teacher_guess_bonus)
+
+    games = select_games(gather_games(config, reporter, judge=KBJudge(), make_teacher=make_teacher), config.selection)
     teacher_rows = turn_examples(games, chat_format)
-    recovery = recovery_examples(games, build_teacher(config, (g.secret for g in games), pool=pool), chat_format,
-                                 per_game=scale.recovery_per_game, seed=scale.seed) if scale.recovery_per_game else []
+    teacher = build_teacher(config, (g.secret for g in games), make_teacher=make_teacher, pool=pool)
+    recovery = recovery_examples(games, teacher, chat_format, per_game=scale.recovery_per_game,
+                                 seed=scale.seed) if scale.recovery_per_game else []
     sft_words = set(read_words(sft_file))
     named = [w for w in pool if scale.naming_sft_words or w not in sft_words]
     naming = naming_examples(load_kb(), pool, words=named, chat_format=chat_format, per_word=scale.naming_per_word,
