@@ -63,8 +63,9 @@ class Scale:
     naming_per_word: int = 16  # naming examples per pool word mixed into SFT (training.knowledge.naming; 0 = none)
     naming_sft_words: bool = False  # also for the SFT secrets (their teacher games already end in their guess)
     naming_temperature: float = 0.1  # bits: how random the naming histories' questioner is
-    teacher_guess_bonus: float = 1.0  # the information-gain teacher's bonus for a guess's chance to win:
-    # 1 guesses with up to 4 words left; below 0 it names a word only once the answers single it out
+    teacher_guess_bonus: float = 0.5  # the information-gain teacher's bonus for a guess's chance to win: at
+    # 0.5 its first guess comes with 1-3 words left (1.0, the guesser's default: 2-4, which a student that
+    # names held-out words poorly copies as guessing wrong words with 3-4 words left instead of narrowing)
     naming_train: str = "word"  # word: only the named word is trained ("Is it" is context); guess: the whole guess
     grpo_steps: int = 60
     grpo_secrets: int = 8
