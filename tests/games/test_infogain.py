@@ -156,6 +156,28 @@ def test_last_turn_is_a_guess_of_the_likeliest_word(kb, pool):
     assert ask.extra["kind"] == "guess" and ask.question == f"Is it {'an' if ask.top_candidates[0][0][0] in 'aeiou' else 'a'} {ask.top_candidates[0][0]}?"
 
 
+def test_a_smaller_guess_bonus_guesses_later_and_still_wins(kb, pool):
+    """The bonus for a guess's chance to win sets how many candidates are left when the guesser
+    first names a word (with four equally likely words, naming one scores 0.81 + bonus/4 bits
+    against a 2/2 split's 1): a lower bonus narrows further first (bench.learning's SFT teacher
+    uses 0.5) and loses no game."""
+    judge = KBJudge(kb)
+    left = {}
+    for bonus in (1.0, 0.5):
+        guesser = InfoGainGuesser(kb, pool=pool, guess_bonus=bonus)
+        model = guesser.model
+        is_category = np.asarray(model.yes.sum(axis=0)).ravel() > 0  # "Is it a being?" asks about every being
+        names = {model.questions[q] for q in model.guess_question if q >= 0 and not is_category[q]}
+        left[bonus] = []
+        for i, secret in enumerate(pool[:40]):
+            trajectory, asks = play(guesser, judge, secret, seed=i)
+            assert trajectory.won, (bonus, secret)
+            # (a question that names the secret otherwise, "Is it related to college?", also wins)
+            left[bonus].append(next((a.candidates_left for a in asks if a.question in names), asks[-1].candidates_left))
+    assert left[1.0].count(4) >= 5 and left[0.5].count(4) <= left[1.0].count(4) / 2
+    assert np.mean(left[0.5]) < np.mean(left[1.0]) - 0.2
+
+
 def test_pool_handling_and_options(kb):
     guesser = InfoGainGuesser(kb, pool=["Dog", "dog", "dogs", "cat", "flibbertigibbet", "mouse", "mice"])
     assert guesser.model.words == ["dog", "dogs", "cat", "mouse", "mice"]
