@@ -4,8 +4,9 @@ The research pipeline in miniature, from scratch on this machine's CPU (2 torch 
 1. world: a seeded pool of knowledge-base nouns, split into sft / rl / test secrets;
 2. a tiny Llama built from scratch (training.tiny);
 3. knowledge stage (training.knowledge): every pool word and its facts, test words included;
-4. SFT (training.sft) on the information-gain teacher's games for the sft secrets, recovery rows
-   (wrong guesses, then the teacher's next question) and naming rows for the other pool words;
+4. SFT (training.sft) on the information-gain teacher's games (guess bonus `teacher_guess_bonus`)
+   for the sft secrets, recovery rows (wrong guesses, then the teacher's next question) and naming
+   rows for the other pool words;
 5. GRPO (training.grpo) from the SFT model on the rl secrets (`grpo_secret_splits`: and the SFT
    secrets), trajectory-level (StarPO, λ = 0) and per-turn ΔBelief (CIA, λ = 0.1) advantages,
    validated every 10 steps on 16 SFT secrets played greedily (forgetting shows there first);
@@ -64,8 +65,8 @@ class Scale:
     naming_sft_words: bool = False  # also for the SFT secrets (their teacher games already end in their guess)
     naming_temperature: float = 0.1  # bits: how random the naming histories' questioner is
     teacher_guess_bonus: float = 0.5  # the information-gain teacher's bonus for a guess's chance to win: at
-    # 0.5 its first guess comes with 1-3 words left (1.0, the guesser's default: 2-4, which a student that
-    # names held-out words poorly copies as guessing wrong words with 3-4 words left instead of narrowing)
+    # 0.5 its first guess comes with 1-3 words left in most games; at 1.0 (the guesser's default) mostly 3-4,
+    # which a student that names held-out words poorly copies as wrong guesses instead of narrowing further
     naming_train: str = "word"  # word: only the named word is trained ("Is it" is context); guess: the whole guess
     grpo_steps: int = 60
     grpo_secrets: int = 8
