@@ -82,6 +82,8 @@ class Scale:
     grpo_secret_splits: str = "rl+sft"  # GRPO's training secrets: "rl", or "rl+sft" (the SFT secrets as well)
     grpo_val_secrets: int = 16  # SFT secrets played greedily every grpo_val_steps: forgetting shows here first
     grpo_val_steps: int = 10
+    grpo_infogain: float = 0.0  # μ: reward per bit the answers narrow the pool's consistent candidates (0 = off)
+    grpo_advantages: str = "trajectory+turn"  # the GRPO variants to run, in order
     max_turns: int = 20
     guesser_prompt: str = "short"  # games.llm.chat.GUESSER_PROMPTS: ~40 tokens instead of the paper's ~290
     eval_samples: int = 4  # games per held-out word sampled at eval_temperature (mean@k); one greedy game besides
@@ -387,11 +389,11 @@ def run_sft(scale: Scale, work: Path, base: str, sft_file: str, pool: Sequence[s
 GRPO_SERIES = ("reward", "success_rate", "valid_rate", "repeated_rate", "unknown_rate", "rollout/in_group_std",
                "frac_reward_zero_std", "entropy", "grad_norm", "clip_ratio/low_mean", "clip_ratio/high_mean",
                "logprob_diff/rollout_abs_mean", "mean_turns", "time/rollout_s", "time/step_s", "val/success_rate",
-               "val/valid_rate")
+               "val/valid_rate", "rollout/info_gain_bits", "rollout/candidates_left")
 
 
 def run_grpo(scale: Scale, work: Path, base: str, rl_words: Sequence[str], judge, advantage: str,
-             val_words: Sequence[str] = ()) -> tuple[str, dict]:
+             val_words: Sequence[str] = (), pool: Sequence[str] = ()) -> tuple[str, dict]:
     """training.grpo from the SFT model on the rl secrets; validation on `val_words` (the SFT
     secrets: what SFT fitted, and what a learning rate too high forgets first)."""
     from training.grpo.config import GRPOConfig
@@ -401,17 +403,18 @@ def run_grpo(scale: Scale, work: Path, base: str, rl_words: Sequence[str], judge
     config = GRPOConfig(base_model=base, steps=scale.grpo_steps, secrets_per_step=scale.grpo_secrets,
                         num_generations=scale.grpo_generations, max_turns=scale.max_turns,
                         temperature=scale.grpo_temperature, max_completion_length=24, advantage=advantage,
-                        belief_coef=belief, rollout_filter_ratio=scale.grpo_filter, learning_rate=scale.grpo_lr,
+                        belief_coef=belief, infogain_coef=scale.grpo_infogain, rollout_filter_ratio=scale.grpo_filter, learning_rate=scale.grpo_lr,
                         unknown_penalty=scale.grpo_unknown_penalty, lora=scale.grpo_lora, beta=scale.grpo_beta,
                         mini_batches=scale.grpo_mini_batches, num_iterations=scale.grpo_iterations,
                         forward_batch_size=16, save_steps=scale.grpo_steps, cpu_threads=scale.threads,
                         val_secrets=scale.grpo_val_secrets if val_words else 0, val_steps=scale.grpo_val_steps,
                         seed=scale.seed)
     reporter = reporter_for(work / f"grpo-{advantage}")
-    result = run(config, reporter, model_path=base, judge=judge, words=list(rl_words), val_words=list(val_words) or None)
+    result = run(config, reporter, model_path=base, judge=judge, words=list(rl_words), val_words=list(val_words) or None,
+                 pool=list(pool) or None)
     warnings = [r["message"] for r in reporter.records if r["event"] == "log" and r["level"] == "warning"]
     return result["final_checkpoint"], {"config": {k: v for k, v in asdict(config).items() if k in (
-        "steps", "secrets_per_step", "num_generations", "advantage", "belief_coef", "rollout_filter_ratio",
+        "steps", "secrets_per_step", "num_generations", "advantage", "belief_coef", "infogain_coef", "rollout_filter_ratio",
         "learning_rate", "lora", "beta", "unknown_penalty", "epsilon", "epsilon_high", "loss_agg_mode", "mini_batches",
         "num_iterations", "temperature", "val_secrets", "val_steps")},
         "per_step": metric_series(reporter, GRPO_SERIES), "warnings": warnings, "validation": result["validation"]}
@@ -436,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=Path(os.environ.get("DATA_DIR", "var")) / "bench-learning",
                         help="folder for models and checkpoints (replaced)")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="override a Scale field")
-    parser.add_argument("--until", choices=("knowledge", "sft", "grpo_trajectory", "all"), default="all",
+    parser.add_argument("--until", choices=("knowledge", "sft", "grpo_trajectory", "grpo_turn", "all"), default="all",
                         help="stop after this stage (a pilot: does not write the results file)")
     parser.add_argument("--reuse", choices=("none", "knowledge", "sft", "grpo"), default="none",
                         help="take the models of this stage and the ones before it from an earlier run in --work "
@@ -455,6 +458,8 @@ def main(argv: list[str] | None = None) -> int:
         if kind is bool and value.lower() not in ("true", "false", "1", "0"):
             raise SystemExit(f"--set {key}: true or false, got {value!r}")
         scale = replace(scale, **{key: value.lower() in ("true", "1") if kind is bool else kind(value)})
+    if not scale.grpo_advantages or not set(scale.grpo_advantages.split("+")) <= {"trajectory", "turn"}:
+        raise SystemExit(f"--set grpo_advantages: trajectory, turn or both joined by +, got {scale.grpo_advantages!r}")
     if not set(scale.grpo_secret_splits.split("+")) <= {"rl", "sft"}:
         raise SystemExit(f"--set grpo_secret_splits: rl or rl+sft, got {scale.grpo_secret_splits!r}")
     torch.set_num_threads(scale.threads)
@@ -532,11 +537,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.until == "sft":
         return finish_pilot()
     out["grpo"] = {}
-    for advantage in ("trajectory", "turn"):
+    for advantage in scale.grpo_advantages.split("+"):
         name = f"grpo_{advantage}"
         grpo_words = [w for split in scale.grpo_secret_splits.split("+") for w in world[split]]
         folder, out["grpo"][advantage] = stage(name, run_grpo, scale, work, sft_dir, grpo_words, judge, advantage,
-                                               world["sft"])
+                                               world["sft"], world["pool"])
         ev(name, folder, trained_on=("sft", "rl"))
         for mode in ("sampled", "greedy"):
             evals[name][mode]["success_minus_sft_paired"] = paired_difference(evals[name][mode]["per_word"],

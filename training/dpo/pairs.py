@@ -33,6 +33,7 @@ import numpy as np
 from games.engine import TwentyQuestions
 from games.guessers.base import Guesser, GuesserState
 from games.judges.base import Judge, JudgeRequest
+from games.kb.narrowing import consistent, turn_bits
 from games.llm.base import Chat, SamplingParams
 from games.llm.chat import GuesserFormat
 from games.types import GameConfig, JudgeAnswer, Trajectory, Turn, Verdict
@@ -114,20 +115,6 @@ def sample_candidates(
 
 
 # -- rewards ---------------------------------------------------------------------------------
-def consistent(model: Any, history: Sequence[Turn]) -> np.ndarray:
-    """Pool candidates consistent with every yes/no answer so far (a CandidateModel's masks)."""
-    mask = np.ones(len(model.words), dtype=bool)
-    for turn in history:
-        if turn.verdict not in (Verdict.YES, Verdict.NO):
-            continue
-        masks = model.outcome_masks(turn.question)
-        if masks is None:
-            continue
-        yes, named = masks
-        mask &= ~named & (yes if turn.verdict is Verdict.YES else ~yes)
-    return mask
-
-
 def info_gain(model: Any, history: Sequence[Turn], turn: Turn, before: np.ndarray | None = None) -> float:
     """The `infogain` reward of one turn after `history` (see the module docstring)."""
     before = consistent(model, history) if before is None else before
@@ -136,10 +123,7 @@ def info_gain(model: Any, history: Sequence[Turn], turn: Turn, before: np.ndarra
         return math.log2(left) + 1.0
     if turn.verdict not in (Verdict.YES, Verdict.NO):
         return turn.total_reward
-    if model.outcome_masks(turn.question) is None:
-        return 0.0  # a yes/no the knowledge base cannot ground (another judge answered it)
-    after = consistent(model, [turn]) & before
-    return math.log2(left / max(int(after.sum()), 1))
+    return turn_bits(model, before, turn)  # 0 for a yes/no the KB cannot ground (another judge answered it)
 
 
 def score_infogain(branches: Sequence[Branch], model: Any) -> None:

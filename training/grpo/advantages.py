@@ -1,9 +1,10 @@
-"""Rewards, group-normalised advantages and StarPO-S group filtering (pure Python, no torch).
+"""Rewards, group-normalised advantages and StarPO-S group filtering (no torch).
 
 Per turn t (DESIGN.md §4): r_t = penalty_t + r_end + λ·max(ΔBelief_t, 0), where penalty_t are
-the engine's reward parts of the turn except the win (turn −0.05, invalid −5, repeated −1),
-r_end is the win reward of a won game (added to every turn, as in ΔBelief-RL) and ΔBelief_t is
-`turn.delta_belief`. The trajectory return (StarPO) is Σ_t penalty_t + r_end + λ·Σ_t max(ΔBelief_t, 0).
+the turn's reward parts except the win (the engine's: turn −0.05, invalid −5, repeated −1; and
+`info_gain` = μ·bits when `add_info_gain` put it there), r_end is the win reward of a won game
+(added to every turn, as in ΔBelief-RL) and ΔBelief_t is `turn.delta_belief`. The trajectory
+return (StarPO) is Σ_t penalty_t + r_end + λ·Σ_t max(ΔBelief_t, 0).
 
 A group is the G rollouts of one secret. Normalisation is (r − mean) / (std + ε) with the
 unbiased std (TRL, verl); a group (or, per turn, a turn index) that only one rollout has is
@@ -15,9 +16,11 @@ from __future__ import annotations
 import math
 from typing import Hashable, Sequence
 
+from games.kb.narrowing import game_bits
 from games.types import Trajectory
 
 EPSILON = 1e-6
+INFO_GAIN = "info_gain"  # the reward part add_info_gain writes
 
 
 def _delta(turn, belief_coef: float) -> float:
@@ -26,6 +29,20 @@ def _delta(turn, belief_coef: float) -> float:
     if turn.delta_belief is None:
         raise ValueError("ΔBelief is missing: roll out with a belief backend, or set belief_coef=0")
     return belief_coef * max(float(turn.delta_belief), 0.0)
+
+
+def add_info_gain(trajectories: Sequence[Trajectory], model, coef: float) -> list[float]:
+    """Shape every turn with μ·bits: `turn.reward["info_gain"]` = coef × the bits by which the
+    turn narrows the knowledge base's consistent candidates (games.kb.narrowing; a win gains every
+    remaining bit), and `turn.candidates_left` after it. Returns each game's total bits."""
+    totals = []
+    for traj in trajectories:
+        bits = game_bits(model, traj.turns)
+        for turn, (b, left) in zip(traj.turns, bits):
+            turn.reward[INFO_GAIN] = coef * b
+            turn.candidates_left = left
+        totals.append(math.fsum(b for b, _ in bits))
+    return totals
 
 
 def end_reward(traj: Trajectory) -> float:

@@ -53,6 +53,13 @@ class GRPOConfig:
     belief_coef: float = field(default=0.1, metadata={
         "help": "λ in r_t = penalty_t + r_end + λ·max(ΔBelief_t, 0) (also added to the trajectory return; "
                 "0 = no ΔBelief, no belief scoring)"})
+    infogain_coef: float = field(default=0.0, metadata={
+        "help": "μ: each turn also earns μ × the bits by which the answer narrows the knowledge base's "
+                "candidates consistent with the game so far (a win: every remaining bit; a guess of a word "
+                "already ruled out: 0); 0 = off"})
+    pool_word_list: str = field(default="", metadata={
+        "help": "the candidates of the information-gain reward (the training secrets are added); empty = "
+                "every knowledge-base noun"})
     win_reward: float = field(default=2.0, metadata={"help": "r_end of a won game (added to every turn)"})
     turn_penalty: float = field(default=-0.05, metadata={"help": "reward of every turn"})
     invalid_penalty: float = field(default=-5.0, metadata={"help": "reward of an invalid question"})
@@ -131,6 +138,9 @@ class GRPOConfig:
         _check(1 <= self.max_completion_length <= 4096, "max_completion_length must be between 1 and 4096")
         _check(self.advantage in ADVANTAGES, f"advantage must be one of {', '.join(ADVANTAGES)}")
         _check(0 <= self.belief_coef <= 100, "belief_coef must be in [0, 100]")
+        _check(0 <= self.infogain_coef <= 100, "infogain_coef must be in [0, 100]")
+        _check(not self.pool_word_list or self.infogain_coef > 0,
+               "pool_word_list is the information-gain reward's candidates: set infogain_coef > 0 to use it")
         rewards = (self.win_reward, self.turn_penalty, self.invalid_penalty, self.repeated_penalty, self.unknown_penalty)
         _check(all(math.isfinite(v) for v in rewards), "rewards must be finite numbers")
         _check(self.scale_rewards in SCALE_REWARDS, f"scale_rewards must be one of {', '.join(SCALE_REWARDS)}")

@@ -6,7 +6,8 @@ One step:
    the policy as guesser (transformers: the model being trained, batched, prefix-cached;
    vLLM on GPU: the adapter saved this step and passed per request), ΔBelief scored by the
    same policy when `belief_coef` > 0;
-2. rewards and advantages (training.grpo.advantages), StarPO-S keeps the top groups by std;
+2. rewards and advantages (training.grpo.advantages; with `infogain_coef` every turn also earns
+   μ·bits of the knowledge base's candidate narrowing), StarPO-S keeps the top groups by std;
 3. sequences (training.grpo.batch) and `num_iterations` × `mini_batches` optimizer steps.
    Old log-probs: on the first inner step they are the current forward's own values, detached
    (the ratio is exactly 1, as in TRL with one iteration); when there are later inner steps,
@@ -43,7 +44,7 @@ from training.common.models import (
 )
 from training.common.trainer import resolved_config, resume_checkpoint, write_run_config
 from training.grpo.advantages import (
-    group_stds, groups_to_keep, trajectory_advantages, trajectory_return, turn_advantages, turn_rewards,
+    add_info_gain, group_stds, groups_to_keep, trajectory_advantages, trajectory_return, turn_advantages, turn_rewards,
 )
 from training.grpo.batch import build_rows, collate
 from training.grpo.config import GRPOConfig
@@ -101,6 +102,21 @@ def validation_secrets(config: GRPOConfig, judge: Judge, secrets: Sequence[str],
 
 
 VALIDATION_METRICS = ("success_rate", "valid_rate", "mean_turns")
+
+
+def infogain_model(config: GRPOConfig, judge: Judge, secrets: Sequence[str], pool: Sequence[str] | None):
+    """The knowledge base's CandidateModel over the pool (+ the secrets: each must be a candidate),
+    in the judge's sense mode when the judge is the KB's."""
+    from games.kb import load_kb
+    from games.kb.candidates import candidate_model
+    from games.kb.knowledge import DEFAULT_SENSE
+
+    if pool is None and config.pool_word_list:
+        from games.wordlists import read_words
+
+        pool = read_words(config.pool_word_list)
+    words = list(dict.fromkeys([*pool, *secrets])) if pool else None
+    return candidate_model(getattr(judge, "kb", None) or load_kb(), words, getattr(judge, "sense", DEFAULT_SENSE))
 
 
 def validate(rollouts: "Rollouts", words: Sequence[str], judge: Judge, step: int) -> dict[str, float]:
@@ -301,11 +317,12 @@ def load_policy(config: GRPOConfig, base_path: str, resume: str | None):
 def run(
     config: GRPOConfig, reporter: Reporter, *, model_path: str | None = None, adapter_path: str | None = None,
     judge: Judge | None = None, words: Sequence[str] | None = None, val_words: Sequence[str] | None = None,
+    pool: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Train; `model_path` (+ `adapter_path`, merged first) is the start policy (default
-    config.base_model as a folder / hub id); `judge`, `words` and `val_words` are resolved by the
-    web app, else built from config.judge (games registry spec) and read from config.word_list
-    and config.val_word_list."""
+    config.base_model as a folder / hub id); `judge`, `words`, `val_words` and `pool` are resolved
+    by the web app, else built from config.judge (games registry spec) and read from
+    config.word_list, config.val_word_list and config.pool_word_list."""
     from accelerate import Accelerator
 
     quiet_libraries()
@@ -334,6 +351,7 @@ def run(
     if not secrets:
         raise ValueError("no training secret can be played with this judge")
     val_secrets = validation_secrets(config, judge, secrets, val_words)
+    narrowing = infogain_model(config, judge, secrets, pool) if config.infogain_coef > 0 else None
 
     resume = resume_checkpoint(reporter)
     with cpu_threads(config.cpu_threads if setup.device == "cpu" else 0):
@@ -396,8 +414,13 @@ def run(
                                          [game_seed(config.seed, step, g, s) for g, s in plan], judge)
             rolled = time.perf_counter()
             groups = [g for g, _ in plan]
+            bits = add_info_gain(trajectories, narrowing, config.infogain_coef) if narrowing else None
             returns = [trajectory_return(t, belief_coef=config.belief_coef) for t in trajectories]
             metrics = rollout_metrics(trajectories, returns, groups)
+            if bits is not None:
+                metrics["rollout/info_gain_bits"] = sum(bits) / len(bits)
+                metrics["rollout/candidates_left"] = sum(t.turns[-1].candidates_left for t in trajectories
+                                                         if t.turns) / len(trajectories)
             kept = set(groups_to_keep(group_stds(returns, groups), config.rollout_filter_ratio))
             idx = [i for i, g in enumerate(groups) if g in kept]
             kept_trajs = [trajectories[i] for i in idx]

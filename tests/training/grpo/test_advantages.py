@@ -107,3 +107,31 @@ def test_group_stds_use_the_unbiased_std_of_the_return():
     stds = group_stds([1.0, 3.0, 2.0, 0.0, 0.0, 0.0], ["x", "x", "x", "y", "y", "y"])
     assert stds == {"x": pytest.approx(1.0), "y": 0.0}
     assert list(stds) == ["x", "y"]
+
+
+def test_information_gain_shaping_by_hand():
+    from games.kb import load_kb
+    from games.kb.candidates import candidate_model
+    from training.grpo.advantages import INFO_GAIN, add_info_gain
+
+    model = candidate_model(load_kb(), ["dog", "cat", "car", "apple"])
+
+    def asked(index, question, verdict):
+        t = make_turn(index, verdict)
+        t.question = question
+        return t
+
+    won = make_trajectory("dog", [asked(0, "Is it a kind of animal?", Verdict.YES),
+                                  asked(1, "Is it a cat?", Verdict.NO), asked(2, "Is it a dog?", Verdict.FINISHED)])
+    lost = make_trajectory("apple", [asked(0, "Is it a kind of vehicle?", Verdict.NO),
+                                     asked(1, "Is it a car?", Verdict.NO)])  # car was ruled out already
+    totals = add_info_gain([won, lost], model, 0.5)
+    assert totals == pytest.approx([2.0, math.log2(4 / 3)])
+    assert [t.reward[INFO_GAIN] for t in won.turns] == pytest.approx([0.5, 0.5, 0.0])
+    assert [t.candidates_left for t in won.turns] == [2, 1, 0]
+    assert [t.candidates_left for t in lost.turns] == [3, 3]
+    # r_t = turn penalty + μ·bits + r_end (2 for the win, on every turn)
+    assert turn_rewards(won, belief_coef=0.0) == pytest.approx([2.45, 2.45, 1.95])
+    assert turn_rewards(lost, belief_coef=0.0) == pytest.approx([-0.05 + 0.5 * math.log2(4 / 3), -0.05])
+    assert trajectory_return(won) == pytest.approx(3 * -0.05 + 2.0 + 1.0)
+    assert trajectory_return(lost) == pytest.approx(2 * -0.05 + 0.5 * math.log2(4 / 3))

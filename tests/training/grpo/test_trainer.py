@@ -150,3 +150,36 @@ def test_step_secrets_cover_every_word_once_per_pass():
     assert sorted(first_pass[:4] + grpo_trainer.step_secrets(words, 3, 2, seed=0)[:1]) == sorted(words)
     assert grpo_trainer.step_secrets(words, 2, 2, seed=0) == grpo_trainer.step_secrets(words, 2, 2, seed=0)
     assert grpo_trainer.step_secrets(words, 1, 5, seed=0) != grpo_trainer.step_secrets(words, 1, 5, seed=1)
+
+
+def test_information_gain_shaping_reaches_every_rollout_turn(grpo_tiny_dir, tmp_path, monkeypatch):
+    pool_file = tmp_path / "pool.txt"
+    pool_file.write_text("car\nbird\ndog\n")
+    seen = []
+    real = grpo_trainer.add_info_gain
+
+    def recording(trajectories, model, coef):
+        totals = real(trajectories, model, coef)
+        seen.append((model.words, coef, trajectories, totals))
+        return totals
+
+    monkeypatch.setattr(grpo_trainer, "add_info_gain", recording)
+    reporter = ConsoleReporter(tmp_path / "run", stream=io.StringIO())
+    config = _config(steps=1, beta=0.0, num_iterations=1, mini_batches=1, belief_coef=0.0, infogain_coef=0.7,
+                     pool_word_list=str(pool_file))
+    grpo_trainer.run(config, reporter, model_path=str(grpo_tiny_dir), words=WORDS)
+
+    ((words, coef, trajectories, totals),) = seen
+    assert words == ["car", "bird", "dog", "cat", "apple", "table"]  # the pool, then the secrets it lacks
+    assert coef == 0.7 and len(trajectories) == 4
+    assert all("info_gain" in t.reward and t.candidates_left is not None for g in trajectories for t in g.turns)
+    (m,) = _metrics(reporter)
+    assert m["rollout/info_gain_bits"] == pytest.approx(sum(totals) / 4)
+    assert m["reward"] == pytest.approx(sum(sum(t.total_reward for t in g.turns) for g in trajectories) / 4)
+
+
+def test_a_pool_without_the_information_gain_reward_is_refused():
+    with pytest.raises(ValueError, match="infogain_coef"):
+        _config(pool_word_list="dbrl/solved")
+    with pytest.raises(ValueError, match="infogain_coef"):
+        _config(infogain_coef=-1.0)

@@ -9,7 +9,7 @@ from games.kb import load_kb
 from games.kb.candidates import candidate_model
 from games.llm.chat import GuesserFormat
 from games.types import Verdict
-from training.dpo.pairs import consistent
+from games.kb.narrowing import consistent
 from training.knowledge.naming import naming_examples, naming_histories
 
 POOL = ["poodle", "apple", "car", "freedom", "hammer", "violin", "salmon", "oak", "river", "doctor", "bread", "chair"]

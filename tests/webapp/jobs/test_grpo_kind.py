@@ -109,3 +109,21 @@ def test_launch_form_documents_every_field():
     form = config_form_class(REGISTRY["grpo"])()
     assert all(f.help_text for f in form.fields.values())
     assert REGISTRY["grpo"].gpu
+
+
+def test_the_information_gain_pool_is_checked_and_passed_to_the_runner(seeded):
+    with pytest.raises(ValidationError) as err:
+        submit(word_list="g/words", infogain_coef=0.5, pool_word_list="nope")
+    assert "pool_word_list" in err.value.message_dict and Job.objects.count() == 0
+    with pytest.raises(ValidationError) as err:
+        submit(word_list="g/words", pool_word_list="g/words")  # a pool for a reward that is off
+    assert Job.objects.count() == 0
+
+    from training.grpo.config import GRPOConfig
+    from webapp.jobs.kinds import grpo as grpo_kind
+
+    config = GRPOConfig(word_list="g/words", split="rl", infogain_coef=0.5, pool_word_list="g/words", **FAST)
+    with mock.patch.object(grpo_kind, "_run") as runner:
+        grpo_kind.run(config, reporter=None)
+    kwargs = runner.call_args.kwargs
+    assert kwargs["pool"] == ["dog", "apple", "car"] and kwargs["words"] == ["dog", "apple"]

@@ -21,6 +21,8 @@ def check(config: GRPOConfig) -> None:
     _check_word_list(config.word_list, "word_list", errors, config.split)
     if config.val_word_list:
         _check_word_list(config.val_word_list, "val_word_list", errors, config.val_split, "val_split")
+    if config.pool_word_list:
+        _check_word_list(config.pool_word_list, "pool_word_list", errors)
     if errors:
         raise ValidationError(errors)
 
@@ -31,5 +33,6 @@ def run(config: GRPOConfig, reporter) -> dict:
 
     judge = judge_for(ModelSpec.objects.get(name=config.judge))
     val_words = words_of(config.val_word_list, config.val_split) if config.val_word_list else None
+    pool = words_of(config.pool_word_list) if config.pool_word_list else None
     return _run("grpo", grpo_run, config, reporter, judge=judge, words=words_of(config.word_list, config.split),
-                val_words=val_words)
+                val_words=val_words, pool=pool)
