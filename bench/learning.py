@@ -491,7 +491,14 @@ def main(argv: list[str] | None = None) -> int:
         (at most 50 of each: does the model fit what it was taught, or fail to generalise?) and,
         for SFT, GRPO's secrets before GRPO sees them.
         `sampled=False`: greedy games only (a model that cannot yet ask a question at all, whose
-        sampled games are long strings of random tokens, slow to generate and all invalid)."""
+        sampled games are long strings of random tokens, slow to generate and all invalid).
+        A reused stage's evaluation is read back from the earlier run when it stored one."""
+        stored = work / f"eval-{name}.json"
+        if name in reused and stored.is_file():
+            evals[name], seen_here, timings[f"eval_{name}"] = json.loads(stored.read_text())
+            if seen_here:
+                seen[name] = seen_here
+            return
         evals[name] = timed(f"eval_{name}", evaluate, model_dir, world["test"], world["pool"], judge, scale,
                             samples=scale.eval_samples if sampled else 0, temperature=scale.eval_temperature)
         for split in trained_on:
@@ -500,6 +507,7 @@ def main(argv: list[str] | None = None) -> int:
             seen.setdefault(name, {})[f"{split}_secrets"] = {mode: {k: result[mode][k] for k in (
                 "success", "valid_questions", "reached_2_candidates", "mean_turns", "verdicts")}
                 for mode in ("sampled", "greedy")}
+        stored.write_text(json.dumps([evals[name], seen.get(name), timings[f"eval_{name}"]]))
 
     probe_words = world["test"][:40]
     pilot = args.until != "all"
