@@ -174,7 +174,8 @@ def guess_questions(pool: tuple[str, ...]) -> frozenset[str]:
 
 def summarise_games(games: list, pool: Sequence[str]) -> dict[str, Any]:
     """Success (mean over words of each word's win rate, with its interval over words), valid
-    questions, games that reached ≤ 2 candidates, guessing behaviour and verdicts of some games."""
+    questions, games that reached ≤ 2 candidates or that the answers singled the secret out in,
+    guessing behaviour and verdicts of some games."""
     from games.metrics import mean_at_k_interval
     from games.rules import normalise_question
     from games.types import Verdict
@@ -202,6 +203,11 @@ def summarise_games(games: list, pool: Sequence[str]) -> dict[str, Any]:
         "reached_2_candidates": share(sum(n <= 2 for n in left), len(games)),
         "mean_turns": round(statistics.fmean(g.n_turns for g in games), 2),
         "median_candidates_left": statistics.median(left),
+        # the answers left only the secret (won games count): success if the guesser could name every such word
+        "singled_out_secret": share(sum(n == 1 for n in left), len(games)),
+        # lost games whose answers had left only the secret: lost on naming, not on narrowing
+        "lost_with_secret_singled_out": share(sum(n == 1 for g, n in zip(games, left) if not g.won),
+                                              sum(not g.won for g in games)),
         "pool_guess_rate": round(sum(map(sum, is_guess)) / max(len(turns), 1), 4),  # turns that name a pool word
         "mean_first_guess_turn": round(statistics.fmean(first_guess), 2) if first_guess else None,
         "median_candidates_at_first_guess": statistics.median(seen["at_first_guess"]) if seen["at_first_guess"] else None,

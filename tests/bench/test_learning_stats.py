@@ -41,3 +41,16 @@ def test_guesses_are_checked_against_the_words_the_answers_allow():
     assert summary["guesses_consistent_with_answers"]["rate"] == 0.75
     assert summary["mean_first_guess_turn"] == 2 and summary["pool_guess_rate"] == 4 / 8
     assert summary["success"]["rate"] == 0.5 and summary["reached_2_candidates"]["rate"] == 1.0
+
+
+
+def test_lost_games_are_split_by_whether_the_answers_had_singled_the_secret_out():
+    script = {0: ["Is it a being?", "Is it a dog?", "Is it a kind of animal?"],  # only apple is left: lost on naming
+              1: ["Is it a dog?"],  # cat, being, apple and table are left: lost on narrowing
+              2: ["Is it a cat?"]}  # won
+    games = rollout(Scripted(script), KBJudge(), ["apple", "table", "cat"], seeds=[0, 1, 2],
+                    config=GameConfig(max_turns=3))
+    assert [g.won for g in games] == [False, False, True]
+    summary = summarise_games(games, POOL)
+    assert summary["singled_out_secret"]["rate"] == round(2 / 3, 4)
+    assert summary["lost_with_secret_singled_out"]["rate"] == 0.5 and summary["lost_with_secret_singled_out"]["n"] == 2
