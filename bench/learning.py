@@ -409,19 +409,20 @@ def run_grpo(scale: Scale, work: Path, base: str, rl_words: Sequence[str], judge
     config = GRPOConfig(base_model=base, steps=scale.grpo_steps, secrets_per_step=scale.grpo_secrets,
                         num_generations=scale.grpo_generations, max_turns=scale.max_turns,
                         temperature=scale.grpo_temperature, max_completion_length=24, advantage=advantage,
-                        belief_coef=belief, infogain_coef=scale.grpo_infogain, rollout_filter_ratio=scale.grpo_filter, learning_rate=scale.grpo_lr,
+                        belief_coef=belief, infogain_coef=scale.grpo_infogain, rollout_filter_ratio=scale.grpo_filter,
+                        learning_rate=scale.grpo_lr,
                         unknown_penalty=scale.grpo_unknown_penalty, lora=scale.grpo_lora, beta=scale.grpo_beta,
                         mini_batches=scale.grpo_mini_batches, num_iterations=scale.grpo_iterations,
                         forward_batch_size=16, save_steps=scale.grpo_steps, cpu_threads=scale.threads,
                         val_secrets=scale.grpo_val_secrets if val_words else 0, val_steps=scale.grpo_val_steps,
                         seed=scale.seed)
     reporter = reporter_for(work / f"grpo-{advantage}")
-    result = run(config, reporter, model_path=base, judge=judge, words=list(rl_words), val_words=list(val_words) or None,
-                 pool=list(pool) or None)
+    result = run(config, reporter, model_path=base, judge=judge, words=list(rl_words),
+                 val_words=list(val_words) or None, pool=list(pool) or None)
     warnings = [r["message"] for r in reporter.records if r["event"] == "log" and r["level"] == "warning"]
     return result["final_checkpoint"], {"config": {k: v for k, v in asdict(config).items() if k in (
-        "steps", "secrets_per_step", "num_generations", "advantage", "belief_coef", "infogain_coef", "rollout_filter_ratio",
-        "learning_rate", "lora", "beta", "unknown_penalty", "epsilon", "epsilon_high", "loss_agg_mode", "mini_batches",
+        "steps", "secrets_per_step", "num_generations", "advantage", "belief_coef", "infogain_coef",
+        "rollout_filter_ratio", "learning_rate", "lora", "beta", "unknown_penalty", "epsilon", "epsilon_high", "loss_agg_mode", "mini_batches",
         "num_iterations", "temperature", "val_secrets", "val_steps")},
         "per_step": metric_series(reporter, GRPO_SERIES), "warnings": warnings, "validation": result["validation"]}
 

@@ -44,7 +44,8 @@ from training.common.models import (
 )
 from training.common.trainer import resolved_config, resume_checkpoint, write_run_config
 from training.grpo.advantages import (
-    add_info_gain, group_stds, groups_to_keep, trajectory_advantages, trajectory_return, turn_advantages, turn_rewards,
+    add_info_gain, group_stds, groups_to_keep, trajectory_advantages, trajectory_return, turn_advantages,
+    turn_rewards,
 )
 from training.grpo.batch import build_rows, collate
 from training.grpo.config import GRPOConfig
