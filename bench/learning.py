@@ -422,8 +422,8 @@ def run_grpo(scale: Scale, work: Path, base: str, rl_words: Sequence[str], judge
     warnings = [r["message"] for r in reporter.records if r["event"] == "log" and r["level"] == "warning"]
     return result["final_checkpoint"], {"config": {k: v for k, v in asdict(config).items() if k in (
         "steps", "secrets_per_step", "num_generations", "advantage", "belief_coef", "infogain_coef",
-        "rollout_filter_ratio", "learning_rate", "lora", "beta", "unknown_penalty", "epsilon", "epsilon_high", "loss_agg_mode", "mini_batches",
-        "num_iterations", "temperature", "val_secrets", "val_steps")},
+        "rollout_filter_ratio", "learning_rate", "lora", "beta", "unknown_penalty", "epsilon", "epsilon_high",
+        "loss_agg_mode", "mini_batches", "num_iterations", "temperature", "val_secrets", "val_steps")},
         "per_step": metric_series(reporter, GRPO_SERIES), "warnings": warnings, "validation": result["validation"]}
 
 
@@ -563,6 +563,8 @@ def main(argv: list[str] | None = None) -> int:
                                                                               evals["sft"][mode]["per_word"])
         if args.until == name:
             return finish_pilot()
+    if pilot:  # --until a GRPO variant that grpo_advantages leaves out
+        return finish_pilot()
     out["evaluation"], out["evaluation_training_secrets"] = evals, seen
 
     def targets(mode: str) -> dict[str, bool]:
@@ -574,7 +576,7 @@ def main(argv: list[str] | None = None) -> int:
             **{f"grpo_{a}_success>=sft+0.05_without_valid_drop": (
                 evals[f"grpo_{a}"][mode]["success"]["rate"] >= sft["success"]["rate"] + 0.05
                 and evals[f"grpo_{a}"][mode]["valid_questions"]["rate"] >= sft["valid_questions"]["rate"])
-               for a in ("trajectory", "turn")},
+               for a in scale.grpo_advantages.split("+")},
         }
 
     out["targets"] = {"sampled": targets("sampled"), "greedy": targets("greedy")}
