@@ -353,7 +353,7 @@ def run_sft(scale: Scale, work: Path, base: str, sft_file: str, pool: Sequence[s
 
     pool_file = write_words(work / "pool.txt", pool)
     config = SFTJobConfig(base_model=base, word_list=sft_file, pool_word_list=pool_file, teacher="infogain",
-                          judge="kb", epochs=scale.sft_epochs, learning_rate=scale.sft_lr, warmup_ratio=0.05,
+                          judge="kb:closed", epochs=scale.sft_epochs, learning_rate=scale.sft_lr, warmup_ratio=0.05,
                           global_batch_size=32, per_device_batch_size=scale.sft_device_batch, max_tokens=1024,
                           cpu_threads=scale.threads, max_turns=scale.max_turns, guesser_prompt=scale.guesser_prompt,
                           seed=scale.seed)
@@ -364,7 +364,8 @@ def run_sft(scale: Scale, work: Path, base: str, sft_file: str, pool: Sequence[s
         return InfoGainGuesser(pool=list(words) if words is not None else None, max_turns=scale.max_turns,
                                guess_bonus=scale.teacher_guess_bonus)
 
-    games = select_games(gather_games(config, reporter, judge=KBJudge(), make_teacher=make_teacher), config.selection)
+    games = select_games(gather_games(config, reporter, judge=KBJudge(closed=True), make_teacher=make_teacher),
+                         config.selection)
     teacher_rows = turn_examples(games, chat_format)
     teacher = build_teacher(config, (g.secret for g in games), make_teacher=make_teacher, pool=pool)
     recovery = recovery_examples(games, teacher, chat_format, per_game=scale.recovery_per_game,
@@ -487,7 +488,7 @@ def main(argv: list[str] | None = None) -> int:
     world = timed("world", make_world, scale)
     files = {k: write_words(work / f"{k}.txt", v) for k, v in world.items()}
     out["world"] = {k: len(v) for k, v in world.items()} | {"test_words": world["test"][:20]}
-    judge = KBJudge()
+    judge = KBJudge(closed=True)  # the miniature's world is the KB's: every fact it lacks is a No
     tiny = str(timed("build_tiny", build_tiny_model, work / "tiny", hidden=scale.hidden, layers=scale.layers,
                      heads=4, kv_heads=4, intermediate=scale.intermediate, vocab_size=scale.vocab, seed=scale.seed))
     evals: dict[str, Any] = {}

@@ -5,7 +5,10 @@ expected information about the secret — the entropy of the question's outcome 
 yes / no) under the posterior — plus a bonus for the chance of winning right away, so it
 guesses a word ("Is it a dog?") once that word is likely enough. Answers update the posterior
 softly: a candidate the answer contradicts keeps weight `noise / (1 - noise)` per
-contradiction, so a wrong answer (a human, another judge) costs turns but not the game. A
+contradiction, so a wrong answer (a human, another judge) costs turns but not the game. An
+"I don't know" to a question the knowledge base grounds counts against the candidates that have
+the fact (weight `unknown_noise / (1 - unknown_noise)`): a judge that knew the fact would have
+said yes, and the open-world KB judge says unknown exactly where it stores no such fact. A
 candidate named by a question that did not finish the game is out for good (that is a rule of
 the engine, not a judgement). The questions are phrased in the KB judge's forms and answered
 by it exactly as predicted when both use the same knowledge base and sense mode.
@@ -48,11 +51,13 @@ class InfoGainGuesser(Guesser):
         max_turns: int = 20,
         top_k: int = 5,
         guess_bonus: float = 1.0,
+        unknown_noise: float = 1e-3,
     ):
         if prior not in PRIORS:
             raise ValueError(f"unknown prior {prior!r}; expected one of {', '.join(PRIORS)}")
-        if not 0.0 < noise < 0.5:
-            raise ValueError(f"noise must be in (0, 0.5), got {noise}")
+        for label, value in (("noise", noise), ("unknown_noise", unknown_noise)):
+            if not 0.0 < value <= 0.5:
+                raise ValueError(f"{label} must be in (0, 0.5], got {value}")
         self.kb = kb or load_kb()
         self.model: CandidateModel = candidate_model(self.kb, pool, sense)
         if not self.model.words:
@@ -61,6 +66,7 @@ class InfoGainGuesser(Guesser):
         self.max_turns, self.top_k, self.guess_bonus = max_turns, top_k, guess_bonus
         self.name = "infogain" if sense == DEFAULT_SENSE else f"infogain-{sense}"
         self._log_contradiction = float(np.log(noise / (1.0 - noise)))
+        self._log_unknown = float(np.log(unknown_noise / (1.0 - unknown_noise)))
         self._log_prior = self._make_prior()
 
     def _make_prior(self) -> np.ndarray:
@@ -79,6 +85,7 @@ class InfoGainGuesser(Guesser):
         rng = np.random.default_rng(state.seed)
         state.data.update(
             contradictions=np.zeros(len(self.model.words), dtype=np.int32),
+            unknowns=np.zeros(len(self.model.words), dtype=np.int32),  # facts met with "I don't know"
             out=np.zeros(len(self.model.words), dtype=bool),  # named by a question, not the secret
             asked=np.zeros(len(self.model.questions), dtype=bool),
             asked_texts=set(),
@@ -106,19 +113,23 @@ class InfoGainGuesser(Guesser):
         q = self.model.question_id(text)
         if q is not None:
             data["asked"][q] = True
-        if turn.verdict not in (Verdict.YES, Verdict.NO):
-            return  # unknown, invalid and repeated answers carry no information; finished ends it
+        if turn.verdict not in (Verdict.YES, Verdict.NO, Verdict.UNKNOWN):
+            return  # invalid and repeated answers carry no information; finished ends it
         masks = self.model.outcome_masks(text)
         if masks is None:
             return  # a question the knowledge base cannot ground (e.g. typed by a human)
         yes, named = masks
         data["out"] |= named
+        if turn.verdict is Verdict.UNKNOWN:
+            data["unknowns"] += yes & ~named
+            return
         contradicted = ~yes if turn.verdict is Verdict.YES else yes
         data["contradictions"] += contradicted & ~named
 
     def posterior(self, state: GuesserState) -> np.ndarray:
         data = self._data(state)
-        log_w = self._log_prior + self._log_contradiction * data["contradictions"]
+        log_w = (self._log_prior + self._log_contradiction * data["contradictions"]
+                 + self._log_unknown * data["unknowns"])
         log_w = np.where(data["out"], -np.inf, log_w)
         if not np.isfinite(log_w).any():  # every candidate named already: start afresh
             log_w = self._log_prior.copy()
@@ -132,7 +143,7 @@ class InfoGainGuesser(Guesser):
     def _ask(self, state: GuesserState) -> Ask:
         data = self._data(state)
         p = self.posterior(state)
-        left = int(np.count_nonzero((data["contradictions"] == 0) & ~data["out"]))
+        left = int(np.count_nonzero((data["contradictions"] == 0) & (data["unknowns"] == 0) & ~data["out"]))
         top = np.argsort(-p, kind="stable")[: self.top_k]
         top_candidates = [(self.model.words[i], float(p[i])) for i in top]
         turns_left = self.max_turns - len(state.history)

@@ -1,7 +1,12 @@
 """The knowledge-base judge: answers the question forms of games.kb.questions from WordNet.
 
-Yes/no when the question grounds to a `relation:concept` feature of the knowledge base (the
-feature is the judge's raw text), unknown otherwise. Never raises on odd question text.
+Yes when the question grounds to a `relation:concept` feature the secret has (the feature is the
+judge's raw text). A fact that is absent is a No only where the knowledge base is complete for a
+noun: its hypernyms under the judge's sense policy (`isa`). Parts, materials, relations and
+properties are stored sparsely (WordNet lists some parts of some things), so an absent one is
+`unknown` rather than a confident No ("Is it man-made?" for a comb). `closed=True` answers No to
+every absent fact: the closed world of the information-gain guesser's own model, which the
+training miniature plays in. A question that does not ground is `unknown`. Never raises.
 """
 
 from __future__ import annotations
@@ -17,13 +22,15 @@ from games.kb.questions import FORMS, FUNCTION_WORDS, ground
 from games.types import JudgeAnswer, Verdict
 
 MAX_CACHED = 200_000  # parsed questions (and looked-up secrets) kept per judge
+COMPLETE_RELATIONS = ("isa",)  # relations whose absence the KB can vouch for
 
 
 class KBJudge(Judge):
-    def __init__(self, kb: KnowledgeBase | None = None, sense: str = DEFAULT_SENSE):
+    def __init__(self, kb: KnowledgeBase | None = None, sense: str = DEFAULT_SENSE, closed: bool = False):
         self.kb = kb or load_kb()
         self.sense = check_sense(sense)
-        self.name = "kb" if sense == DEFAULT_SENSE else f"kb-{sense}"
+        self.closed = bool(closed)
+        self.name = "kb" + ("" if sense == DEFAULT_SENSE else f"-{sense}") + ("-closed" if closed else "")
         self._groundings: dict[str, tuple[int | None, str]] = {}
         self._secrets: dict[str, int | None] = {}
         self._vocabulary: list[str] | None = None
@@ -64,10 +71,17 @@ class KBJudge(Judge):
             feature, raw = self.ground(question)
             if feature is None:
                 return JudgeAnswer(Verdict.UNKNOWN, raw=raw)
-            holds = feature in self.kb.feature_set(noun, self.sense)
-            return JudgeAnswer(Verdict.YES if holds else Verdict.NO, raw=raw)
+            if feature in self.kb.feature_set(noun, self.sense):
+                return JudgeAnswer(Verdict.YES, raw=raw)
+            if self.closed or self.complete(feature):
+                return JudgeAnswer(Verdict.NO, raw=raw)
+            return JudgeAnswer(Verdict.UNKNOWN, raw=f"unknown: no {raw} fact stored")
         except Exception as err:  # a judge must answer whatever it is given
             return JudgeAnswer(Verdict.UNKNOWN, raw=f"error: {type(err).__name__}")
+
+    def complete(self, feature: int) -> bool:
+        """Whether an absent `feature` is a fact the KB vouches for (its relation is complete)."""
+        return self.kb.features[feature].split(":", 1)[0] in COMPLETE_RELATIONS
 
     def judge_batch(self, requests: Sequence[JudgeRequest]) -> list[JudgeAnswer]:
         return [self.answer(r.secret, r.question) for r in requests]

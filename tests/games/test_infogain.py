@@ -57,8 +57,9 @@ def play(guesser, judge, secret, seed, max_turns=20):
 
 
 def test_the_model_predicts_the_kb_judge(kb, guesser, pool):
-    """For any pool word and question, the judge answers as the model says (yes/no/named)."""
-    judge, model = KBJudge(kb), guesser.model
+    """For any pool word and question, the closed-world judge answers as the model says
+    (yes/no/named); the open-world one the same, but unknown for an absent sparse fact."""
+    judge, open_judge, model = KBJudge(kb, closed=True), KBJudge(kb), guesser.model
     rng = np.random.default_rng(0)
     yes = model.yes.toarray().astype(bool)
     named = model.named.toarray().astype(bool)
@@ -70,10 +71,33 @@ def test_the_model_predicts_the_kb_judge(kb, guesser, pool):
         assert not named[candidate, q], (secret, question)
         verdict = judge.judge(secret, question).verdict
         assert verdict is (Verdict.YES if yes[candidate, q] else Verdict.NO), (secret, question)
+        complete = kb.features[int(model.question_feature[q])].startswith("isa:")
+        expected = verdict if verdict is Verdict.YES or complete else Verdict.UNKNOWN
+        assert open_judge.judge(secret, question).verdict is expected, (secret, question)
+
+
+def test_unknown_to_a_grounded_question_counts_against_candidates_with_the_fact(kb, guesser):
+    """The open-world KB judge says unknown exactly where it stores no such fact, so the guesser
+    plays it as well as the closed-world judge: the same questions, the same outcomes."""
+    state = guesser.start(seed=0)
+    question = "Does it have a wheel?"
+    yes, _ = guesser.model.outcome_masks(question)
+    assert 0 < yes.sum() < len(yes)
+    before = guesser.posterior(state)
+    guesser.observe(state, Turn(index=0, question=question, verdict=Verdict.UNKNOWN, feedback=""))
+    after = guesser.posterior(state)
+    assert after[yes].sum() < 0.01 * before[yes].sum()
+    assert guesser.ask(state).candidates_left == int((~yes).sum())
+    for secret in ("violin", "carrot", "bicycle"):
+        closed_game, _ = play(guesser, KBJudge(kb, closed=True), secret, seed=4)
+        open_game, _ = play(guesser, KBJudge(kb), secret, seed=4)
+        assert [t.question for t in open_game.turns] == [t.question for t in closed_game.turns]
+        assert open_game.won == closed_game.won
+        assert any(t.verdict is Verdict.UNKNOWN for t in open_game.turns) or secret == "violin"
 
 
 def test_wins_kb_judged_games_without_repeats_or_unknowns(kb, guesser, pool):
-    judge = KBJudge(kb)
+    judge = KBJudge(kb, closed=True)
     wins = 0
     for seed, secret in enumerate(pool[::8]):
         trajectory, asks = play(guesser, judge, secret, seed)
@@ -119,11 +143,12 @@ def test_inconsistent_or_useless_answers_do_not_break_it(guesser, pool, verdict)
         assert asks[-1].candidates_left == 0
 
 
-def test_invalid_and_repeated_turns_carry_no_information(guesser):
+def test_invalid_repeated_and_ungrounded_unknown_turns_carry_no_information(guesser):
     state = guesser.start(seed=3)
     ask = guesser.ask(state)
-    for verdict in (Verdict.INVALID, Verdict.REPEATED, Verdict.UNKNOWN):
+    for verdict in (Verdict.INVALID, Verdict.REPEATED):
         guesser.observe(state, Turn(index=len(state.history), question=ask.question, verdict=verdict, feedback=""))
+    guesser.observe(state, Turn(index=2, question="Can it fly?", verdict=Verdict.UNKNOWN, feedback=""))
     after = guesser.ask(state)
     assert after.candidates_left == ask.candidates_left
     assert rules.normalise_question(after.question) != rules.normalise_question(ask.question)
@@ -198,7 +223,8 @@ def test_pool_handling_and_options(kb):
 def test_any_sense_guesser_wins_against_the_any_sense_judge(kb, pool):
     guesser = InfoGainGuesser(kb, pool=pool, sense="any")
     assert guesser.name == "infogain-any"
-    trajectory, asks = play(guesser, KBJudge(kb, sense="any"), "bank" if "bank" in pool else pool[3], seed=2)
+    judge = KBJudge(kb, sense="any", closed=True)
+    trajectory, asks = play(guesser, judge, "bank" if "bank" in pool else pool[3], seed=2)
     assert trajectory.won and all(t.verdict is not Verdict.UNKNOWN for t in trajectory.turns)
 
 

@@ -53,11 +53,13 @@ def test_check_secret(judge):
         ("wheel", "Is it a part of a bicycle?", YES, "part:bicycle"),
         ("finger", "Is it part of the hand?", YES, "part:hand"),
         ("water", "Is it made of hydrogen?", YES, "made:hydrogen"),
-        ("car", "Is it made from hydrogen?", NO, "made:hydrogen"),
+        ("car", "Is it made from hydrogen?", UNKNOWN, "unknown: no made:hydrogen fact stored"),
         ("guitar", "Is it a musical instrument?", YES, "isa:musical instrument"),
         ("puppy", "Is it a living thing?", YES, "isa:living thing"),
         ("apple", "Is it red?", YES, "prop:red"),
-        ("car", "Is it red?", NO, "prop:red"),
+        ("car", "Is it red?", UNKNOWN, "unknown: no prop:red fact stored"),
+        ("comb", "Is it man-made?", UNKNOWN, "unknown: no prop:man-made fact stored"),
+        ("car", "Does it have a tail?", UNKNOWN, "unknown: no has:tail fact stored"),
         ("tail", "Is it related to animals?", YES, "rel:animal"),
         ("puppy", "Is it a dog?", YES, "isa:dog"),  # a guess of a hypernym: yes
         ("dog", "Is it a puppy?", NO, "isa:puppy"),  # a guess of another word: no
@@ -105,7 +107,25 @@ def test_odd_inputs_never_raise(judge):
 def test_batch_keeps_order(judge):
     questions = ["Is it an animal?", "Is it a plant?", "Does it have wheels?", "Is it a dog?"]
     answers = judge.judge_batch([JudgeRequest("cat", q) for q in questions])
-    assert [a.verdict for a in answers] == [YES, NO, NO, NO]
+    assert [a.verdict for a in answers] == [YES, NO, UNKNOWN, NO]
+
+
+def test_only_complete_facts_answer_no_unless_the_world_is_closed():
+    """Hypernyms are complete for a noun under its sense policy: an absent one is a No. Parts,
+    materials, relations and properties are sparse: absent, they are unknown, except in the closed
+    world (`closed=True`, the information-gain guesser's model), where every absent fact is a No."""
+    kb = load_kb()
+    closed = KBJudge(kb, closed=True)
+    assert closed.name == "kb-closed" and KBJudge(kb, "any", closed=True).name == "kb-any-closed"
+    for secret, question in [("car", "Does it have a tail?"), ("comb", "Is it man-made?"),
+                             ("car", "Is it made from hydrogen?"), ("dog", "Is it part of a car?"),
+                             ("dog", "Is it related to music?")]:
+        assert KBJudge(kb).judge(secret, question).verdict is UNKNOWN, question
+        assert closed.judge(secret, question).verdict is NO, question
+    for secret, question, verdict in [("dog", "Is it a kind of plant?", NO), ("dog", "Is it a pet?", NO),
+                                      ("dog", "Does it have a tail?", YES), ("apple", "Is it red?", YES)]:
+        assert KBJudge(kb).judge(secret, question).verdict is verdict
+        assert closed.judge(secret, question).verdict is verdict
 
 
 def test_sense_modes_disagree_on_bank():

@@ -31,7 +31,7 @@ def play(guesser, judge, secret, seed, max_turns):
 
 
 def test_never_repeats_and_is_always_grounded(kb):
-    guesser, judge = RandomGuesser(kb, pool=POOL), KBJudge(kb)
+    guesser, judge = RandomGuesser(kb, pool=POOL), KBJudge(kb, closed=True)
     for seed in range(5):
         trajectory = play(guesser, judge, "hammer", seed, max_turns=60)
         questions = [rules.normalise_question(t.question) for t in trajectory.turns]

@@ -43,21 +43,22 @@ def recovery_examples(
     trajectories: Sequence[Trajectory], teacher: Guesser, chat_format: GuesserFormat = GuesserFormat(), *,
     per_game: int = 1, max_wrong_guesses: int = 2, seed: int = 0,
 ) -> list[dict]:
-    """`per_game` rows for every game of two or more turns: its first k turns (k drawn from 1 …
-    turns − 1), then 1 … `max_wrong_guesses` guesses of words the teacher still thinks likely (its
-    top candidates other than the secret), each answered No, and as the completion the question
-    the teacher asks next after observing all of it (started with the game's seed)."""
+    """`per_game` rows for every game with two or more answered turns: the game up to one of its
+    answered turns after the first (drawn), then 1 … `max_wrong_guesses` guesses of words the
+    teacher still thinks likely (its top candidates other than the secret), each answered No, and
+    as the completion the question the teacher asks next after observing all of it (started with
+    the game's seed)."""
     if per_game < 0 or max_wrong_guesses < 1:
         raise ValueError("per_game must be >= 0 and max_wrong_guesses >= 1")
     rows = []
     for g, traj in enumerate(trajectories):
-        turns = [t for t in traj.turns if is_informative(t)]
-        for r in range(per_game if len(turns) >= 2 else 0):
+        answered = [i for i, t in enumerate(traj.turns) if is_informative(t)]
+        for r in range(per_game if len(answered) >= 2 else 0):
             rng = random.Random(f"recovery:{seed}:{traj.secret}:{g}:{r}")
-            cut = rng.randrange(1, len(turns))
+            cut = answered[rng.randrange(1, len(answered))]  # before an answered turn: the game so far
             state = teacher.start(seed=traj.seed)  # the game's own tie-breaks
             history = []
-            for turn in turns[:cut]:
+            for turn in traj.turns[:cut]:
                 history.append(Turn(index=len(history), question=turn.question, verdict=turn.verdict,
                                     feedback=turn.feedback))
                 teacher.observe(state, history[-1])

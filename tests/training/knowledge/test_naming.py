@@ -28,7 +28,7 @@ def test_every_word_gets_its_histories_and_its_guess(histories):
 
 
 def test_answers_are_the_kb_judges_and_single_the_word_out(histories):
-    judge, model = KBJudge(), candidate_model(load_kb(), POOL)
+    judge, model = KBJudge(closed=True), candidate_model(load_kb(), POOL)  # the KB's closed world
     for word, history, _ in histories:
         assert 1 <= len(history) < 19
         for turn in history:

@@ -143,5 +143,5 @@ def recovery_turns(chat):
 
     asked = [m["content"] for m in chat if m["role"] == "assistant"]
     answers = [m["content"] for m in chat if m["role"] == "user"][1:]
-    verdicts = {"Yes.": Verdict.YES, "No.": Verdict.NO}
+    verdicts = {"Yes.": Verdict.YES, "No.": Verdict.NO, "I don't know.": Verdict.UNKNOWN}
     return [Turn(index=i, question=q, verdict=verdicts[a], feedback=a) for i, (q, a) in enumerate(zip(asked, answers))]
