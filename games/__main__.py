@@ -1,4 +1,6 @@
-"""`python -m games play ...` (terminal play) and `python -m games eval ... --json`."""
+"""`python -m games play ...` (terminal play), `python -m games eval ... --json` (a guesser against a
+judge) and `python -m games judge-eval --judge SPEC --triples FILE --json` (a judge against
+reference answers)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import sys
 import time
 
 from games.engine import TwentyQuestions, reward_parts
+from games.judge_eval import REFERENCE_TRIPLES
 from games.judges.base import UnknownSecretError
 from games.metrics import summarise
 from games.registry import SpecError, build_guesser, build_judge
@@ -35,6 +38,12 @@ def make_parser() -> argparse.ArgumentParser:
     ev.add_argument("--batch", type=int, default=64, help="games played in lock-step")
     ev.add_argument("--limit", type=int, help="only the first N words")
     ev.add_argument("--json", action="store_true", help="print one JSON object")
+    je = sub.add_parser("judge-eval", help="measure a judge against reference answers (triples.parquet columns)")
+    je.add_argument("--judge", default="kb", help="kb | kb:closed | learned | learned:PATH | kb+learned | hf:PATH | ...")
+    je.add_argument("--triples", default=str(REFERENCE_TRIPLES),
+                    help="Parquet or JSONL with secret, question, answer (default: the shipped reference answers)")
+    je.add_argument("--limit", type=int, help="only the first N rows")
+    je.add_argument("--json", action="store_true", help="print one JSON object")
     play = sub.add_parser("play", help="play in the terminal")
     play.add_argument("--role", choices=["guesser", "answerer"], default="guesser",
                       help="guesser: you ask, a judge answers; answerer: a model asks, you answer")
@@ -74,6 +83,12 @@ def run_eval(args) -> dict:
     return {**summary.to_dict(), "guesser": args.guesser, "judge": args.judge, "words": args.words,
             "max_turns": args.max_turns, "seed": args.seed, "skipped_words": len(skipped),
             "skipped_examples": skipped[:10], "seconds": round(elapsed, 2)}
+
+
+def run_judge_eval(args) -> dict:
+    from games.judge_eval import evaluate, read_triples
+    rows = read_triples(args.triples)[: args.limit]
+    return {**evaluate(build_judge(args.judge), rows), "spec": args.judge, "triples": args.triples}
 
 
 def run_play(args, stdin=sys.stdin, out=sys.stdout) -> int:
@@ -119,8 +134,8 @@ def run_play(args, stdin=sys.stdin, out=sys.stdout) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = make_parser().parse_args(argv)
     try:
-        if args.command == "eval":
-            result = run_eval(args)
+        if args.command in ("eval", "judge-eval"):
+            result = run_eval(args) if args.command == "eval" else run_judge_eval(args)
             if args.json:
                 print(json.dumps(result))
             else:

@@ -110,6 +110,8 @@ class TwentyQuestions:
         if final.votes is not None:
             turn.extra["votes"] = final.votes
             turn.extra["disagreement"] = final.disagreement
+        if final.p_yes is not None:
+            turn.extra["p_yes"] = final.p_yes
         traj.turns.append(turn)
         won = verdict is Verdict.FINISHED
         if won:

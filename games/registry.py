@@ -1,7 +1,9 @@
 """Build judges and guessers from short spec strings (CLI, web app and jobs share them).
 
-Specs: `kb` (or `kb:any`, `kb:first` for other sense modes), `infogain`, `random`,
+Specs: `kb` (or `kb:any`, `kb:first` for other sense modes; `:closed` appended, e.g.
+`kb:closed` or `kb:any:closed`, answers No to every fact it does not store), `infogain`, `random`,
 `hf:PATH` (a transformers folder or hub id), `openai:URL#MODEL`, `vllm:PATH`, and for judges
+`learned` (the shipped weights) or `learned:PATH`, `kb+learned` (or `kb+learned:PATH`) and
 `ensemble:SPEC,SPEC,...`. Heavy modules are imported only when a spec needs them.
 """
 
@@ -13,7 +15,7 @@ from games.guessers.base import Guesser
 from games.judges.base import Judge
 
 GUESSER_KINDS = ("infogain", "random", "hf", "openai", "vllm")
-JUDGE_KINDS = ("kb", "hf", "openai", "vllm", "ensemble")
+JUDGE_KINDS = ("kb", "learned", "kb+learned", "hf", "openai", "vllm", "ensemble")
 
 
 class SpecError(ValueError):
@@ -38,10 +40,17 @@ def _backend(kind: str, target: str, options: dict[str, Any]):
 def build_judge(spec: str, **options: Any) -> Judge:
     kind, target = _split(spec)
     if kind == "kb":
-        from games.judges.kb import KBJudge
+        return _kb_judge(target, options)
+    if kind in ("learned", "kb+learned"):
+        from games.judges.learned import LearnedJudge
 
-        sense = target or options.pop("sense", None)
-        return KBJudge(sense=sense) if sense else KBJudge()
+        path = target or options.pop("path", None) or None
+        learned = LearnedJudge(path, abstain=float(options.pop("abstain", 0.0)))
+        if kind == "learned":
+            return learned
+        from games.judges.hybrid import HybridJudge
+
+        return HybridJudge(_kb_judge("", options), learned, name=spec.strip())
     if kind == "ensemble":
         from games.judges.ensemble import EnsembleJudge
 
@@ -55,6 +64,20 @@ def build_judge(spec: str, **options: Any) -> Judge:
         name = options.pop("name", None)
         return LLMJudge(_backend(kind, target, options), name=name or spec)
     raise SpecError(f"unknown judge spec {spec!r}; use one of: {', '.join(JUDGE_KINDS)}")
+
+
+def _kb_judge(target: str, options: dict[str, Any]) -> Judge:
+    from games.judges.kb import KBJudge
+    from games.kb import DEFAULT_SENSE, SENSE_MODES
+
+    parts = [p for p in target.split(":") if p]
+    unknown = [p for p in parts if p not in (*SENSE_MODES, "closed")]
+    if unknown:
+        raise SpecError(f"unknown kb option {unknown[0]!r}; use a sense mode ({', '.join(SENSE_MODES)}) and/or closed")
+    senses = [p for p in parts if p in SENSE_MODES]
+    sense = senses[0] if senses else options.pop("sense", None) or DEFAULT_SENSE
+    closed = "closed" in parts or bool(options.pop("closed", False))
+    return KBJudge(sense=sense, closed=closed)
 
 
 def build_guesser(spec: str, *, pool: Iterable[str] | None = None, **options: Any) -> Guesser:

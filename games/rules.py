@@ -30,7 +30,8 @@ _VOWELS = set("aeiou")
 def clean_text(text: str) -> str:
     """Unicode-normalise, drop control characters and collapse white space."""
     text = unicodedata.normalize("NFKC", text)
-    text = "".join(ch if ch.isprintable() or ch in " \t\n" else " " for ch in text)
+    if not (text.isascii() and text.isprintable()):  # the common case needs no pass per character
+        text = "".join(ch if ch.isprintable() or ch in " \t\n" else " " for ch in text)
     return " ".join(text.split())
 
 

@@ -65,6 +65,7 @@ class JudgeAnswer:
     raw: str = ""  # the judge's own text (LLM output, KB feature used, ...)
     votes: dict[str, str] | None = None  # ensemble members' verdicts, by judge name
     disagreement: bool = False
+    p_yes: float | None = None  # a probabilistic judge's probability of yes (how sure it is)
 
 
 @dataclass

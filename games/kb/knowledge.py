@@ -37,7 +37,8 @@ def normalise_key(text: str) -> str:
     return " ".join(rules.words(text.replace("_", " ")))
 
 
-def singular_candidates(key: str) -> list[str]:
+@lru_cache(maxsize=1 << 16)
+def singular_candidates(key: str) -> tuple[str, ...]:
     """Plausible singulars of a key's last word, most likely first ("glasses" -> glass)."""
     head, _, last = key.rpartition(" ")
     forms = []
@@ -49,7 +50,7 @@ def singular_candidates(key: str) -> list[str]:
         forms.append(last[:-1])
     if last.endswith("es") and len(last) > 3:
         forms.append(last[:-2])
-    return [f"{head} {f}" if head else f for f in forms]
+    return tuple(f"{head} {f}" if head else f for f in forms)
 
 
 def check_sense(sense: str) -> str:
