@@ -80,6 +80,11 @@ class LearnedModel:
         except Exception as err:  # a truncated zip, a missing array, ...
             raise weights_error(path, f"cannot be read ({type(err).__name__}: {err})") from err
 
+    def clear_caches(self) -> None:
+        with self._lock:
+            self._questions.clear()
+            self._secrets.clear()
+
     # -- vectors ---------------------------------------------------------------------------
     @staticmethod
     def _mean(table: np.ndarray, vocab: dict[str, int], tokens: Sequence[str]) -> tuple[np.ndarray, list[int]]:
@@ -131,6 +136,19 @@ class LearnedModel:
         s = np.stack([v for _, v in secrets])
         m = np.stack([self.featurizer.match(f, p) for (f, _), (p, _, _) in zip(secrets, questions)])
         return 1.0 / (1.0 + np.exp(-self.logits(q, q_bias, s, m)))
+
+
+def weights_meta(path: str | Path | None = None) -> dict:
+    """What a weights file says of itself (its training config, rows, held-out figures), read without
+    loading the network; {} when the file is missing or unreadable."""
+    import json
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(Path(path or DEFAULT_WEIGHTS)) as zf, zf.open("meta.npy") as f:
+            return json.loads(np.lib.format.read_array(f, allow_pickle=False).tobytes().decode())
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return {}
 
 
 _models: dict[Path, LearnedModel] = {}
