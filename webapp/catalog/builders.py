@@ -16,8 +16,11 @@ _lock = threading.Lock()
 def spec_string(spec: ModelSpec) -> str:
     """The games registry spec of a ModelSpec (see games/registry.py)."""
     if spec.kind == ModelKind.KB:
-        sense = (spec.options or {}).get("sense")
-        return f"kb:{sense}" if sense else "kb"
+        options = spec.options or {}
+        parts = [p for p in (options.get("sense"), "closed" if options.get("closed") else "") if p]
+        return ":".join(["kb", *parts])
+    if spec.kind in (ModelKind.LEARNED, ModelKind.HYBRID):  # an empty path: the shipped weights
+        return f"{spec.kind}:{spec.path}" if spec.path else spec.kind
     if spec.kind in (ModelKind.INFOGAIN, ModelKind.RANDOM):
         return spec.kind
     if spec.kind == ModelKind.TRANSFORMERS:

@@ -70,11 +70,20 @@ class WordListEntry(models.Model):
 
 class ModelKind(models.TextChoices):
     KB = "kb", "knowledge-base judge"
+    LEARNED = "learned", "learned judge (trained on reference answers)"
+    HYBRID = "kb+learned", "knowledge base, then learned judge"
     INFOGAIN = "infogain", "information-gain guesser"
     RANDOM = "random", "random guesser"
     TRANSFORMERS = "transformers", "transformers (local folder or hub id)"
     VLLM = "vllm", "vLLM (GPU workers)"
     OPENAI = "openai", "OpenAI-compatible server"
+
+
+# Kinds that load a neural network (their jobs go to the GPU queue), and language models (slow per
+# question: scored as jobs, not in a request). Every other kind (kb, learned, kb+learned, infogain,
+# random) is a cheap CPU model that answers in the web process.
+MODEL_HEAVY_KINDS = (ModelKind.TRANSFORMERS, ModelKind.VLLM)
+LLM_KINDS = (ModelKind.TRANSFORMERS, ModelKind.VLLM, ModelKind.OPENAI)
 
 
 class ModelRole(models.TextChoices):
@@ -89,12 +98,13 @@ class ModelSpec(models.Model):
     name = models.CharField(max_length=100, unique=True)
     kind = models.CharField(max_length=16, choices=ModelKind.choices)
     role = models.CharField(max_length=8, choices=ModelRole.choices, default=ModelRole.GUESSER)
-    path = models.CharField(max_length=500, blank=True, help_text="local folder or hub id (transformers, vLLM)")
+    path = models.CharField(max_length=500, blank=True, help_text=(
+        "local folder or hub id (transformers, vLLM); a learned judge's weights file (empty: the shipped weights)"))
     endpoint = models.CharField(max_length=500, blank=True, help_text="base URL of an OpenAI-compatible server")
     remote_model = models.CharField(max_length=200, blank=True, help_text="model name on the server")
     adapter_path = models.CharField(max_length=500, blank=True, help_text="LoRA adapter folder")
     sampling = models.JSONField(default=dict, blank=True, help_text="default sampling parameters")
-    options = models.JSONField(default=dict, blank=True, help_text="kind-specific options (e.g. KB sense mode)")
+    options = models.JSONField(default=dict, blank=True, help_text="kind-specific options (KB: sense mode, closed)")
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children")
     produced_by = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     description = models.TextField(blank=True)

@@ -28,6 +28,17 @@ def model_specs_for(role: str):
     return qs
 
 
+def judge_sureness(p_yes, verdict) -> str:
+    """How sure a probabilistic judge (the learned judge) was of the answer it gave, as "87%": p_yes
+    for yes, 1 − p_yes for no; empty for any other answer or a judge without probabilities."""
+    try:
+        p = float(p_yes)
+    except (TypeError, ValueError):
+        return ""
+    sure = {"yes": p, "no": 1.0 - p}.get(str(verdict))
+    return "" if sure is None else f"{round(100 * sure)}%"
+
+
 def latest_versions() -> dict[str, int]:
     return dict(WordList.objects.values_list("name").annotate(v=Max("version")))
 

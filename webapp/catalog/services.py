@@ -105,21 +105,57 @@ def seed_word_lists(directory: Path = WORDLISTS_DIR) -> list[str]:
     return created
 
 
+KB_OPEN_WORLD = ("answers from what WordNet stores and says unknown (not No) for a part, material or property "
+                 "it does not list")
 DEFAULT_MODEL_SPECS = [
     dict(name="kb", kind=ModelKind.KB, role=ModelRole.JUDGE, options={"sense": "dominant"},
-         description="Knowledge-base judge: WordNet features of the word's dominant senses."),
+         description=f"Knowledge-base judge on the word's dominant senses: {KB_OPEN_WORLD}."),
     dict(name="kb-any-sense", kind=ModelKind.KB, role=ModelRole.JUDGE, options={"sense": "any"},
          description="Knowledge-base judge answering from any sense of the word (disagrees on polysemous words)."),
+    dict(name="kb-closed", kind=ModelKind.KB, role=ModelRole.JUDGE, options={"sense": "dominant", "closed": True},
+         description="Knowledge-base judge in the closed world of the information-gain guesser: No to every fact "
+                     "WordNet does not store (the judge of the training miniature)."),
+    dict(name="learned", kind=ModelKind.LEARNED, role=ModelRole.JUDGE, options={}, description=""),  # see below
+    dict(name="kb+learned", kind=ModelKind.HYBRID, role=ModelRole.JUDGE, options={},
+         description="The knowledge-base judge where it is sure (a stored fact or a kind it is complete for), "
+                     "the learned judge for every other question."),
     dict(name="infogain", kind=ModelKind.INFOGAIN, role=ModelRole.GUESSER, options={},
          description="Information-gain guesser over the knowledge base's nouns (strong non-neural baseline)."),
     dict(name="random", kind=ModelKind.RANDOM, role=ModelRole.GUESSER, options={},
          description="Random guesser (floor baseline)."),
 ]
+# seeded descriptions that said something no longer true; seeding replaces them (and only them)
+SUPERSEDED_DESCRIPTIONS = {"kb": "Knowledge-base judge: WordNet features of the word's dominant senses."}
+SPLIT_NAMES = {"val": "validation", "test": "test"}
+
+
+def held_out_accuracy(held_out: dict) -> str:
+    """"held-out accuracy 86.8% on validation secrets, 87.4% on test secrets" (empty without figures)."""
+    held_out = held_out or {}
+    parts = [f"{held_out[split]['accuracy']:.1%} on {name} secrets" for split, name in SPLIT_NAMES.items()
+             if (held_out.get(split) or {}).get("accuracy") is not None]
+    return f"held-out accuracy {', '.join(parts)}" if parts else ""
+
+
+def learned_description(meta: dict, *, trained_on: str) -> str:
+    accuracy = held_out_accuracy(meta.get("held_out") or {})
+    return (f"Learned judge: a small network over the knowledge base's facts about the secret, trained on "
+            f"{trained_on}; answers any yes/no question on a CPU" + (f"; {accuracy}." if accuracy else "."))
+
+
+def _shipped_learned_description() -> str:
+    from games.judges.learned import weights_meta
+
+    meta = weights_meta()
+    rows = (meta.get("rows") or {}).get("train")
+    return learned_description(meta, trained_on="the ΔBelief-RL paper's LLM judge's answers"
+                                                + (f" ({rows:,} pairs)" if rows else ""))
 
 
 def seed_model_specs(tiny_model_dir: Path | None = None) -> list[str]:
     created = []
-    specs = list(DEFAULT_MODEL_SPECS)
+    specs = [dict(s, description=_shipped_learned_description()) if s["name"] == "learned" else s
+             for s in DEFAULT_MODEL_SPECS]
     if tiny_model_dir is not None:
         specs.append(dict(
             name="tiny-llama", kind=ModelKind.TRANSFORMERS, role=ModelRole.GUESSER, path=str(tiny_model_dir),
@@ -130,6 +166,9 @@ def seed_model_specs(tiny_model_dir: Path | None = None) -> list[str]:
         _, was_created = ModelSpec.objects.get_or_create(name=spec["name"], defaults=spec)
         if was_created:
             created.append(spec["name"])
+    for name, old in SUPERSEDED_DESCRIPTIONS.items():
+        current = next(s["description"] for s in specs if s["name"] == name)
+        ModelSpec.objects.filter(name=name, description=old).update(description=current)
     return created
 
 

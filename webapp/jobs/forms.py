@@ -8,7 +8,7 @@ import typing
 from django import forms
 from django.core.exceptions import ValidationError
 
-from webapp.catalog.models import ModelKind, WordList
+from webapp.catalog.models import LLM_KINDS, WordList
 from webapp.catalog.selectors import model_specs_for
 from webapp.jobs.registry import JobKind
 
@@ -19,10 +19,10 @@ REFERENCE_CHOICES = {
     "word_list": lambda: [(n, n) for n in WordList.objects.values_list("name", flat=True).distinct().order_by("name")],
 }
 REFERENCE_CHOICES["pool_word_list"] = lambda: [("", "(default)"), *REFERENCE_CHOICES["word_list"]()]
+REFERENCE_CHOICES["games_judge"] = REFERENCE_CHOICES["judge"]  # the judge job: whose stored verdicts are learned
 # dpo's rating judge: any active LLM (the kinds webapp.jobs.kinds.training.check_dpo accepts)
 REFERENCE_CHOICES["rating_model"] = lambda: [
-    (s.name, s.name) for s in model_specs_for("").filter(kind__in=[ModelKind.TRANSFORMERS, ModelKind.VLLM,
-                                                                   ModelKind.OPENAI])]
+    (s.name, s.name) for s in model_specs_for("").filter(kind__in=LLM_KINDS)]
 
 
 def _form_field(field: dataclasses.Field, annotation) -> forms.Field:

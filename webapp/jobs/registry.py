@@ -96,6 +96,12 @@ register(JobKind(
     gpu=True, check="webapp.jobs.kinds.training:check_games_job",
 ))
 register(JobKind(
+    "judge", "training.judge.config:LearnedJudgeJobConfig", "webapp.jobs.kinds.judge:run",
+    "Train the learned judge (a small network over the knowledge base's facts, on a CPU) on the reference "
+    "answers, the gold labels and/or stored games' verdicts; registered as a judge.",
+    check="webapp.jobs.kinds.judge:check",  # gpu=False: the cpu queue whatever JOBS_GPU_QUEUE says
+))
+register(JobKind(
     "grpo", "training.grpo.config:GRPOConfig", "webapp.jobs.kinds.grpo:run",
     "Multi-turn GRPO: G games per secret against the judge, StarPO (trajectory) or ΔBelief (per-turn) credit.",
     gpu=True, check="webapp.jobs.kinds.grpo:check",

@@ -5,7 +5,7 @@ from webapp.labelling.models import Assignment, DisagreementItem, JudgeVote, Lab
 
 @admin.register(JudgeVote)
 class JudgeVoteAdmin(admin.ModelAdmin):
-    list_display = ("secret", "question", "judge_name", "verdict", "item", "created_at")
+    list_display = ("secret", "question", "judge_name", "verdict", "p_yes", "item", "created_at")
     list_filter = ("judge_name", "verdict")
     search_fields = ("secret", "question", "judge_name")
     raw_id_fields = ("item", "turn", "judge_spec", "user", "job")
@@ -19,7 +19,8 @@ class LabelInline(admin.TabularInline):
 
 @admin.register(DisagreementItem)
 class DisagreementItemAdmin(admin.ModelAdmin):
-    list_display = ("id", "secret", "question", "is_control", "labels_count", "labels_needed", "gold", "created_at")
+    list_display = ("id", "secret", "question", "is_control", "uncertainty", "labels_count", "labels_needed", "gold",
+                    "created_at")
     list_filter = ("is_control", "gold")
     search_fields = ("secret", "question")
     raw_id_fields = ("source_turn", "job", "adjudicated_by")

@@ -10,6 +10,10 @@ raw text "rule: …") are skipped. Unknown votes count as a distinct answer by d
 items are where a judge's "unrecognised" rate is measured; `unknown="ignore"` compares only the
 judges that answered (use it when a knowledge-base judge would flood the queue with abstentions).
 
+A probabilistic judge (the learned judge, e.g. `judges=("kb", "learned")`) stores its p_yes on its
+vote, and a queued item keeps the uncertainty of its least sure vote: annotators get the items
+nearest a coin flip first (selectors.queue_candidates).
+
 Idempotent: each batch of turns is stored in one transaction and a re-run skips turns this job has
 already voted on; an item is unique per game turn, so a later job attaches its votes to it.
 """
@@ -22,18 +26,18 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
 
 from games.engine import judge_seed
 from games.judges.base import JudgeRequest
 from games.types import Turn as TurnData, Verdict
 from training.reporting import StopRequested
 from webapp.catalog.builders import judge_for
-from webapp.catalog.models import ModelKind, ModelSpec
+from webapp.catalog.models import MODEL_HEAVY_KINDS, ModelSpec
 from webapp.labelling.models import DisagreementItem, JudgeVote
 from webapp.play.models import Game, Turn
 
 RULE_VERDICTS = (Verdict.FINISHED.value, Verdict.REPEATED.value)
-MODEL_HEAVY = (ModelKind.TRANSFORMERS, ModelKind.VLLM)
 
 
 @dataclass(frozen=True)
@@ -111,12 +115,23 @@ def check(config: DisagreementsConfig) -> None:
 
 def queue_for(config: DisagreementsConfig) -> str | None:
     kinds = ModelSpec.objects.filter(name__in=config.judges).values_list("kind", flat=True)
-    return "gpu" if any(k in MODEL_HEAVY for k in kinds) else None
+    return "gpu" if any(k in MODEL_HEAVY_KINDS for k in kinds) else None
 
 
 def as_vote(verdict: Verdict) -> str:
     """A judge's 'finished' on a question that does not name the secret is a yes (the engine's rule)."""
     return Verdict.YES.value if verdict is Verdict.FINISHED else verdict.value
+
+
+def vote_of(answer, **fields) -> JudgeVote:
+    """A JudgeVote of a judge's answer (with its p_yes when the judge is probabilistic)."""
+    return JudgeVote(verdict=as_vote(answer.verdict), raw=answer.raw[:10_000], p_yes=answer.p_yes, **fields)
+
+
+def uncertainty(votes) -> float | None:
+    """1 − 2·|p_yes − 0.5| of the least sure probabilistic vote (None when no vote has a p_yes)."""
+    values = [1.0 - 2.0 * abs(v.p_yes - 0.5) for v in votes if v.p_yes is not None]
+    return round(max(values), 4) if values else None
 
 
 def compared(verdicts: list[str], unknown: str) -> bool | None:
@@ -189,9 +204,8 @@ def _judge_turns(config, judges, ids: list[int], job_id: int, totals: Counter, p
     existing = dict(DisagreementItem.objects.filter(source_turn_id__in=ids).values_list("source_turn_id", "id"))
     with transaction.atomic():
         for i, turn in enumerate(turns):
-            votes = [JudgeVote(turn=turn, secret=turn.game.secret, question=turn.question, judge_name=spec.name,
-                               judge_spec=spec, verdict=as_vote(answers[spec.name][i].verdict),
-                               raw=answers[spec.name][i].raw[:10_000], job_id=job_id) for spec, _ in judges]
+            votes = [vote_of(answers[spec.name][i], turn=turn, secret=turn.game.secret, question=turn.question,
+                             judge_name=spec.name, judge_spec=spec, job_id=job_id) for spec, _ in judges]
             people = humans.get(turn.pk, [])
             verdicts = {v.judge_name: v.verdict for v in [*votes, *people]}
             disagree = compared(list(verdicts.values()), config.unknown)
@@ -204,16 +218,25 @@ def _judge_turns(config, judges, ids: list[int], job_id: int, totals: Counter, p
             if item_id is None and (disagree or (disagree is False and is_control(config.seed, turn.pk, config.controls))):
                 item = DisagreementItem.objects.create(
                     secret=turn.game.secret, question=turn.question, history=histories[turn.pk], source_turn=turn,
-                    job_id=job_id, is_control=not disagree, labels_needed=config.labels_needed)
+                    job_id=job_id, is_control=not disagree, labels_needed=config.labels_needed,
+                    uncertainty=uncertainty(votes))
                 item_id = item.pk
                 totals["disagreements" if disagree else "controls"] += 1
             elif item_id is not None:
                 totals["already_queued"] += 1
+                _raise_uncertainty(item_id, uncertainty(votes))
             for vote in votes:
                 vote.item_id = item_id
             JudgeVote.objects.bulk_create(votes)
             if item_id is not None and people:
                 JudgeVote.objects.filter(pk__in=[v.pk for v in people], item__isnull=True).update(item_id=item_id)
+
+
+def _raise_uncertainty(item_id: int, value: float | None) -> None:
+    """A later job's less sure vote makes a queued item more uncertain (never less)."""
+    if value is not None:
+        DisagreementItem.objects.filter(pk=item_id).filter(
+            Q(uncertainty__isnull=True) | Q(uncertainty__lt=value)).update(uncertainty=value)
 
 
 def _count_pairs(verdicts: dict[str, str], unknown: str, pairs: Counter) -> None:
@@ -248,9 +271,8 @@ def score_items(items: list[DisagreementItem], judges, *, job_id: int | None = N
     for spec, judge in judges:
         todo = [(it, req) for it, req in zip(items, requests) if (it.pk, spec.name) not in skip]
         answers = judge.judge_batch([req for _, req in todo]) if todo else []
-        votes += [JudgeVote(item=it, turn_id=it.source_turn_id, secret=it.secret, question=it.question,
-                            judge_name=spec.name, judge_spec=spec, verdict=as_vote(a.verdict), raw=a.raw[:10_000],
-                            job_id=job_id) for (it, _), a in zip(todo, answers)]
+        votes += [vote_of(a, item=it, turn_id=it.source_turn_id, secret=it.secret, question=it.question,
+                          judge_name=spec.name, judge_spec=spec, job_id=job_id) for (it, _), a in zip(todo, answers)]
     with transaction.atomic():
         JudgeVote.objects.bulk_create(votes)
     return len(votes)

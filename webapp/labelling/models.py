@@ -25,6 +25,7 @@ class JudgeVote(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="votes")
     verdict = models.CharField(max_length=10)
     raw = models.TextField(blank=True)
+    p_yes = models.FloatField(null=True, blank=True, help_text="a probabilistic judge's probability of yes")
     job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="votes")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -40,6 +41,9 @@ class DisagreementItem(models.Model):
     source_turn = models.ForeignKey("play.Turn", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="disagreement_items")
     is_control = models.BooleanField(default=False, help_text="an item the judges agreed on, kept as a control")
+    uncertainty = models.FloatField(null=True, blank=True, help_text=(
+        "1 − 2·|p_yes − 0.5| of the least sure probabilistic judge's vote (1: a coin flip, 0: certain); "
+        "the queue serves the most uncertain items first"))
     labels_needed = models.PositiveSmallIntegerField(default=3)
     labels_count = models.PositiveSmallIntegerField(default=0)
     gold = models.CharField(max_length=10, choices=LabelVerdict.choices, blank=True)

@@ -13,6 +13,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from games.agreement import agreement_report, judge_accuracy
+from webapp.catalog.selectors import model_specs_for
 from webapp.labelling.models import Assignment, DisagreementItem, JudgeVote, Label, LabelVerdict
 
 CATEGORIES = [c.value for c in LabelVerdict]
@@ -33,14 +34,15 @@ def reserved_by_others(item_id: int, user, now=None):
 
 
 def queue_candidates(user, now=None):
-    """Open items this person has neither labelled nor skipped and that have a free slot, fullest first."""
+    """Open items this person has neither labelled nor skipped and that have a free slot: the most
+    uncertain first (a probabilistic judge's vote nearest 0.5), then the fullest, then the oldest."""
     now = now or timezone.now()
     live = (Assignment.objects.filter(item=OuterRef("pk"), skipped_at__isnull=True, expires_at__gt=now)
             .exclude(annotator=user).order_by().values("item").annotate(c=Count("id")).values("c"))
     return (_open_for(user)
             .annotate(reserved=Coalesce(Subquery(live, output_field=IntegerField()), Value(0)))
             .filter(labels_count__lt=F("labels_needed") - F("reserved"))
-            .order_by("-labels_count", "id"))
+            .order_by(F("uncertainty").desc(nulls_last=True), "-labels_count", "id"))
 
 
 def _open_for(user):
@@ -72,7 +74,8 @@ def item_reveal(item_id: int, user) -> dict | None:
     label = Label.objects.filter(item_id=item_id, annotator=user).select_related("item").first()
     if label is None:
         return None
-    votes = list(JudgeVote.objects.filter(item_id=item_id).order_by("judge_name", "-id").values("judge_name", "verdict"))
+    votes = list(JudgeVote.objects.filter(item_id=item_id).order_by("judge_name", "-id")
+                 .values("judge_name", "verdict", "p_yes"))
     latest = list({v["judge_name"]: v for v in reversed(votes)}.values())
     return {"item": label.item, "label": label, "votes": sorted(latest, key=lambda v: v["judge_name"])}
 
@@ -124,6 +127,14 @@ def gold_labels(*, include_consensus: bool = True) -> dict[int, tuple[str, str]]
     return gold
 
 
+def gold_answers() -> list[tuple[str, str, str]]:
+    """(secret, question, "yes" | "no") of every gold item whose gold is yes or no: what a judge is
+    trained on (gold unclear or invalid has no yes/no answer)."""
+    gold = {pk: label for pk, (label, _) in gold_labels().items() if label in (LabelVerdict.YES, LabelVerdict.NO)}
+    items = DisagreementItem.objects.filter(pk__in=gold).order_by("id").values_list("pk", "secret", "question")
+    return [(secret, question, gold[pk]) for pk, secret, question in items]
+
+
 # -- agreement and accuracy -------------------------------------------------------------------------
 def label_matrix(subset: str = "all") -> dict[int, dict[str, str]]:
     labels = Label.objects.all()
@@ -153,7 +164,8 @@ def agreement_summary(subset: str = "all", *, n_boot: int = 1000, seed: int = 0)
 
 
 def judge_leaderboard() -> dict:
-    """Every judge (and person) that voted on gold items, scored against gold, best first."""
+    """Every judge (and person) that voted on gold items, scored against gold, best first, and the
+    active judge specs with no vote on gold yet (`unscored`)."""
     gold = gold_labels()
     latest: dict[tuple[str, int], str] = {}
     for name, item_id, verdict in (JudgeVote.objects.filter(item_id__in=gold).order_by("id")
@@ -170,7 +182,9 @@ def judge_leaderboard() -> dict:
     distribution = defaultdict(int)
     for label, _ in gold.values():
         distribution[label] += 1
-    return {"rows": rows, "gold_items": len(gold), "gold_sources": dict(sources), "gold_distribution": dict(distribution)}
+    unscored = [name for name in model_specs_for("judge").values_list("name", flat=True) if name not in pairs]
+    return {"rows": rows, "gold_items": len(gold), "gold_sources": dict(sources),
+            "gold_distribution": dict(distribution), "unscored": unscored}
 
 
 def undoable_label(user, now=None) -> Label | None:

@@ -49,6 +49,8 @@ class LabellingLabelInputSerializer(serializers.Serializer):
 class LabellingVoteSerializer(serializers.Serializer):
     judge_name = serializers.CharField()
     verdict = serializers.CharField()
+    p_yes = serializers.FloatField(allow_null=True, default=None,
+                                   help_text="a probabilistic judge's probability of yes (null for the others)")
 
 
 class LabellingLabelOutputSerializer(serializers.Serializer):
@@ -178,3 +180,5 @@ class LabellingJudgeBoardSerializer(serializers.Serializer):
     gold_items = serializers.IntegerField()
     gold_sources = serializers.DictField(child=serializers.IntegerField(), help_text="adjudicated / consensus")
     gold_distribution = serializers.DictField(child=serializers.IntegerField())
+    unscored = serializers.ListField(child=serializers.CharField(),
+                                     help_text="active judge model specs with no vote on the gold set yet")

@@ -1,4 +1,5 @@
-"""Writes: handing out items, labels (with undo), skips, adjudication, scoring judges on gold, judge SFT.
+"""Writes: handing out items, labels (with undo), skips, adjudication, scoring judges on gold, and
+training the learned judge on gold.
 
 Concurrency: every write that changes an item's slots (allocation, label, undo) first locks the
 item row, so the fresh counts read under that lock are exact. Allocation takes candidates with
@@ -17,12 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from webapp.catalog.models import ModelKind, ModelSpec
+from webapp.catalog.models import LLM_KINDS, ModelSpec
 from webapp.core.exceptions import ApplicationError
+from webapp.jobs.models import Artifact
 from webapp.labelling import selectors
 from webapp.labelling.models import Assignment, DisagreementItem, Label, LabelVerdict
 
@@ -30,7 +33,7 @@ LEASE = timedelta(minutes=10)  # how long an item shown to someone keeps their s
 UNDO_WINDOW = timedelta(minutes=2)
 CANDIDATES = 20  # items locked per allocation attempt
 MAX_WAITS = 5  # blocking retries when every candidate was locked by other allocators
-SYNC_SCORE_LIMIT = 500  # gold items a cheap (non-model) judge is scored on inside the request
+SYNC_SCORE_LIMIT = 500  # gold items a cheap judge (not a language model) is scored on inside the request
 VERDICTS = tuple(c.value for c in LabelVerdict)
 
 
@@ -179,15 +182,15 @@ class GoldScore:
 
 
 def gold_score(*, user, judge: str) -> GoldScore:
-    """Score a judge model spec on the gold set: here and now for a cheap judge on a small set,
-    else as a `disagreements` job with source=gold."""
+    """Score a judge model spec on the gold set: here and now for a cheap judge (knowledge base,
+    learned, hybrid) on a small set, else as a `disagreements` job with source=gold."""
     spec = ModelSpec.objects.filter(name=judge, is_active=True).first()
     if spec is None or not spec.can_judge:
         raise ApplicationError(f"There is no active judge model spec named “{str(judge)[:100]}”.")
     gold = selectors.gold_labels()
     if not gold:
         raise ApplicationError("There is no gold set yet: adjudicate or fully label some items first.", status=409)
-    if spec.kind in (ModelKind.TRANSFORMERS, ModelKind.VLLM, ModelKind.OPENAI) or len(gold) > SYNC_SCORE_LIMIT:
+    if spec.kind in LLM_KINDS or len(gold) > SYNC_SCORE_LIMIT:
         from webapp.jobs.services import job_submit
 
         job = job_submit(kind="disagreements", params={"judges": [spec.name], "source": "gold"}, user=user)
@@ -203,45 +206,38 @@ def gold_score(*, user, judge: str) -> GoldScore:
     return GoldScore(spec.name, votes=score_items(items, [(spec, judge_obj)]))
 
 
-SFT_KIND = "judge_sft"
-SFT_DATASET_FIELDS = ("dataset", "dataset_path", "data_path", "train_file", "train_path", "dataset_dir", "data_dir")
+TRAIN_KIND = "judge"  # the learned judge's training job (webapp.jobs.kinds.judge)
+TRAIN_DATASET = "reference+gold"  # the shipped reference answers plus the gold answers, weighted
 
 
 @dataclass
-class SftLaunch:
+class JudgeTraining:
+    job_id: int
+    gold_answers: int  # gold items with a yes/no answer, the rows the job adds to the reference answers
     artifacts: list
-    examples: int
-    job_id: int | None
     message: str
 
 
-def judge_sft_launch(*, user) -> SftLaunch:
-    """Write the gold set as a judge-SFT dataset (an artifact) and, if the `judge_sft` job kind is
-    registered, submit it on that dataset. Nothing is trained when the kind is missing."""
-    import dataclasses
-
-    from webapp.jobs import registry
-    from webapp.jobs.models import Artifact
+@transaction.atomic
+def judge_train_launch(*, user) -> JudgeTraining:
+    """Queue a `judge` job training the learned judge on the reference answers plus the gold set's
+    yes/no answers (weighted by the job's extra_weight), and keep the gold set, as the LLM judge's
+    chats, as a downloadable artifact of that job."""
+    from webapp.jobs.services import job_submit
     from webapp.labelling import exports
 
-    folder, files, n = exports.sft_dataset_write()
-    if n == 0:
-        raise ApplicationError("The gold set has no yes/no/invalid labels to train on yet.", status=409)
-    artifacts = [Artifact.objects.create(kind="judge-sft-dataset", name=f"{folder.name}/{p.name}", path=str(p),
-                                         size_bytes=p.stat().st_size, meta={"examples": n, "folder": str(folder)})
-                 for p in files]
-    kind = registry.REGISTRY.get(SFT_KIND)
-    if kind is None:
-        return SftLaunch(artifacts, n, None, f"Wrote {n} examples. The {SFT_KIND} job kind is not available yet, "
-                                             "so no training was started; download the dataset below.")
-    names = {f.name for f in dataclasses.fields(kind.config_class())}
-    target = next((f for f in SFT_DATASET_FIELDS if f in names), None)
-    if target is None:
-        return SftLaunch(artifacts, n, None, f"Wrote {n} examples, but the {SFT_KIND} job has no dataset field "
-                                             f"({', '.join(SFT_DATASET_FIELDS)}); start it from the jobs dashboard.")
-    path = files[0] if target in ("train_file", "train_path") else folder
-    from webapp.jobs.services import job_submit
-
-    job = job_submit(kind=SFT_KIND, params={target: str(path)}, user=user)
-    Artifact.objects.filter(pk__in=[a.pk for a in artifacts]).update(job=job)
-    return SftLaunch(artifacts, n, job.pk, f"Wrote {n} examples and queued {SFT_KIND} job {job.pk}.")
+    answers = len(selectors.gold_answers())
+    if not answers:
+        raise ApplicationError("The gold set has no yes/no answers to train on yet: adjudicate or fully label "
+                               "some items first.", status=409)
+    try:
+        job = job_submit(kind=TRAIN_KIND, params={"dataset": TRAIN_DATASET}, user=user)
+    except ValidationError as err:
+        raise ApplicationError(f"The {TRAIN_KIND} job was refused: {'; '.join(err.messages)}") from err
+    folder, files, examples = exports.sft_dataset_write()
+    meta = {"examples": examples, "folder": str(folder)}
+    artifacts = [Artifact.objects.create(job=job, kind="judge-sft-dataset", name=f"{folder.name}/{p.name}", path=str(p),
+                                         size_bytes=p.stat().st_size, meta=meta) for p in files]
+    return JudgeTraining(job.pk, answers, artifacts,
+                         f"Queued {TRAIN_KIND} job {job.pk}: the learned judge on the reference answers plus "
+                         f"{answers} gold answer{'s' if answers != 1 else ''}.")

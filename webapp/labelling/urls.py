@@ -13,7 +13,7 @@ urlpatterns = [
     path("agreement/", views.agreement, name="agreement"),
     path("judges/", views.judges, name="judges"),
     path("judges/score/", views.score, name="score"),
-    path("judges/sft/", views.sft, name="sft"),
+    path("judges/train/", views.train_judge, name="train-judge"),
     path("export/labels.<slug:fmt>", views.export, name="export"),
 ]
 

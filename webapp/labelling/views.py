@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from webapp.accounts.roles import ANNOTATOR, RESEARCHER, require_role
+from webapp.catalog.selectors import judge_sureness
 from webapp.core.exceptions import ApplicationError
 from webapp.jobs.models import Artifact
 from webapp.labelling import exports, selectors, services
@@ -62,10 +63,15 @@ def _respond(request, context: dict, after: int | None = None):
     return redirect(f"{url}?after={after}" if after else url)
 
 
+def _sure(vote: dict) -> str:
+    sure = judge_sureness(vote.get("p_yes"), vote["verdict"])
+    return f" ({sure} sure)" if sure else ""
+
+
 def _revealed(reveal) -> str:
     if reveal is None:
         return ""
-    votes = ", ".join(f"{v['judge_name']} {v['verdict']}" for v in reveal["votes"]) or "no judge votes"
+    votes = ", ".join(f"{v['judge_name']} {v['verdict']}{_sure(v)}" for v in reveal["votes"]) or "no judge votes"
     return f"Saved “{reveal['label'].verdict}”. The judges said: {votes}."
 
 
@@ -160,8 +166,8 @@ def judges(request):
               "n": r["n"]} for r in board["rows"] if r["accuracy"]["value"] is not None]
     datasets = Artifact.objects.filter(kind="judge-sft-dataset").order_by("-created_at")[:6]
     return render(request, "labelling/judges.html", {"board": board, "chart": chart, "chart_height": 80 + 36 * len(chart),
-                                                     "form": ScoreJudgeForm(),
-                                                     "datasets": datasets, "sft_kind": services.SFT_KIND})
+                                                     "form": ScoreJudgeForm(), "datasets": datasets,
+                                                     "train_dataset": services.TRAIN_DATASET})
 
 
 @role_required(RESEARCHER)
@@ -185,14 +191,15 @@ def score(request):
 
 @role_required(RESEARCHER)
 @require_POST
-def sft(request):
+def train_judge(request):
+    """Queue the learned judge's training on the reference answers plus the gold set; show its run page."""
     try:
-        launch = services.judge_sft_launch(user=request.user)
+        launch = services.judge_train_launch(user=request.user)
     except ApplicationError as err:
         messages.error(request, err.message)
         return redirect("labelling:judges")
-    (messages.success if launch.job_id else messages.warning)(request, launch.message)
-    return redirect("jobs:detail", job_id=launch.job_id) if launch.job_id else redirect("labelling:judges")
+    messages.success(request, launch.message)
+    return redirect("jobs:detail", job_id=launch.job_id)
 
 
 @role_required(RESEARCHER)

@@ -38,7 +38,8 @@ class GameStartApi(_GuestThrottled, APIView):
     class GameStartInputSerializer(serializers.Serializer):
         role = serializers.ChoiceField(choices=services.ROLES, help_text="guesser: you ask; answerer: you judge")
         guesser = serializers.CharField(required=False, max_length=100, help_text=f"default {services.DEFAULT_GUESSER}")
-        judge = serializers.CharField(required=False, max_length=100, help_text=f"default {services.DEFAULT_JUDGE}")
+        judge = serializers.CharField(required=False, max_length=100, help_text=(
+            f"default {services.LEARNED_JUDGE} when it is registered and active, else {services.KB_JUDGE}"))
         word_list = serializers.CharField(required=False, max_length=100,
                                           help_text=f"draw the secret from it (guesser default {services.DEFAULT_WORD_LIST})")
         secret = serializers.CharField(required=False, max_length=200,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from functools import lru_cache
 
 from django.db.models import Avg, Count, Q, QuerySet
 from django.urls import reverse
@@ -12,7 +13,7 @@ from webapp.catalog.models import ModelKind, ModelSpec
 from webapp.catalog.selectors import model_specs_for, word_list_summaries
 from webapp.play.models import Game, GameMode, GameOutcome, GameStatus, Turn
 from webapp.play.records import trajectory_of
-from webapp.play.services import DEFAULT_GUESSER, DEFAULT_JUDGE, DEFAULT_WORD_LIST, MAX_TURNS_LIMIT
+from webapp.play.services import DEFAULT_GUESSER, DEFAULT_WORD_LIST, KB_JUDGE, MAX_TURNS_LIMIT, default_judge
 from webapp.play.visitors import Visitor
 
 MAX_SUGGESTIONS = 12
@@ -38,7 +39,7 @@ def secret_visible(game: Game, visitor: Visitor | None) -> bool:
 def new_game_choices() -> dict:
     return {
         "judges": list(model_specs_for("judge")), "guessers": list(model_specs_for("guesser")),
-        "word_lists": [wl.name for wl in word_list_summaries()], "default_judge": DEFAULT_JUDGE,
+        "word_lists": [wl.name for wl in word_list_summaries()], "default_judge": default_judge(),
         "default_guesser": DEFAULT_GUESSER, "default_word_list": DEFAULT_WORD_LIST, "max_turns_limit": MAX_TURNS_LIMIT,
     }
 
@@ -48,7 +49,7 @@ def game_play_context(game: Game, visitor: Visitor) -> dict:
     turns = list(game_turns(game))
     max_turns = int((game.config or {}).get("max_turns", 20))
     over = game.status != GameStatus.PLAYING
-    suggests = game.judge is not None and game.judge.kind == ModelKind.KB
+    helper = question_helper(game)
     pending = (game.state or {}).get("pending") if not over else None
     return {
         "game": game, "turns": turns, "pending": pending, "over": over, "max_turns": max_turns,
@@ -60,18 +61,37 @@ def game_play_context(game: Game, visitor: Visitor) -> dict:
         "show_secret": secret_visible(game, visitor),
         "needs_secret": over and game.mode == GameMode.HUMAN_JUDGE and not game.secret and visitor.can_continue(game),
         "kb_check": (game.state or {}).get("kb_check"),
-        "suggests": suggests,
-        "kb_forms": builders.judge_for(game.judge).forms() if suggests and not over else [],
+        "suggests": helper is not None,
+        "judge_reads_any_question": helper is not None and game.judge.kind != ModelKind.KB,
+        "kb_forms": helper.forms() if helper is not None and not over else [],
         "has_candidates": any(t.top_candidates for t in turns),
         "answer_labels": ANSWER_LABELS,
     }
 
 
+@lru_cache(maxsize=1)
+def _kb_judge():
+    from games.registry import build_judge
+
+    return build_judge(KB_JUDGE)
+
+
+def question_helper(game: Game):
+    """The knowledge-base judge whose question forms and concepts are suggested while a person types:
+    the game's own, or for the learned and hybrid judges (which read the knowledge base's facts and
+    answer any question) the default one. None for other judges."""
+    if game.judge is None:
+        return None
+    if game.judge.kind == ModelKind.KB:
+        return builders.judge_for(game.judge)
+    return _kb_judge() if game.judge.kind in (ModelKind.LEARNED, ModelKind.HYBRID) else None
+
+
 def question_suggestions(*, game: Game, text: str) -> list[str]:
-    """Questions the game's knowledge-base judge understands that continue what was typed."""
-    if game.judge is None or game.judge.kind != ModelKind.KB:
+    """Questions the knowledge base understands (see question_helper) that continue what was typed."""
+    judge = question_helper(game)
+    if judge is None:
         return []
-    judge = builders.judge_for(game.judge)
     typed = " ".join((text or "")[:200].split())
     low = typed.lower()
     out: list[str] = []

@@ -31,6 +31,66 @@ class PendingQuestionSerializer(serializers.Serializer):
     candidates_left = serializers.IntegerField(allow_null=True)
 
 
+class JudgeAnswerSerializer(serializers.Serializer):
+    judge = serializers.CharField(help_text="model spec name")
+    said = serializers.CharField(help_text="what the judge would have answered (unknown: it could not tell)")
+    raw = serializers.CharField(help_text="the judge's own text")
+    p_yes = serializers.FloatField(allow_null=True,
+                                   help_text="the learned judge's probability of yes (null for the others)")
+    differs = serializers.BooleanField(help_text="it would have answered differently from the person")
+
+
+class AnswerDifferenceSerializer(serializers.Serializer):
+    index = serializers.IntegerField(help_text="0-based turn index")
+    question = serializers.CharField()
+    you = serializers.CharField(help_text="the person's answer")
+    answers = JudgeAnswerSerializer(many=True, help_text="every compared judge's answer to this question")
+
+
+class JudgeDisagreementSerializer(serializers.Serializer):
+    index = serializers.IntegerField()
+    question = serializers.CharField()
+    you = serializers.CharField()
+    said = serializers.CharField()
+    raw = serializers.CharField()
+    p_yes = serializers.FloatField(allow_null=True)
+
+
+class JudgeComparisonSerializer(serializers.Serializer):
+    judge = serializers.CharField()
+    kind = serializers.CharField(help_text="kb or learned")
+    available = serializers.BooleanField(help_text="false when the judge does not know the word")
+    note = serializers.CharField(required=False)
+    checked = serializers.IntegerField(required=False, help_text="answers the person gave")
+    ungrounded = serializers.IntegerField(required=False, help_text="questions the judge could not answer")
+    compared = serializers.IntegerField(required=False)
+    disagreements = JudgeDisagreementSerializer(many=True, required=False)
+
+
+class KBDisagreementSerializer(serializers.Serializer):
+    index = serializers.IntegerField()
+    question = serializers.CharField()
+    you = serializers.CharField()
+    kb = serializers.CharField(help_text="the answer of the judge named in `judge`")
+    kb_raw = serializers.CharField()
+
+
+class AnswerCheckSerializer(serializers.Serializer):
+    """The person's answers (games they judged) against the knowledge-base and learned judges."""
+
+    available = serializers.BooleanField(help_text="at least one judge could compare")
+    note = serializers.CharField(required=False, help_text="why nothing was compared")
+    judge = serializers.CharField(required=False, help_text="the judge of the top-level figures (the knowledge base "
+                                                            "when it knows the word)")
+    checked = serializers.IntegerField(required=False)
+    ungrounded = serializers.IntegerField(required=False)
+    compared = serializers.IntegerField(required=False)
+    disagreements = KBDisagreementSerializer(many=True, required=False)
+    judges = JudgeComparisonSerializer(many=True, required=False, help_text="each compared judge")
+    differences = AnswerDifferenceSerializer(many=True, required=False,
+                                             help_text="the questions where a judge would have answered differently")
+
+
 class GameOutputSerializer(serializers.Serializer):
     """A game with its whole trajectory (the games.Trajectory dict plus ids and provenance)."""
 
@@ -58,7 +118,8 @@ class GameOutputSerializer(serializers.Serializer):
     pending = PendingQuestionSerializer(allow_null=True, help_text="the model's question waiting for your verdict")
     turns = TurnOutputSerializer(many=True)
     initial_belief = serializers.FloatField(allow_null=True)
-    kb_check = serializers.DictField(allow_null=True, help_text="answers the knowledge-base judge would give differently")
+    kb_check = AnswerCheckSerializer(allow_null=True, help_text="answers the knowledge-base and learned judges would "
+                                                                "give differently (games a person judged)")
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
 
@@ -76,7 +137,7 @@ class GameStateSerializer(serializers.Serializer):
     next_index = serializers.IntegerField(allow_null=True)
     secret = serializers.CharField(allow_null=True)
     pending = PendingQuestionSerializer(allow_null=True)
-    kb_check = serializers.DictField(allow_null=True)
+    kb_check = AnswerCheckSerializer(allow_null=True)
 
 
 class TurnResultSerializer(serializers.Serializer):

@@ -8,6 +8,7 @@ of the same turn harmless. All rules come from games.engine.TwentyQuestions.
 
 from __future__ import annotations
 
+import logging
 import secrets as secrets_module
 import time
 from typing import Sequence
@@ -18,6 +19,7 @@ from django.utils import timezone
 from games import rules
 from games.engine import TwentyQuestions
 from games.judges.base import Judge, JudgeRequest, UnknownSecretError
+from games.judges.learned import WeightsError
 from games.types import GameConfig, JudgeAnswer, Outcome, Turn as TurnData, Verdict
 from webapp.accounts.roles import is_researcher
 from webapp.catalog import builders
@@ -31,7 +33,9 @@ from webapp.play.visitors import Visitor
 
 ROLE_GUESSER, ROLE_ANSWERER = "guesser", "answerer"  # the person's role in the game
 ROLES = (ROLE_GUESSER, ROLE_ANSWERER)
-DEFAULT_JUDGE, DEFAULT_GUESSER, DEFAULT_WORD_LIST = "kb", "infogain", "dbrl/paper_test"
+KB_JUDGE, LEARNED_JUDGE = "kb", "learned"
+CHECK_JUDGES = (KB_JUDGE, LEARNED_JUDGE)  # the cheap judges a person's answers are compared with (see judge_check)
+DEFAULT_GUESSER, DEFAULT_WORD_LIST = "infogain", "dbrl/paper_test"
 MAX_TURNS_LIMIT = 50
 HUMAN_VERDICTS = (Verdict.YES, Verdict.NO, Verdict.UNKNOWN, Verdict.INVALID, Verdict.FINISHED)
 # The engine needs a secret; while a person keeps their word to themselves, "?" stands in for it
@@ -40,6 +44,7 @@ UNCONFIRMED_SECRET = "?"
 MAX_DRAW_TRIES = 200
 
 _rng = secrets_module.SystemRandom()
+log = logging.getLogger(__name__)
 
 
 class HumanVerdict(Judge):
@@ -68,7 +73,7 @@ def game_start(
     game = Game(player=visitor.user, guest_key=visitor.guest_key, config=config.to_dict(),
                 seed=_rng.randrange(2**31))
     if role == ROLE_GUESSER:
-        game.mode, game.judge = GameMode.HUMAN_GUESSER, _spec(judge or DEFAULT_JUDGE, "judge")
+        game.mode, game.judge = GameMode.HUMAN_GUESSER, _spec(judge or default_judge(), "judge")
         judge_model = _build(builders.judge_for, game.judge)
         if secret:
             if not is_researcher(visitor.user):
@@ -154,7 +159,7 @@ def answer_submit(*, game_id: int, visitor: Visitor, verdict: str, expected_inde
 @transaction.atomic
 def game_confirm_secret(*, game_id: int, visitor: Visitor, secret: str) -> Game:
     """The person names the word they judged about once the game is over; it is checked against
-    the winning question and compared with the knowledge-base judge's answers."""
+    the winning question and compared with the knowledge-base and learned judges' answers."""
     game = _locked_game(game_id, visitor)
     if game.mode != GameMode.HUMAN_JUDGE:
         raise ApplicationError("Only games in which you answer have a word to confirm.")
@@ -169,7 +174,7 @@ def game_confirm_secret(*, game_id: int, visitor: Visitor, secret: str) -> Game:
     game.secret = word
     game.word = Word.objects.filter(text=word).first()
     JudgeVote.objects.filter(turn__game=game).update(secret=word)
-    game.state["kb_check"] = kb_check(word, turns)
+    game.state["kb_check"] = judge_check(word, turns)  # the key predates the learned judge (kept for clients)
     game.save()
     return game
 
@@ -187,34 +192,77 @@ def game_abandon(*, game_id: int, visitor: Visitor) -> Game:
     return game
 
 
-def kb_check(secret: str, turns: Sequence[TurnData]) -> dict:
-    """Every answer a person gave that the knowledge-base judge (or the naming rule) would give differently."""
-    spec = ModelSpec.objects.filter(name=DEFAULT_JUDGE).first()
-    if spec is None:
-        return {"available": False, "note": "No knowledge-base judge is registered, so nothing was compared."}
-    judge = _build(builders.judge_for, spec)
+def default_judge() -> str:
+    """The judge of a game a person asks in when they name none: the learned judge (it answers any
+    question) when it is registered, active and its weights load, else the knowledge-base judge."""
+    spec = ModelSpec.objects.filter(name=LEARNED_JUDGE, is_active=True).first()
+    if spec is None or not spec.can_judge:
+        return KB_JUDGE
+    try:
+        builders.judge_for(spec)  # cached once it loads
+    except WeightsError as err:
+        log.warning("the default judge falls back to %s: %s", KB_JUDGE, err)
+        return KB_JUDGE
+    return LEARNED_JUDGE
+
+
+def judge_check(secret: str, turns: Sequence[TurnData]) -> dict:
+    """Every answer a person gave that another judge would give differently, for each active judge
+    of CHECK_JUDGES: `judges` (per judge: how many answers it could compare and where it differs,
+    with what it would have said and, for the learned judge, its p_yes) and `differences` (per
+    question where any judge differs, every judge's answer). The top-level fields (`available`,
+    `judge`, `compared`, `disagreements` with `kb` and `kb_raw`, ...) are the first comparable
+    judge's (the knowledge base's), as before there were several."""
+    specs = {s.name: s for s in ModelSpec.objects.filter(name__in=CHECK_JUDGES, is_active=True) if s.can_judge}
+    answered = [t for t in turns if t.extra.get("judge") == "human"]
+    checks, answers = [], []  # answers: per comparable judge, its answer to each question (by turn index)
+    for name in (n for n in CHECK_JUDGES if n in specs):
+        check, said = _one_judge_check(specs[name], secret, answered)
+        checks.append(check)
+        if check["available"]:
+            answers.append((check, said))
+    if not checks:
+        return {"available": False, "judges": [], "differences": [],
+                "note": "No knowledge-base or learned judge is registered, so nothing was compared."}
+    main = next((c for c in checks if c["available"]), checks[0])
+    legacy = {key: main[key] for key in ("available", "judge", "note", "checked", "ungrounded", "compared")
+              if key in main}
+    if main["available"]:
+        legacy["disagreements"] = [{"index": d["index"], "question": d["question"], "you": d["you"], "kb": d["said"],
+                                    "kb_raw": d["raw"]} for d in main["disagreements"]]
+    differing = sorted({d["index"] for c, _ in answers for d in c["disagreements"]})
+    by_index = {t.index: t for t in answered}
+    differences = [{"index": i, "question": by_index[i].question, "you": by_index[i].verdict.value,
+                    "answers": [{"judge": c["judge"], **said[i]} for c, said in answers]} for i in differing]
+    return {**legacy, "judges": checks, "differences": differences}
+
+
+def _one_judge_check(spec: ModelSpec, secret: str, answered: Sequence[TurnData]) -> tuple[dict, dict[int, dict]]:
+    """One judge against the person's answers: its summary, and its answer to each question by index."""
+    unavailable = {"available": False, "judge": spec.name, "kind": spec.kind}
+    try:
+        judge = _build(builders.judge_for, spec)
+    except ApplicationError as err:  # e.g. missing weights: the other judges are still compared
+        return {**unavailable, "note": err.message}, {}
     try:
         judge.check_secret(secret)
     except UnknownSecretError:
-        return {"available": False, "judge": spec.name,
-                "note": f"“{secret}” is not in the knowledge base, so its answers could not be compared."}
-    disagreements, checked, ungrounded = [], 0, 0
-    for turn in turns:
-        if turn.extra.get("judge") != "human":
-            continue
-        checked += 1
+        return {**unavailable,
+                "note": f"“{secret}” is not in the knowledge base, so {spec.name}'s answers could not be compared."}, {}
+    said, disagreements, ungrounded = {}, [], 0
+    for turn in answered:
         if rules.names_secret(turn.question, secret):
-            expected, raw = Verdict.FINISHED, "rule: names the secret"
+            answer = JudgeAnswer(Verdict.FINISHED, raw="rule: names the secret")
         else:
             answer = judge.judge(secret, turn.question)
-            expected, raw = answer.verdict, answer.raw
-        if expected is Verdict.UNKNOWN:
-            ungrounded += 1
-        elif expected is not turn.verdict:
+        differs = answer.verdict is not Verdict.UNKNOWN and answer.verdict is not turn.verdict
+        said[turn.index] = {"said": answer.verdict.value, "raw": answer.raw, "p_yes": answer.p_yes, "differs": differs}
+        ungrounded += answer.verdict is Verdict.UNKNOWN
+        if differs:
             disagreements.append({"index": turn.index, "question": turn.question, "you": turn.verdict.value,
-                                  "kb": expected.value, "kb_raw": raw})
-    return {"available": True, "judge": spec.name, "checked": checked, "ungrounded": ungrounded,
-            "compared": checked - ungrounded, "disagreements": disagreements}
+                                  "said": answer.verdict.value, "raw": answer.raw, "p_yes": answer.p_yes})
+    return {"available": True, "judge": spec.name, "kind": spec.kind, "checked": len(answered),
+            "ungrounded": ungrounded, "compared": len(answered) - ungrounded, "disagreements": disagreements}, said
 
 
 def draw_secret(words: Sequence[str], judge: Judge | None) -> str:
@@ -339,7 +387,7 @@ def _store_turn(game: Game, env: TwentyQuestions, turn: TurnData, judged_by=None
 def _game_over(game: Game) -> None:
     game.state.pop("pending", None)
     if game.mode == GameMode.HUMAN_JUDGE and game.secret:
-        game.state["kb_check"] = kb_check(game.secret, trajectory_of(game).turns)
+        game.state["kb_check"] = judge_check(game.secret, trajectory_of(game).turns)
 
 
 def _guesser_next(game: Game, turns: list[TurnData]) -> None:

@@ -1,14 +1,12 @@
-"""Labelling pages: roles, the queue with and without htmx, review, exports, scoring and judge SFT."""
+"""Labelling pages: roles, the queue with and without htmx, review, exports, scoring and training a judge."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from unittest import mock
 
 import pytest
 
-from webapp.jobs import registry
 from webapp.jobs.models import Artifact, Job
 from webapp.labelling.models import DisagreementItem, JudgeVote, Label
 
@@ -128,16 +126,16 @@ def test_score_a_judge_on_gold_in_the_request_or_as_a_job(client, queued, resear
     assert 'data-judge="kb-any-sense"' in html and "accuracy-chart" in html and 'id="accuracy-data"' in html
 
 
-def test_sft_button_writes_the_dataset_and_says_when_the_kind_is_missing(client, queued, researcher, monkeypatch):
-    from webapp.labelling.services import SFT_KIND
-
+def test_train_button_queues_the_judge_job_on_reference_and_gold_and_keeps_the_gold_set(client, queued, researcher):
     for question, gold in (("Is it an animal?", "yes"), ("Is it a device?", "unclear")):
         DisagreementItem.objects.filter(question=question).update(gold=gold)
     client.force_login(researcher)
-    monkeypatch.delitem(registry.REGISTRY, SFT_KIND, raising=False)
-    response = client.post("/labelling/judges/sft/", follow=True)
-    assert "not available yet" in response.content.decode() and not Job.objects.filter(kind=SFT_KIND).exists()
-    artifact = Artifact.objects.get(kind="judge-sft-dataset", name__endswith="train.jsonl")
+    with mock.patch("workers.tasks.job_run_task.apply_async"):
+        response = client.post("/labelling/judges/train/")
+    job = Job.objects.get(kind="judge")
+    assert response.status_code == 302 and response["Location"] == f"/jobs/{job.pk}/"
+    assert job.config["dataset"] == "reference+gold" and job.queue == "cpu"
+    artifact = Artifact.objects.get(job=job, kind="judge-sft-dataset", name__endswith="train.jsonl")
     rows = [json.loads(line) for line in open(artifact.path, encoding="utf-8")]
     assert len(rows) == 1  # gold "unclear" has no training target
     messages = rows[0]["messages"]
@@ -145,23 +143,14 @@ def test_sft_button_writes_the_dataset_and_says_when_the_kind_is_missing(client,
     assert "The secret that has to be guessed is 'seal'" in messages[1]["content"]
     assert messages[2]["content"] == "<answer>Yes</answer>"
     assert client.get(f"/jobs/artifacts/{artifact.pk}/download/").status_code == 200
+    html = client.get("/labelling/judges/").content.decode()
+    assert "Train the learned judge on the gold labels" in html and "(SFT)" not in html
 
 
-def test_sft_button_submits_the_judge_sft_job_when_it_exists(client, queued, researcher, monkeypatch):
-    """A stand-in kind with a `dataset` field: the button passes the dataset folder to it."""
-    from webapp.labelling.services import SFT_KIND
-
-    @dataclasses.dataclass(frozen=True)
-    class StandIn:
-        dataset: str = ""
-
-    kind = registry.JobKind(SFT_KIND, "x:StandIn", "x:run")
-    monkeypatch.setattr(registry.JobKind, "config_class", lambda self: StandIn)
-    monkeypatch.setitem(registry.REGISTRY, SFT_KIND, kind)
-    DisagreementItem.objects.filter(question="Is it an animal?").update(gold="no")
+def test_train_button_without_yes_no_gold_says_so_and_queues_nothing(client, queued, researcher):
+    DisagreementItem.objects.filter(question="Is it a device?").update(gold="unclear")
     client.force_login(researcher)
-    with mock.patch("workers.tasks.job_run_task.apply_async"):
-        response = client.post("/labelling/judges/sft/")
-    job = Job.objects.get(kind=SFT_KIND)
-    assert response["Location"] == f"/jobs/{job.pk}/"
-    assert (job.config["dataset"] + "/train.jsonl") == Artifact.objects.get(job=job, name__endswith=".jsonl").path
+    response = client.post("/labelling/judges/train/", follow=True)
+    assert "no yes/no answers to train on yet" in response.content.decode()
+    assert not Job.objects.filter(kind="judge").exists() and not Artifact.objects.exists()
+    assert client.get("/labelling/judges/train/").status_code == 405

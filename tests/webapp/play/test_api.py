@@ -30,7 +30,7 @@ def send(api, game_id: int, **body):
 def test_a_whole_game_as_the_guesser(api, catalog, player, fixed_secret):
     fixed_secret("dog")
     api.force_authenticate(player)
-    game = start(api, role="guesser")
+    game = start(api, role="guesser", judge="kb")
     assert (game["role"], game["judge"], game["secret"], game["next_index"]) == ("guesser", "kb", None, 0)
     assert game["word_list"] == "dbrl/paper_test v1" and game["turns"] == [] and game["pending"] is None
 
@@ -45,6 +45,17 @@ def test_a_whole_game_as_the_guesser(api, catalog, player, fixed_secret):
     assert detail["secret"] == "dog" and [t["verdict"] for t in detail["turns"]] == ["yes", "finished"]
     assert detail["turns"][0]["judge_raw"] == "isa:animal" and detail["player"] == player.username
     assert detail["next_index"] is None and detail["config"]["max_turns"] == 20
+
+
+def test_the_default_judge_is_the_learned_judge_and_its_turns_say_how_sure_it_was(api, catalog, player, fixed_secret):
+    fixed_secret("dog")
+    api.force_authenticate(player)
+    game = start(api, role="guesser")
+    assert game["judge"] == "learned"
+    turn = send(api, game["id"], question="Is it a kind of mammal?", expected_index=0).json()["turn"]
+    assert turn["verdict"] == "yes" and turn["extra"]["p_yes"] > 0.5 and turn["extra"]["judge"] == "learned"
+    detail = api.get(f"/api/games/{game['id']}/").json()
+    assert detail["turns"][0]["extra"]["p_yes"] == turn["extra"]["p_yes"]
 
 
 def test_a_whole_game_as_the_answerer_then_confirm_the_word(api, catalog, player):

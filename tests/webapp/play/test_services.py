@@ -30,7 +30,7 @@ def play_as_answerer(game: Game, visitor, secret: str, lie: str | None = None) -
 class TestGameStart:
     def test_guesser_game_draws_a_secret_the_judge_knows_from_the_default_word_list(self, catalog, player):
         game = services.game_start(visitor=visitor_of(player), role="guesser")
-        assert game.mode == GameMode.HUMAN_GUESSER and game.judge.name == "kb" and game.player == player
+        assert game.mode == GameMode.HUMAN_GUESSER and game.judge.name == "learned" and game.player == player
         assert game.word_list.name == "dbrl/paper_test"
         assert game.word_list.entries.filter(word__text=game.secret).exists()
         assert game.secret not in {"casquette", "acai", "akubra", "fascinator"}  # not in the knowledge base
@@ -72,7 +72,7 @@ class TestPersonAsks:
     def test_a_whole_game_to_a_win(self, catalog, player, fixed_secret):
         fixed_secret("dog")
         visitor = visitor_of(player)
-        game = services.game_start(visitor=visitor, role="guesser")
+        game = services.game_start(visitor=visitor, role="guesser", judge="kb")
         first = services.turn_submit(game_id=game.pk, visitor=visitor, question="Is it a kind of animal?", expected_index=0)
         assert (first.verdict, first.judge_raw, first.extra["judge"]) == ("yes", "isa:animal", "kb")
         repeated = services.turn_submit(game_id=game.pk, visitor=visitor, question="is it a KIND of animal", expected_index=1)
@@ -156,8 +156,9 @@ class TestPersonJudges:
 
         game = services.game_confirm_secret(game_id=game.pk, visitor=visitor, secret="Dog")
         assert game.secret == "dog" and set(votes.values_list("secret", flat=True)) == {"dog"}
-        check = game.state["kb_check"]
-        assert check["available"] and check["disagreements"] == [] and check["compared"] == len(turns)
+        check = game.state["kb_check"]  # the knowledge base cannot ground every question it asks (open world)
+        assert check["available"] and check["disagreements"] == []
+        assert check["compared"] + check["ungrounded"] == len(turns)
 
     def test_the_knowledge_base_lists_every_answer_it_would_give_differently(self, catalog, player):
         visitor = visitor_of(player)

@@ -33,7 +33,8 @@ class TestPlayingPages:
         html = client.get("/play/").content.decode()
         for name in ("kb", "kb-any-sense", "infogain", "random", "dbrl/paper_test"):
             assert f'value="{name}"' in html
-        assert 'value="dbrl/paper_test" selected' in html and 'value="kb" selected' in html
+        assert 'value="dbrl/paper_test" selected' in html and 'value="learned" selected' in html
+        assert 'value="kb+learned"' in html and 'value="kb-closed"' in html
 
     def test_the_answerer_form_draws_a_word_only_when_asked_to(self, client, catalog, fixed_secret):
         fixed_secret("violin")
@@ -104,18 +105,22 @@ class TestPlayingPages:
         for index in range(2):
             client.post(f"/play/{game.pk}/answer/", {"verdict": "no", "expected_index": index}, **HTMX)
         html = client.post(f"/play/{game.pk}/confirm/", {"secret": "dog"}, **HTMX).content.decode()
-        differing = Game.objects.get(pk=game.pk).state["kb_check"]["disagreements"]
-        assert differing and html.count("you said <strong>No</strong>, the knowledge base says <strong>Yes") == len(differing)
+        differing = Game.objects.get(pk=game.pk).state["kb_check"]["differences"]
+        assert differing and html.count('<td>No</td>') == len(differing)  # one row per differing answer
+        assert all(f"Question {d['index'] + 1}</a>" in html for d in differing)
 
-    def test_suggestions_continue_what_was_typed_in_the_judges_forms(self, client, catalog):
-        game = start_game(client, role="guesser")
+    @pytest.mark.parametrize("judge, text", [("kb", "understands questions like"),
+                                             ("learned", "This judge answers any yes/no question"),
+                                             ("kb+learned", "This judge answers any yes/no question")])
+    def test_suggestions_continue_what_was_typed_in_the_judges_forms(self, client, catalog, judge, text):
+        game = start_game(client, role="guesser", judge=judge)
         options = client.get(f"/play/{game.pk}/suggestions/", {"question": "Is it a kind of ani"}).content.decode()
         assert '<option value="Is it a kind of animal?">' in options
         heads = client.get(f"/play/{game.pk}/suggestions/", {"question": "Does"}).content.decode()
         assert '<option value="Does it have a ">' in heads and '<option value="Does it have an ">' in heads
         vowels = client.get(f"/play/{game.pk}/suggestions/", {"question": "Does it have an a"}).content.decode()
         assert re.findall(r'value="Does it have an a\w', vowels) and "have a a" not in vowels
-        assert "understands questions like" in client.get(f"/play/{game.pk}/").content.decode()
+        assert text in client.get(f"/play/{game.pk}/").content.decode()
 
     def test_guests_are_limited_in_the_html_views_too(self, client, catalog, settings):
         settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"guest_play": "2/minute"}}

@@ -10,12 +10,9 @@ from django.core.exceptions import ValidationError
 from training.curation import CurationConfig, Inputs, run as curate
 from training.curation.normalise import normalise_entries, split_entries
 from webapp.catalog.builders import guesser_for, judge_for, spec_string
-from webapp.catalog.models import ModelKind, ModelSpec, WordList, WordListEntry
+from webapp.catalog.models import LLM_KINDS, MODEL_HEAVY_KINDS, ModelSpec, WordList, WordListEntry
 from webapp.catalog.selectors import word_list_latest
 from webapp.catalog.services import word_list_version_create
-
-MODEL_HEAVY = (ModelKind.TRANSFORMERS, ModelKind.VLLM)
-LLM_KINDS = (ModelKind.TRANSFORMERS, ModelKind.VLLM, ModelKind.OPENAI)
 
 
 def _spec(name: str, role: str) -> ModelSpec | None:
@@ -59,7 +56,7 @@ def check(config: CurationConfig) -> None:
 def queue_for(config: CurationConfig) -> str | None:
     names = [config.guesser, config.judge, config.fairness_judge]
     kinds = ModelSpec.objects.filter(name__in=[n for n in names if n]).values_list("kind", flat=True)
-    return "gpu" if any(k in MODEL_HEAVY for k in kinds) else None
+    return "gpu" if any(k in MODEL_HEAVY_KINDS for k in kinds) else None
 
 
 def _describe(spec: ModelSpec | None) -> dict | None:

@@ -12,12 +12,10 @@ from games.metrics import summarise
 from training import evaluation
 from training.evaluation.config import EvaluationConfig
 from webapp.catalog.builders import guesser_for, judge_for
-from webapp.catalog.models import ModelKind, ModelSpec, WordListEntry
+from webapp.catalog.models import MODEL_HEAVY_KINDS, ModelSpec, WordListEntry
 from webapp.catalog.selectors import word_list_latest
 from webapp.play.models import Game
 from webapp.play.records import trajectories_store, trajectory_of
-
-MODEL_HEAVY = (ModelKind.TRANSFORMERS, ModelKind.VLLM)
 
 
 def check(config: EvaluationConfig) -> None:
@@ -43,7 +41,7 @@ def check(config: EvaluationConfig) -> None:
 def queue_for(config: EvaluationConfig) -> str | None:
     """Model-heavy guessers or judges go to the GPU queue; the rest run on the CPU."""
     kinds = ModelSpec.objects.filter(name__in=[config.guesser, config.judge]).values_list("kind", flat=True)
-    return "gpu" if any(k in MODEL_HEAVY for k in kinds) else None
+    return "gpu" if any(k in MODEL_HEAVY_KINDS for k in kinds) else None
 
 
 def evaluation_words(config: EvaluationConfig) -> tuple[list[str], dict[str, int]]:

@@ -19,13 +19,13 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from training.dpo.config import DPOJobConfig
-from webapp.catalog.models import ModelKind, ModelRole, ModelSpec, WordListEntry
+from webapp.catalog.models import LLM_KINDS, MODEL_HEAVY_KINDS, ModelKind, ModelRole, ModelSpec, WordListEntry
 from webapp.catalog.selectors import word_list_latest
 from webapp.jobs.models import Checkpoint, Job
 
-TRAINABLE = (ModelKind.TRANSFORMERS, ModelKind.VLLM)
+TRAINABLE = MODEL_HEAVY_KINDS  # local transformers weights
 POOL_GUESSERS = (ModelKind.INFOGAIN, ModelKind.RANDOM)
-RATERS = (ModelKind.TRANSFORMERS, ModelKind.VLLM, ModelKind.OPENAI)  # LLMs (training.dpo.config.RATING_KINDS)
+RATERS = LLM_KINDS  # training.dpo.config.RATING_KINDS
 
 
 # -- the dpo config of the web app -------------------------------------------------------------------
