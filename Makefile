@@ -46,6 +46,7 @@ test-fast: setup
 bench: setup
 	$(PY) -m bench.kb
 	$(PY) -m bench.rollout
+	$(PY) -m bench.judge
 
 clean:
 	rm -rf $(VENV) var .pytest_cache test-artifacts
