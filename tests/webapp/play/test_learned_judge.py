@@ -121,3 +121,20 @@ def test_a_game_checked_before_the_learned_judge_still_shows_its_comparison(clie
     assert "you said <strong>No</strong>, the knowledge base says <strong>Yes</strong>" in html
     assert "the knowledge base says Yes" in client.get(f"/games/{game.pk}/").content.decode()
     assert client.get(f"/api/games/{game.pk}/").json()["kb_check"]["disagreements"][0]["kb"] == "yes"
+
+
+@pytest.mark.parametrize("question", ["", "?", "?!?...", "x" * 10_000, "Is it\x07 an animal?", "Это животное?",
+                                      "動物ですか？", "Is it a " + "very " * 400 + "big thing?", "\t\n", "🐶?"])
+def test_any_question_to_the_default_judge_gets_a_verdict_or_a_clear_refusal(catalog, fixed_secret, question):
+    """Through the API, as a guest: the learned judge answers, or the rules call it invalid, or the
+    request is refused with a message; never a server error."""
+    fixed_secret("dog")
+    api = APIClient()
+    game = api.post("/api/games/", {"role": "guesser"}, format="json").json()
+    assert game["judge"] == "learned"
+    response = api.post(f"/api/games/{game['id']}/turns/", {"question": question, "expected_index": 0}, format="json")
+    assert response.status_code in (200, 201, 400), response.content[:300]
+    if response.status_code == 400:
+        assert response.json()
+    else:
+        assert response.json()["turn"]["verdict"] in ("yes", "no", "unknown", "invalid")
