@@ -1,34 +1,54 @@
 """Rewards, group-normalised advantages and StarPO-S group filtering (no torch).
 
-Per turn t (DESIGN.md §4): r_t = penalty_t + r_end + λ·max(ΔBelief_t, 0), where penalty_t are
-the turn's reward parts except the win (the engine's: turn −0.05, invalid −5, repeated −1; and
-`info_gain` = μ·bits when `add_info_gain` put it there), r_end is the win reward of a won game
-(added to every turn, as in ΔBelief-RL) and ΔBelief_t is `turn.delta_belief`. The trajectory
-return (StarPO) is Σ_t penalty_t + r_end + λ·Σ_t max(ΔBelief_t, 0).
+The reward assembly of the ΔBelief-RL reference (bethgelab/delta-belief-rl, `train.py`'s reward
+manager and `env/twenty_questions/reward.py`): a game of n turns gets
 
-A group is the G rollouts of one secret. Normalisation is (r − mean) / (std + ε) with the
-unbiased std (TRL, verl); a group (or, per turn, a turn index) that only one rollout has is
-given advantage 0: there is nothing to compare it with.
+    score_t  = the turn's own reward parts: invalid −5, repeated −1 (and `unknown`, `info_gain`
+               when used); a valid question 0
+    r_end    = win (+2 for a won game) + turn_penalty · n   (−0.05 per turn; not for n = 1)
+    elicit_t = max(ΔBelief_t, 0), 0 on the turn that finishes the game
+    r_t      = score_t + r_end + λ · elicit_t                  (CIA, advantage=turn)
+    return   = Σ_t score_t + r_end + λ · Σ_t elicit_t          (StarPO, advantage=trajectory)
+
+and per-turn advantages (`compute_grpo_turn_advantage`) normalise each turn index over all G
+rollouts of the secret, with a shorter game's missing turns counted as 0 (the reference's
+zero-padded [G, max_turns] reward tensor). Today's earlier choices stay as named ablations, each a
+config field whose default is the reference's: `penalty_at="turn"` (−0.05 in each turn's own
+reward, where per-turn normalisation cancels it), `finishing_belief=True` (the winning turn keeps
+its ΔBelief bonus) and `normalisation="reached"` (turn t normalised over the games that reached it).
+
+Normalisation is (r − mean) / (std + ε) with the unbiased std (torch.std, as the reference); a
+group of one gets 0 (the reference divides by a std of 1: with G ≥ 2, as configs require, it never
+happens).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Hashable, Sequence
 
 from games.kb.narrowing import game_bits
-from games.types import Trajectory
+from games.types import Trajectory, Verdict
 
 EPSILON = 1e-6
 INFO_GAIN = "info_gain"  # the reward part add_info_gain writes
+PENALTY_AT = ("end", "turn")
+NORMALISATIONS = ("padded", "reached")
+OWN_PARTS_EXCLUDED = ("win", "turn")  # the end-of-game reward's parts
 
 
-def _delta(turn, belief_coef: float) -> float:
-    if belief_coef == 0:
-        return 0.0
-    if turn.delta_belief is None:
-        raise ValueError("ΔBelief is missing: roll out with a belief backend, or set belief_coef=0")
-    return belief_coef * max(float(turn.delta_belief), 0.0)
+@dataclass(frozen=True)
+class RewardRule:
+    """How a played game's reward parts become per-turn rewards (defaults: the reference's)."""
+
+    belief_coef: float = 0.1  # λ
+    penalty_at: str = "end"  # where the per-turn penalty goes: r_end (reference) or each turn
+    finishing_belief: bool = False  # keep ΔBelief's bonus on the turn that wins
+
+    def __post_init__(self) -> None:
+        if self.penalty_at not in PENALTY_AT:
+            raise ValueError(f"penalty_at must be one of {PENALTY_AT}")
 
 
 def add_info_gain(trajectories: Sequence[Trajectory], model, coef: float) -> list[float]:
@@ -45,21 +65,44 @@ def add_info_gain(trajectories: Sequence[Trajectory], model, coef: float) -> lis
     return totals
 
 
-def end_reward(traj: Trajectory) -> float:
-    """r_end: the win reward the engine gave (0 for a lost game)."""
-    return float(sum(turn.reward.get("win", 0.0) for turn in traj.turns))
+def turn_scores(traj: Trajectory, rule: RewardRule = RewardRule()) -> list[float]:
+    """score_t: each turn's own reward parts (the per-turn penalty too when penalty_at="turn")."""
+    excluded = ("win",) if rule.penalty_at == "turn" else OWN_PARTS_EXCLUDED
+    return [math.fsum(v for k, v in turn.reward.items() if k not in excluded) for turn in traj.turns]
 
 
-def turn_rewards(traj: Trajectory, *, belief_coef: float = 0.1) -> list[float]:
-    """r_t for every turn of a played game."""
-    r_end = end_reward(traj)
-    return [sum(v for k, v in turn.reward.items() if k != "win") + r_end + _delta(turn, belief_coef)
-            for turn in traj.turns]
+def end_reward(traj: Trajectory, rule: RewardRule = RewardRule()) -> float:
+    """r_end: the win reward the engine gave (0 for a lost game), plus the per-turn penalties of
+    a game of two or more turns when penalty_at="end" (the reference's `traj_len` × turns)."""
+    win = math.fsum(turn.reward.get("win", 0.0) for turn in traj.turns)
+    if rule.penalty_at == "end" and traj.n_turns > 1:
+        win += math.fsum(turn.reward.get("turn", 0.0) for turn in traj.turns)
+    return win
 
 
-def trajectory_return(traj: Trajectory, *, belief_coef: float = 0.0) -> float:
-    """Σ_t penalty_t + r_end (+ λ·Σ_t max(ΔBelief_t, 0)): the engine's total reward when λ = 0."""
-    return float(sum(turn.total_reward for turn in traj.turns) + sum(_delta(t, belief_coef) for t in traj.turns))
+def belief_bonus(traj: Trajectory, rule: RewardRule = RewardRule()) -> list[float]:
+    """λ · max(ΔBelief_t, 0) per turn; 0 on the finishing turn unless finishing_belief."""
+    if rule.belief_coef == 0:
+        return [0.0] * traj.n_turns
+    out = []
+    for turn in traj.turns:
+        if turn.delta_belief is None:
+            raise ValueError("ΔBelief is missing: roll out with a belief backend, or set belief_coef=0")
+        finishing = turn.verdict is Verdict.FINISHED and not rule.finishing_belief
+        out.append(0.0 if finishing else rule.belief_coef * max(float(turn.delta_belief), 0.0))
+    return out
+
+
+def turn_rewards(traj: Trajectory, rule: RewardRule = RewardRule()) -> list[float]:
+    """r_t = score_t + r_end + λ · elicit_t for every turn of a played game."""
+    r_end = end_reward(traj, rule)
+    return [s + r_end + b for s, b in zip(turn_scores(traj, rule), belief_bonus(traj, rule))]
+
+
+def trajectory_return(traj: Trajectory, rule: RewardRule = RewardRule(belief_coef=0.0)) -> float:
+    """Σ_t score_t + r_end + λ · Σ_t elicit_t (the StarPO return; the engine's total with λ = 0,
+    but for a one-turn game's turn penalty, which the reference leaves out)."""
+    return math.fsum(turn_scores(traj, rule)) + end_reward(traj, rule) + math.fsum(belief_bonus(traj, rule))
 
 
 def mean_std(values: Sequence[float]) -> tuple[float, float]:
@@ -101,16 +144,23 @@ def trajectory_advantages(returns: Sequence[float], groups: Sequence[Hashable], 
 
 
 def turn_advantages(rewards: Sequence[Sequence[float]], groups: Sequence[Hashable], *, scale: bool = True,
-                    epsilon: float = EPSILON) -> list[list[float]]:
-    """ΔBelief/CIA: for each turn index t, r_t normalised over the group's rollouts that reached t."""
+                    epsilon: float = EPSILON, normalisation: str = "padded") -> list[list[float]]:
+    """ΔBelief/CIA: for each turn index t, r_t normalised over the group's rollouts. `padded` (the
+    reference): over every rollout, a game that ended before t counting 0; `reached` (ablation):
+    over the rollouts that reached t."""
     if len(rewards) != len(groups):
         raise ValueError("one group key per reward list")
+    if normalisation not in NORMALISATIONS:
+        raise ValueError(f"normalisation must be one of {NORMALISATIONS}")
     out = [[0.0] * len(r) for r in rewards]
     for members in _groups(groups).values():
         for t in range(max((len(rewards[i]) for i in members), default=0)):
             reached = [i for i in members if len(rewards[i]) > t]
-            for i, a in zip(reached, normalise([rewards[i][t] for i in reached], scale=scale, epsilon=epsilon)):
-                out[i][t] = a
+            counted = members if normalisation == "padded" else reached
+            values = [rewards[i][t] if len(rewards[i]) > t else 0.0 for i in counted]
+            for i, a in zip(counted, normalise(values, scale=scale, epsilon=epsilon)):
+                if len(rewards[i]) > t:
+                    out[i][t] = a
     return out
 
 

@@ -16,6 +16,9 @@ from training.common.config import check_guesser_prompt, guesser_prompt_field
 
 ADVANTAGES = ("turn", "trajectory")
 LOSS_AGG_MODES = ("token-mean", "seq-mean-token-mean")
+PAPER_LOSS_AGG = {"turn": "token-mean", "trajectory": "seq-mean-token-mean"}  # the reference's scripts
+PENALTY_AT = ("end", "turn")
+TURN_NORMALISATIONS = ("padded", "reached")
 SCALE_REWARDS = ("group", "none")
 ROLLOUT_BACKENDS = ("transformers", "vllm")
 PRECISIONS = ("auto", "bf16", "fp32")
@@ -48,11 +51,20 @@ class GRPOConfig:
     max_completion_length: int = field(default=32, metadata={"help": "most tokens per question"})
     # -- rewards and advantages ---------------------------------------------------------------
     advantage: str = field(default="turn", metadata={
-        "help": "turn: normalise r_t over the group's rollouts that reached turn t (ΔBelief/CIA); "
+        "help": "turn: normalise each turn's r_t over the group's rollouts (ΔBelief/CIA); "
                 "trajectory: normalise the return over the group (StarPO)", "choices": ADVANTAGES})
     belief_coef: float = field(default=0.1, metadata={
-        "help": "λ in r_t = penalty_t + r_end + λ·max(ΔBelief_t, 0) (also added to the trajectory return; "
-                "0 = no ΔBelief, no belief scoring)"})
+        "help": "λ in r_t = score_t + r_end + λ·max(ΔBelief_t, 0) (also added to the trajectory return; "
+                "0 = no ΔBelief, no belief scoring; the paper's StarPO runs use 0)"})
+    turn_penalty_at: str = field(default="end", metadata={
+        "help": "end: turn_penalty × turns is part of r_end, on every turn (the reference); turn: in each "
+                "turn's own reward (an ablation: per-turn normalisation cancels it)", "choices": PENALTY_AT})
+    belief_on_finishing_turn: bool = field(default=False, metadata={
+        "help": "keep ΔBelief's bonus on the turn that wins (the reference zeroes it)"})
+    turn_normalisation: str = field(default="padded", metadata={
+        "help": "advantage=turn: padded normalises turn t over every rollout of the secret, a game that "
+                "ended earlier counting 0 (the reference); reached: over the rollouts that reached t "
+                "(an ablation)", "choices": TURN_NORMALISATIONS})
     infogain_coef: float = field(default=0.0, metadata={
         "help": "μ: each turn also earns μ × the bits by which the answer narrows the knowledge base's "
                 "candidates consistent with the game so far (a win: every remaining bit; a guess of a word "
@@ -70,8 +82,9 @@ class GRPOConfig:
     scale_rewards: str = field(default="group", metadata={
         "help": "group: divide by the group's reward std; none: only subtract the mean (Dr. GRPO)",
         "choices": SCALE_REWARDS})
-    rollout_filter_ratio: float = field(default=0.25, metadata={
-        "help": "StarPO-S: keep this top fraction of secret groups by reward std (1 = keep every group)"})
+    rollout_filter_ratio: float = field(default=1.0, metadata={
+        "help": "StarPO-S: keep this top fraction of secret groups by reward std (1 = keep every group, as the "
+                "ΔBelief-RL reference does; RAGEN's StarPO-S keeps 0.25)"})
     # -- the loss ----------------------------------------------------------------------------------
     epsilon: float = field(default=0.2, metadata={"help": "lower clip range ε_low: ratios below 1 − ε are clipped"})
     epsilon_high: float = field(default=0.28, metadata={"help": "upper clip range ε_high (clip-higher, DAPO)"})
@@ -79,14 +92,18 @@ class GRPOConfig:
         "help": "KL coefficient to the frozen start model (k3 estimator); 0 = no KL, no reference model"})
     use_bias_correction_kl: bool = field(default=False, metadata={
         "help": "multiply the KL term by the importance ratio (TRL's default, DeepSeek-V3.2); false = plain k3"})
-    loss_agg_mode: str = field(default="token-mean", metadata={
+    loss_agg_mode: str = field(default="", metadata={
         "help": "token-mean: every trained token weighs the same; seq-mean-token-mean: mean over each "
-                "game's tokens, then over games", "choices": LOSS_AGG_MODES})
+                "game's tokens, then over games; empty: the paper's for the advantage (turn: token-mean, "
+                "trajectory: seq-mean-token-mean)", "choices": ("", *LOSS_AGG_MODES)})
     num_iterations: int = field(default=1, metadata={"help": "μ: passes over each batch of rollouts"})
     mini_batches: int = field(default=1, metadata={"help": "optimizer steps per pass (the batch split by game)"})
     forward_batch_size: int = field(default=32, metadata={
         "help": "sequences per forward/backward (gradient accumulation makes up a mini-batch)"})
-    learning_rate: float = field(default=1e-5, metadata={"help": "AdamW learning rate (constant)"})
+    learning_rate: float = field(default=1e-5, metadata={
+        "help": "AdamW learning rate (constant; the paper's StarPO run 1e-5, its CIA run 3e-5)"})
+    adam_beta1: float = field(default=0.9, metadata={"help": "AdamW β1 (the reference: 0.9)"})
+    adam_beta2: float = field(default=0.95, metadata={"help": "AdamW β2 (the reference: 0.95)"})
     weight_decay: float = field(default=0.0, metadata={"help": "AdamW weight decay"})
     max_grad_norm: float = field(default=1.0, metadata={"help": "gradient clipping norm (0 = none)"})
     # -- model -------------------------------------------------------------------------------------
@@ -148,7 +165,12 @@ class GRPOConfig:
         _check(0 <= self.epsilon < 1, "epsilon must be in [0, 1)")
         _check(0 <= self.epsilon_high <= 10, "epsilon_high must be in [0, 10]")
         _check(0 <= self.beta <= 100, "beta must be in [0, 100]")
-        _check(self.loss_agg_mode in LOSS_AGG_MODES, f"loss_agg_mode must be one of {', '.join(LOSS_AGG_MODES)}")
+        _check(self.loss_agg_mode in ("", *LOSS_AGG_MODES),
+               f"loss_agg_mode must be empty (the paper's) or one of {', '.join(LOSS_AGG_MODES)}")
+        _check(self.turn_penalty_at in PENALTY_AT, f"turn_penalty_at must be one of {', '.join(PENALTY_AT)}")
+        _check(self.turn_normalisation in TURN_NORMALISATIONS,
+               f"turn_normalisation must be one of {', '.join(TURN_NORMALISATIONS)}")
+        _check(0 <= self.adam_beta1 < 1 and 0 <= self.adam_beta2 < 1, "adam_beta1 and adam_beta2 must be in [0, 1)")
         _check(1 <= self.num_iterations <= 64, "num_iterations must be between 1 and 64")
         _check(1 <= self.mini_batches <= 1024, "mini_batches must be between 1 and 1024")
         _check(self.mini_batches <= self.secrets_per_step * self.num_generations,
@@ -181,6 +203,11 @@ class GRPOConfig:
     def target_modules(self) -> str | list[str]:
         names = [m.strip() for m in self.lora_target_modules.split(",") if m.strip()]
         return "all-linear" if names == ["all-linear"] else names
+
+    @property
+    def aggregation(self) -> str:
+        """The loss aggregation in force: the field, or the paper's for the advantage."""
+        return self.loss_agg_mode or PAPER_LOSS_AGG[self.advantage]
 
     @property
     def games_per_step(self) -> int:

@@ -44,8 +44,8 @@ from training.common.models import (
 )
 from training.common.trainer import resolved_config, resume_checkpoint, write_run_config
 from training.grpo.advantages import (
-    add_info_gain, group_stds, groups_to_keep, trajectory_advantages, trajectory_return, turn_advantages,
-    turn_rewards,
+    RewardRule, add_info_gain, group_stds, groups_to_keep, trajectory_advantages, trajectory_return,
+    turn_advantages, turn_rewards,
 )
 from training.grpo.batch import build_rows, collate
 from training.grpo.config import GRPOConfig
@@ -75,13 +75,18 @@ def game_seed(seed: int, step: int, group: int, sample: int) -> int:
     return zlib.crc32(f"grpo:{seed}:{step}:{group}:{sample}".encode()) & 0x7FFFFFFF
 
 
+def reward_rule(config: GRPOConfig) -> RewardRule:
+    return RewardRule(belief_coef=config.belief_coef, penalty_at=config.turn_penalty_at,
+                      finishing_belief=config.belief_on_finishing_turn)
+
+
 def step_advantages(config: GRPOConfig, trajectories: Sequence[Trajectory], groups: Sequence[int]) -> list[list[float]]:
     """Per-turn advantage lists (trajectory mode: the game's advantage on every turn)."""
-    scale = config.scale_rewards == "group"
+    scale, rule = config.scale_rewards == "group", reward_rule(config)
     if config.advantage == "turn":
-        rewards = [turn_rewards(t, belief_coef=config.belief_coef) for t in trajectories]
-        return turn_advantages(rewards, groups, scale=scale)
-    returns = [trajectory_return(t, belief_coef=config.belief_coef) for t in trajectories]
+        rewards = [turn_rewards(t, rule) for t in trajectories]
+        return turn_advantages(rewards, groups, scale=scale, normalisation=config.turn_normalisation)
+    returns = [trajectory_return(t, rule) for t in trajectories]
     adv = trajectory_advantages(returns, groups, scale=scale)
     return [[a] * t.n_turns for a, t in zip(adv, trajectories)]
 
@@ -195,7 +200,7 @@ class Updater:
         forward chunks of similar length, each trimmed to its own longest row."""
         rows = sorted(rows, key=len)
         batch = collate(rows, self.pad_id)
-        batch["weights"] = aggregation_weights(batch["mask"], self.config.loss_agg_mode, batch["games"])
+        batch["weights"] = aggregation_weights(batch["mask"], self.config.aggregation, batch["games"])
         full = batch["input_ids"].shape[1]
         chunks = []
         for a in range(0, len(rows), self.config.forward_batch_size):
@@ -362,7 +367,8 @@ def run(
         if config.beta and not config.lora:
             ref_model = load_model(base_path)[0].eval().requires_grad_(False).to(accelerator.device)
         params = [p for p in model.parameters() if p.requires_grad]
-        optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay)
+        optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay,
+                                      betas=(config.adam_beta1, config.adam_beta2))
         model, optimizer = accelerator.prepare(model, optimizer)
         monitor = CollapseMonitor(config.warn_window, config.warn_drop_fraction, config.warn_grad_norm_factor,
                                   val_drop=config.warn_val_drop)
@@ -416,7 +422,7 @@ def run(
             rolled = time.perf_counter()
             groups = [g for g, _ in plan]
             bits = add_info_gain(trajectories, narrowing, config.infogain_coef) if narrowing else None
-            returns = [trajectory_return(t, belief_coef=config.belief_coef) for t in trajectories]
+            returns = [trajectory_return(t, reward_rule(config)) for t in trajectories]
             metrics = rollout_metrics(trajectories, returns, groups)
             if bits is not None:
                 metrics["rollout/info_gain_bits"] = sum(bits) / len(bits)

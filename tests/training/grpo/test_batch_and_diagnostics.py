@@ -141,9 +141,15 @@ def test_config_refuses_bad_values(bad, match):
         GRPOConfig(**bad)
 
 
-def test_config_defaults_follow_the_spec():
+def test_config_defaults_are_the_papers():
+    """The ΔBelief-RL reference's values (base_multiturn.yaml and its CIA / StarPO scripts)."""
     c = GRPOConfig()
-    assert (c.epsilon, c.epsilon_high, c.beta, c.belief_coef, c.rollout_filter_ratio) == (0.2, 0.28, 0.0, 0.1, 0.25)
-    assert c.advantage == "turn" and c.loss_agg_mode == "token-mean" and c.learning_rate == 1e-5
+    assert (c.epsilon, c.epsilon_high, c.beta, c.belief_coef, c.rollout_filter_ratio) == (0.2, 0.28, 0.0, 0.1, 1.0)
+    assert (c.win_reward, c.invalid_penalty, c.repeated_penalty, c.turn_penalty) == (2.0, -5.0, -1.0, -0.05)
+    assert (c.turn_penalty_at, c.belief_on_finishing_turn, c.turn_normalisation) == ("end", False, "padded")
+    assert (c.adam_beta1, c.adam_beta2) == (0.9, 0.95)
+    assert c.advantage == "turn" and c.aggregation == "token-mean" and c.learning_rate == 1e-5
+    assert GRPOConfig(advantage="trajectory").aggregation == "seq-mean-token-mean"  # the paper's StarPO script
+    assert GRPOConfig(advantage="trajectory", loss_agg_mode="token-mean").aggregation == "token-mean"
     assert c.games_per_step == 64 and c.target_modules == "all-linear"
     assert GRPOConfig(lora_target_modules="q_proj, v_proj").target_modules == ["q_proj", "v_proj"]
