@@ -17,7 +17,7 @@ from games.metrics import summarise
 from games.registry import SpecError, build_guesser, build_judge
 from games.rollout import rollout
 from games.rules import VERDICT_FEEDBACK
-from games.types import GameConfig, Turn, Verdict
+from games.types import WIN_RULES, GameConfig, Turn, Verdict
 from games.wordlists import read_words
 
 HUMAN_ANSWERS = {"y": Verdict.YES, "yes": Verdict.YES, "n": Verdict.NO, "no": Verdict.NO,
@@ -34,6 +34,8 @@ def make_parser() -> argparse.ArgumentParser:
     ev.add_argument("--pool", help="candidate words for the infogain/random guessers (default: the KB's nouns)")
     ev.add_argument("--samples", type=int, default=1, help="k games per word")
     ev.add_argument("--max-turns", type=int, default=20)
+    ev.add_argument("--win-rule", choices=WIN_RULES, default="reference",
+                    help="which questions win (games.rules); success under both rules is reported either way")
     ev.add_argument("--seed", type=int, default=0)
     ev.add_argument("--batch", type=int, default=64, help="games played in lock-step")
     ev.add_argument("--limit", type=int, help="only the first N words")
@@ -52,6 +54,7 @@ def make_parser() -> argparse.ArgumentParser:
     play.add_argument("--secret", help="the secret (guesser role; default: drawn from --words)")
     play.add_argument("--words", default="dbrl/paper_test")
     play.add_argument("--max-turns", type=int, default=20)
+    play.add_argument("--win-rule", choices=WIN_RULES, default="reference", help="which questions win (games.rules)")
     play.add_argument("--seed", type=int, default=None)
     return parser
 
@@ -70,7 +73,7 @@ def run_eval(args) -> dict:
     if pool is not None:  # the secret must be among the candidates
         pool = list(dict.fromkeys([*pool, *playable]))
     guesser = build_guesser(args.guesser, pool=pool) if args.guesser in ("infogain", "random") else build_guesser(args.guesser)
-    config = GameConfig(max_turns=args.max_turns)
+    config = GameConfig(max_turns=args.max_turns, win_rule=args.win_rule)
     jobs = [(w, s) for s in range(args.samples) for w in playable]
     trajectories = []
     start = time.perf_counter()
@@ -93,7 +96,7 @@ def run_judge_eval(args) -> dict:
 
 def run_play(args, stdin=sys.stdin, out=sys.stdout) -> int:
     rng = random.Random(args.seed)
-    config = GameConfig(max_turns=args.max_turns)
+    config = GameConfig(max_turns=args.max_turns, win_rule=args.win_rule)
     if args.role == "guesser":
         judge = build_judge(args.judge)
         env = TwentyQuestions(judge, config)

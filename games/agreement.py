@@ -227,14 +227,16 @@ def unit_agreement(labels: Sequence[Hashable]) -> dict:
 def agreement_report(ratings: Ratings, categories: Sequence[Hashable], *, gold: Mapping[Hashable, Hashable] | None = None,
                      n_boot: int = 1000, seed: int = 0, min_pair_units: int = 2) -> AgreementReport:
     """Overall coefficients with bootstrap intervals, per rater (agreement with the others and
-    with gold) and per rater pair (Cohen's κ), and per unit (share of agreeing pairs)."""
-    units = {u: dict(r) for u, r in ratings.items() if len(r) >= 2}
-    counts = rating_counts([list(r.values()) for r in units.values()], categories)
-    all_labels = [lab for r in ratings.values() for lab in r.values()]
+    with gold) and per rater pair (Cohen's κ), and per unit (share of agreeing pairs). Every rated
+    unit is resampled and counts in the category shares; only units with two or more ratings
+    count in p_a (see the module docstring)."""
+    rated = [list(r.values()) for r in ratings.values() if r]
+    counts = rating_counts(rated, categories)  # single-rated units too: they count in the category shares π
+    all_labels = [lab for labels in rated for lab in labels]
     total = len(all_labels)
     shares = {c: (sum(1 for x in all_labels if x == c) / total if total else 0.0) for c in categories}
     report = AgreementReport(
-        categories=list(categories), n_units=len(units), n_ratings=total,
+        categories=list(categories), n_units=sum(1 for labels in rated if len(labels) >= 2), n_ratings=total,
         percent_agreement=bootstrap(_agreement, counts, n_boot=n_boot, seed=seed),
         fleiss_kappa=bootstrap(_fleiss, counts, n_boot=n_boot, seed=seed),
         gwet_ac1=bootstrap(_ac1, counts, n_boot=n_boot, seed=seed),

@@ -42,7 +42,6 @@ class TwentyQuestions:
         self.config = config or GameConfig()
         self.trajectory: Trajectory | None = None
         self._asked: set[str] = set()
-        self._variants: set[str] = set()
 
     # -- lifecycle -------------------------------------------------------
     def reset(self, secret: str, seed: int = 0) -> Trajectory:
@@ -52,7 +51,6 @@ class TwentyQuestions:
         self.judge.check_secret(secret)
         self.trajectory = Trajectory(secret=secret, seed=seed, config=self.config, judge=self.judge.name)
         self._asked = set()
-        self._variants = rules.secret_variants(secret)
         return self.trajectory
 
     @property
@@ -69,14 +67,14 @@ class TwentyQuestions:
 
     # -- the two halves of a step (rollouts call the judge in between, batched) --
     def prejudge(self, question: str) -> JudgeRequest | JudgeAnswer:
-        """Rule checks before the judge: a final answer, or the request to send to the judge."""
+        """Rule checks before the judge (games.rules.rule_verdict under the config's win rule, then
+        repeats): a final answer, or the request to send to the judge."""
         traj = self._live()
         question = question if isinstance(question, str) else ""
-        error = rules.syntax_error(question, self.config)
-        if error:
-            return JudgeAnswer(Verdict.INVALID, raw=f"rule: {error}")
-        if rules.names_secret(question, traj.secret, self._variants):
-            return JudgeAnswer(Verdict.FINISHED, raw="rule: names the secret")
+        decided = rules.rule_verdict(question, traj.secret, self.config)
+        if decided is not None:
+            verdict, reason = decided
+            return JudgeAnswer(verdict, raw=f"rule: {reason}")
         if rules.normalise_question(question) in self._asked:
             return JudgeAnswer(Verdict.REPEATED, raw="rule: already asked")
         return JudgeRequest(traj.secret, question, tuple(traj.turns), judge_seed(traj.seed, len(traj.turns)))

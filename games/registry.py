@@ -4,7 +4,8 @@ Specs: `kb` (or `kb:any`, `kb:first` for other sense modes; `:closed` appended, 
 `kb:closed` or `kb:any:closed`, answers No to every fact it does not store), `infogain`, `random`,
 `hf:PATH` (a transformers folder or hub id), `openai:URL#MODEL`, `vllm:PATH`, and for judges
 `learned` (the shipped weights) or `learned:PATH`, `kb+learned` (or `kb+learned:PATH`) and
-`ensemble:SPEC,SPEC,...`. Heavy modules are imported only when a spec needs them.
+`ensemble:SPEC,SPEC,...`. Heavy modules are imported only when a spec needs them. LLM guessers
+take `question_extraction=` (`reply`, the default, or `first_question`; games.llm.chat).
 """
 
 from __future__ import annotations
@@ -97,6 +98,9 @@ def build_guesser(spec: str, *, pool: Iterable[str] | None = None, **options: An
         sampling = options.pop("sampling", None)
         name = options.pop("name", None)
         kwargs = {"sampling": sampling} if sampling is not None else {}
+        extraction = options.pop("question_extraction", None)  # reply (the default) or first_question
+        if extraction is not None:
+            kwargs["question_extraction"] = extraction
         # a model trained here plays with the prompt it was trained on (recorded in its folder)
         chat_format = options.pop("chat_format", None) or GuesserFormat.for_model(
             *((options.get("adapter"), target) if kind != "openai" else ()))

@@ -1,13 +1,30 @@
 """Rule-based checks that run before and after every judge (ΔBelief-RL protocol).
 
-Pure functions: normalisation, question syntax, secret matching (with plural and
-singular variants) and the fixed feedback sentences.
+Pure functions: normalisation, question syntax, which questions name the secret under each
+win rule (`rule_verdict`, `wins`) and the fixed feedback sentences.
+
+The syntax checks are the reference's `correct_obs` methods `length`, `question`,
+`multiple_questions` and `sentence` (bethgelab/delta-belief-rl, utils/syntax.py), plus one of
+ours ("no words"). Two win rules (`GameConfig.win_rule`):
+
+- `reference` (the default) — the reference's `exact` and `syntax` methods, as its training
+  scripts use them: the secret anywhere in the question, as a whole token or by lightlemma's
+  lemma or stem ("Is it related to jacket?", "Is it made of wood?" for woods). One deviation: the
+  reference leaves a secret of several words to its LLM judge's "Finished" (its methods compare
+  single tokens); here its words win when they appear consecutively.
+- `strict` — a guess of one thing ("Is it a rowboat?") that is the secret or the same thing
+  (knowledge-base noun or a synonym of a dominant sense); a guess listing several things is
+  invalid; any other mention goes to the judge.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import replace
+from functools import lru_cache
+
+import lightlemma
 
 from games.types import GameConfig, Verdict
 
@@ -25,6 +42,20 @@ VERDICT_FEEDBACK = {
 _WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
 _STOP = {"a", "an", "the", "it", "is", "are", "does", "do", "can", "could", "would", "was", "your"}
 _VOWELS = set("aeiou")
+
+# The reference's constants (utils/compiled_constants.py): characters that make a reply more than
+# one sentence, and the question words, compared by lemma or by stem as lightlemma gives them.
+INVALID_CHARS = re.compile("[\x00-\x1f\x7f-\xa0\u2028\u2029]")
+QUESTION_WORDS = ("what where when why how who whom whose which is are was were be do does did can could "
+                  "would should will shall may might have has had").split()
+QUESTION_WORD_LEMMAS = frozenset(lightlemma.lemmatize(w) for w in QUESTION_WORDS)
+QUESTION_WORD_STEMS = frozenset(lightlemma.stem(w) for w in QUESTION_WORDS)
+MAX_WORD_CHARS = 45  # longer tokens are not lemmatised (the reference's bound: the longest English word)
+
+# Reasons kept in Turn.judge_raw ("rule: <reason>").
+NAMES_SECRET = "names the secret"
+SEVERAL_THINGS = "a guess must name one thing"
+NO_QUESTION_WORD = "no question word"
 
 
 def clean_text(text: str) -> str:
@@ -67,7 +98,7 @@ def singulars(word: str) -> set[str]:
 
 
 def secret_variants(secret: str) -> set[str]:
-    """Surface forms that count as naming the secret: itself, plural and singular forms."""
+    """Surface forms of the secret: itself, plural and singular forms."""
     base = " ".join(words(secret))
     if not base:
         return set()
@@ -77,23 +108,30 @@ def secret_variants(secret: str) -> set[str]:
 
 
 def names_secret(question: str, secret: str, variants: set[str] | None = None) -> bool:
-    """True if the question names the secret (or a plural/singular form) as whole words."""
+    """True if the text contains the secret (or a plural/singular form) as whole words. Not the
+    engine's win rule (see `wins`): a text filter, e.g. for facts that would give the word away."""
     haystack = f" {' '.join(words(question))} "
     return any(f" {v} " in haystack for v in (variants or secret_variants(secret)))
 
 
 def syntax_error(question: str, config: GameConfig) -> str | None:
-    """Why a question is not a single well-formed yes/no question, or None."""
+    """Why a reply is not one well-formed question, or None.
+
+    The reference's checks on the stripped reply: 2–500 characters (`length`), exactly one "?"
+    (`multiple_questions`) and at the end (`question`), no control character, line break or
+    no-break space (`sentence`); plus ours: some word in it.
+    """
     text = question.strip()
     if len(text) < config.min_question_chars:
         return "too short"
     if len(text) > config.max_question_chars:
         return "too long"
-    marks = text.count("?")
-    if marks == 0:
-        return "no question mark"
-    if marks > 1:
+    if text.count("?") > 1:
         return "several questions"
+    if not text.endswith("?"):
+        return "does not end with a question mark"
+    if INVALID_CHARS.search(text):
+        return "a control character or line break"
     if not words(text):
         return "no words"
     return None
@@ -101,3 +139,160 @@ def syntax_error(question: str, config: GameConfig) -> str | None:
 
 def content_words(question: str) -> list[str]:
     return [w for w in words(question) if w not in _STOP]
+
+
+# -- naming the secret --------------------------------------------------------------------------
+def rule_verdict(question: str, secret: str, config: GameConfig) -> tuple[Verdict, str] | None:
+    """The rules' verdict on a question before any judge: (INVALID, why), (FINISHED, why), or
+    None when the judge decides. Invalid beats finished, as in the reference's `correct_obs`.
+
+    Both rules make a question with no question word invalid (the reference's `syntax` method;
+    under `reference` a question whose words match the secret by lemma or stem is exempt, as
+    there: "Rowboat?" wins; under `strict`, where that method does not decide wins, it is not).
+    """
+    error = syntax_error(question, config)
+    if error:
+        return Verdict.INVALID, error
+    text, secret = question.strip().lower(), secret.strip().lower()
+    tokens = lightlemma.tokenize(text)
+    if config.win_rule == "strict":
+        if not _has_question_word(tokens):
+            return Verdict.INVALID, NO_QUESTION_WORD
+        return _strict_verdict(text, secret)
+    by_syntax = _syntax_names(tokens, secret)
+    if not by_syntax and not _has_question_word(tokens):
+        return Verdict.INVALID, NO_QUESTION_WORD
+    if by_syntax or _exact_names(text, secret):
+        return Verdict.FINISHED, NAMES_SECRET
+    return None
+
+
+@lru_cache(maxsize=1 << 16)  # metrics and leaderboards re-judge the same winning questions often
+def wins(question: str, secret: str, rule: str = "reference", config: GameConfig | None = None) -> bool:
+    """True if the question ends the game as a win under `rule` (syntax checks included): the one
+    predicate behind success under either rule (games.metrics.won_under)."""
+    config = replace(config or GameConfig(), win_rule=rule)
+    verdict = rule_verdict(question, secret, config)
+    return verdict is not None and verdict[0] is Verdict.FINISHED
+
+
+@lru_cache(maxsize=1 << 16)
+def _lemma_stem(word: str) -> tuple[str, str] | None:
+    return None if len(word) > MAX_WORD_CHARS else (lightlemma.lemmatize(word), lightlemma.stem(word))
+
+
+def _has_question_word(tokens: list[str]) -> bool:
+    forms = (_lemma_stem(t) for t in tokens)
+    return any(f is not None and (f[0] in QUESTION_WORD_LEMMAS or f[1] in QUESTION_WORD_STEMS) for f in forms)
+
+
+def _token_matches(token: str, secret_word: str) -> bool:
+    """The reference's `syntax` match of one token: same lemma or same stem."""
+    if token == secret_word:
+        return True
+    mine, theirs = _lemma_stem(token), _lemma_stem(secret_word)
+    return mine is not None and theirs is not None and (mine[0] == theirs[0] or mine[1] == theirs[1])
+
+
+def _syntax_names(tokens: list[str], secret: str) -> bool:
+    """The reference's `syntax` method: a token (lightlemma's) whose lemma or stem is the secret's.
+
+    Deviation: a secret of several words (which the reference leaves to its LLM judge's
+    "Finished") is named when its words appear consecutively, each matching as one token does.
+    """
+    parts = secret.split()
+    if not parts or not any(ch.isalnum() for ch in secret):
+        return False
+    if len(parts) == 1:
+        return any(_token_matches(t, parts[0]) for t in tokens)
+    n = len(parts)
+    return any(all(_token_matches(t, p) for t, p in zip(tokens[i:i + n], parts)) for i in range(len(tokens) - n + 1))
+
+
+def _exact_names(text: str, secret: str) -> bool:
+    """The reference's `exact` method: the secret as a whole token once punctuation and digits are
+    dropped (hyphens kept: "t-shirt"); a secret of several words as consecutive tokens."""
+    tokens = re.sub(r"[^\w\s-]|\d", "", text).split()
+    parts = secret.split()
+    n = len(parts)
+    return n > 0 and any(tokens[i:i + n] == parts for i in range(len(tokens) - n + 1))
+
+
+# -- the strict rule: a guess names one thing ---------------------------------------------------
+_SUBJECT = (r"(?:it|this|that|they|these|those|the secret(?: word| object| thing| noun)?|the (?:word|object|thing|answer|noun|item)"
+            r"|your (?:secret )?(?:word|object|thing|answer|noun|item)|your secret)")
+_GUESS = re.compile(
+    r"^(?:(?:so|ok|okay|well|then|and|hmm|alright|next|now|guess|my guess|final guess|my final guess)(?: ,)? )*"
+    rf"(?:(?:is|are) {_SUBJECT} (?:called |named )?|(?:could|can|might|would|will|may|must) {_SUBJECT} be "
+    r"|are you thinking (?:of|about) |do you mean )"
+    r"(?P<object>.+?)(?: ,)?(?: (?:or not|at all|then|perhaps|maybe|by any chance|exactly))*$"
+)
+_LEADING = {"a", "an", "the", "some", "any", "one", "either", "perhaps", "possibly", "maybe", "probably",
+            "actually", "really", "just", "exactly", "specifically"}
+_ARTICLES = {"a", "an", "the"}
+_TOKEN_OR_COMMA = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*|,")
+
+
+def guessed_things(question: str) -> list[tuple[str, bool]] | None:
+    """The things a guess-form question names ("Is it a dog?", "Could it be an apple?", "Is your
+    word rowboat?"): each item of its object, determiners dropped, with whether an article stood
+    before it; None when the question is not a guess form. Items are split at commas and "or"
+    (and "and" in a list with commas): "Is it a dog or a cat?" names two."""
+    text = " ".join(_TOKEN_OR_COMMA.findall(clean_text(question).lower().replace("’", "'").replace(";", ",")))
+    match = _GUESS.match(text)
+    if not match:
+        return None
+    obj = match.group("object")
+    pattern = r" , (?:(?:or|and) )?| or " + (r"| and " if " , " in obj else "")
+    items = []
+    for item in re.split(pattern, obj):
+        head, had_article = item.split(), False
+        while len(head) > 1 and head[0] in _LEADING:
+            had_article |= head.pop(0) in _ARTICLES
+        if head and head != [","]:
+            items.append((" ".join(head), had_article))
+    return items or None
+
+
+@lru_cache(maxsize=1)
+def _kb():
+    from games.kb import load_kb  # here, not at the top: the KB imports this module
+
+    return load_kb()
+
+
+def same_thing(phrase: str, secret: str) -> bool:
+    """True if a noun phrase names the secret: the same words; the same knowledge-base noun
+    (plurals, spellings, aliases); or a lemma of one of the secret's dominant-sense synsets
+    ("sofa" for couch). For a secret outside the KB: the same words up to plural/singular."""
+    phrase, secret = " ".join(words(phrase)), " ".join(words(secret))
+    if not phrase or not secret:
+        return False
+    if phrase == secret:
+        return True
+    kb = _kb()
+    target = kb.lookup(secret)
+    if target is None:
+        return phrase in secret_variants(secret) or secret in secret_variants(phrase)
+    noun = kb.lookup(phrase)
+    return noun is not None and (noun == target or bool(set(kb.senses(noun, "any")) & set(kb.senses(target))))
+
+
+def _names_a_thing(phrase: str, had_article: bool, secret: str) -> bool:
+    """Whether an item of a guess is a candidate thing: the secret, or a KB noun that is not, without
+    an article, one of the KB's property words ("red or blue" asks about colours, not things)."""
+    if same_thing(phrase, secret):
+        return True
+    kb = _kb()
+    return kb.lookup(phrase) is not None and (had_article or phrase not in kb.concepts["prop"])
+
+
+def _strict_verdict(text: str, secret: str) -> tuple[Verdict, str] | None:
+    things = guessed_things(text)
+    if not things:
+        return None
+    if len(things) > 1:
+        if sum(_names_a_thing(p, a, secret) for p, a in things) > 1:
+            return Verdict.INVALID, SEVERAL_THINGS
+        return None
+    return (Verdict.FINISHED, NAMES_SECRET) if same_thing(things[0][0], secret) else None

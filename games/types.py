@@ -19,6 +19,9 @@ class Verdict(str, enum.Enum):
         return self.value
 
 
+WIN_RULES = ("reference", "strict")  # see games.rules.rule_verdict
+
+
 class Outcome(str, enum.Enum):
     PLAYING = "playing"
     WON = "won"
@@ -28,7 +31,13 @@ class Outcome(str, enum.Enum):
 
 @dataclass(frozen=True)
 class GameConfig:
-    """Rules and rewards of one game (defaults follow the ΔBelief-RL paper)."""
+    """Rules and rewards of one game (defaults follow the ΔBelief-RL paper).
+
+    `win_rule` decides which questions name the secret (games.rules): "reference", the paper's
+    exact and lemma/stem match anywhere in the question, or "strict", a guess of one thing
+    ("Is it a rowboat?") that is the secret or the same thing. Stored configs without it load
+    as "reference".
+    """
 
     max_turns: int = 20
     win_reward: float = 2.0
@@ -38,12 +47,15 @@ class GameConfig:
     turn_penalty: float = -0.05
     min_question_chars: int = 2
     max_question_chars: int = 500
+    win_rule: str = "reference"
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_turns <= 200:
             raise ValueError(f"max_turns must be between 1 and 200, got {self.max_turns}")
         if not 1 <= self.min_question_chars <= self.max_question_chars:
             raise ValueError("min_question_chars must be >= 1 and <= max_question_chars")
+        if self.win_rule not in WIN_RULES:
+            raise ValueError(f"win_rule must be one of {', '.join(WIN_RULES)}, got {self.win_rule!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

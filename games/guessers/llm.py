@@ -7,7 +7,7 @@ from typing import Sequence
 
 from games.guessers.base import Ask, Guesser, GuesserState
 from games.llm.base import LLMBackend, SamplingParams
-from games.llm.chat import GuesserFormat, extract_question
+from games.llm.chat import DEFAULT_QUESTION_EXTRACTION, QUESTION_EXTRACTIONS, GuesserFormat, extract_question
 
 DEFAULT_SAMPLING = SamplingParams(max_new_tokens=48, temperature=1.0)
 
@@ -22,7 +22,9 @@ class LLMGuesser(Guesser):
 
     `Ask.extra` carries what training needs, all JSON-serialisable: the prompt `messages`,
     `prompt_token_ids`, the generated `token_ids` with their `logprobs`, the raw `completion`
-    text and the `finish_reason`.
+    text and the `finish_reason`. `question_extraction` says what of the reply is asked
+    (games.llm.chat.extract_question): the whole reply (`reply`, the default, as the paper) or
+    its first question (`first_question`, an ablation).
     """
 
     def __init__(
@@ -32,8 +34,13 @@ class LLMGuesser(Guesser):
         sampling: SamplingParams = DEFAULT_SAMPLING,
         chat_format: GuesserFormat = GuesserFormat(),
         name: str | None = None,
+        question_extraction: str = DEFAULT_QUESTION_EXTRACTION,
     ):
+        if question_extraction not in QUESTION_EXTRACTIONS:
+            raise ValueError(f"question_extraction must be one of {', '.join(QUESTION_EXTRACTIONS)}, "
+                             f"got {question_extraction!r}")
         self.backend = backend
+        self.question_extraction = question_extraction
         self.sampling = sampling
         self.chat_format = chat_format
         self.name = name or f"llm:{backend.name}"
@@ -54,5 +61,5 @@ class LLMGuesser(Guesser):
                 "completion": gen.text,
                 "finish_reason": gen.finish_reason,
             }
-            asks.append(Ask(question=extract_question(gen.text), extra=extra))
+            asks.append(Ask(question=extract_question(gen.text, self.question_extraction), extra=extra))
         return asks

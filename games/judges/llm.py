@@ -15,8 +15,10 @@ DEFAULT_JUDGE_SAMPLING = SamplingParams(max_new_tokens=128, temperature=0.0, sto
 class LLMJudge(Judge):
     """Answers every request of a batch with one `generate` call.
 
-    Output without a readable `<answer>` verdict becomes `Verdict.INVALID`; the raw text is kept
-    in `JudgeAnswer.raw` either way. The engine's rule checks still run around this judge.
+    Output without a readable `<answer>` verdict becomes `Verdict.UNKNOWN` (it costs the guesser
+    a turn, not the invalid penalty: the judge failed, not the question); the raw text is kept in
+    `JudgeAnswer.raw` either way. The engine's rule checks still run around this judge. (The
+    reference's rollout reads such a reply as "invalid"; we do not punish the questioner for it.)
     """
 
     def __init__(
@@ -40,5 +42,5 @@ class LLMJudge(Judge):
         answers = []
         for gen in generations:
             verdict = parse_judge_answer(gen.text)  # reads an answer left open by the stop string too
-            answers.append(JudgeAnswer(verdict if verdict is not None else Verdict.INVALID, raw=gen.text))
+            answers.append(JudgeAnswer(verdict if verdict is not None else Verdict.UNKNOWN, raw=gen.text))
         return answers

@@ -191,15 +191,26 @@ def parse_judge_answer(text: str) -> Verdict | None:
 
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.IGNORECASE | re.DOTALL)
 _QUESTION_TAG = re.compile(r"<question>(.*?)(</question>|$)", re.IGNORECASE | re.DOTALL)
+QUESTION_EXTRACTIONS = ("reply", "first_question")
+DEFAULT_QUESTION_EXTRACTION = "reply"
 
 
-def extract_question(text: str) -> str:
-    """The one question in a guesser's reply: inside `<question>` tags if present, else the
-    first non-empty line, cut after its first question mark."""
+def extract_question(text: str, extraction: str = DEFAULT_QUESTION_EXTRACTION) -> str:
+    """What of a guesser's reply the game judges.
+
+    `reply` (the paper's): the whole reply, `<think>…</think>` removed, the content of its first
+    `<question>…</question>` when it has one, stripped, so the rule checks see what the model
+    wrote ("Is it an animal? Is it a dog?" is invalid) and training trains on what was judged.
+    `first_question` (an ablation): the first non-empty line of that, cut after its first "?".
+    """
+    if extraction not in QUESTION_EXTRACTIONS:
+        raise ValueError(f"question extraction must be one of {', '.join(QUESTION_EXTRACTIONS)}, got {extraction!r}")
     text = _THINK.sub(" ", text or "")
     tagged = _QUESTION_TAG.search(text)
     if tagged:
         text = tagged.group(1)
+    if extraction == "reply":
+        return text.strip()
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     mark = line.find("?")
     return line[: mark + 1] if mark >= 0 else line

@@ -109,6 +109,27 @@ def test_agreement_report_per_rater_pair_and_unit():
     assert report.label_shares["no"] == pytest.approx(7 / 12)
 
 
+def test_single_rated_units_count_in_the_category_shares_of_the_coefficients():
+    ratings = {
+        1: {"ann": "yes", "bob": "yes", "cat": "yes"},
+        2: {"ann": "no", "bob": "no", "cat": "yes"},
+        3: {"ann": "no", "bob": "no", "cat": "no"},
+        4: {"ann": "yes", "bob": "no"},
+        5: {"ann": "no"},
+    }
+    report = agreement_report(ratings, ["yes", "no", "unclear", "invalid"], n_boot=50)
+    # p_a over the four units with two or more ratings: (1 + 1/3 + 1 + 0) / 4 = 7/12
+    # π over all five rated units: yes (1 + 1/3 + 0 + 1/2 + 0) / 5 = 11/30, no (0 + 2/3 + 1 + 1/2 + 1) / 5 = 19/30
+    # AC1: p_e = (11/30 · 19/30 + 19/30 · 11/30) / 3 = 418/2700, (7/12 − 418/2700) / (1 − 418/2700) = 1157/2282
+    # Fleiss: p_e = (11/30)² + (19/30)² = 482/900, (7/12 − 482/900) / (1 − 482/900) = 43/418
+    assert report.percent_agreement.value == pytest.approx(7 / 12)
+    assert report.gwet_ac1.value == pytest.approx(1157 / 2282)
+    assert report.fleiss_kappa.value == pytest.approx(43 / 418)
+    # without unit 5 the shares would be 11/24 and 13/24, and AC1 (7/12 − 286/1728) / (1 − 286/1728)
+    assert report.gwet_ac1.value != pytest.approx((7 / 12 - 286 / 1728) / (1 - 286 / 1728))
+    assert report.n_units == 4
+
+
 def test_judge_taxonomy_and_accuracy():
     assert judge_outcome("no", "yes") == "false_no"
     assert judge_outcome("unknown", "no") == "unrecognised" and judge_outcome("invalid", "yes") == "unrecognised"

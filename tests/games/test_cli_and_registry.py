@@ -33,8 +33,10 @@ def test_eval_prints_one_json_object_with_the_metrics():
               "--pool", "dbrl/solved", "--samples", "2", "--max-turns", "20", "--seed", "1", "--limit", "12", "--json")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
-    for key in ("success_rate", "success_ci95", "pass_at_k", "mean_turns", "n_games", "invalid_rate"):
+    for key in ("success_rate", "success_ci95", "strict_success_rate", "strict_success_ci95", "pass_at_k",
+                "mean_turns", "n_games", "invalid_rate"):
         assert key in result
+    assert result["win_rule"] == "reference" and result["strict_success_rate"] <= result["success_rate"]
     assert result["n_games"] == 2 * (12 - result["skipped_words"])
     assert result["success_rate"] >= 0.7 and result["invalid_rate"] == 0.0
     assert result["success_ci95"][0] <= result["success_rate"] <= result["success_ci95"][1]
@@ -69,19 +71,20 @@ def test_registry_builds_kb_judges_in_each_sense_mode():
 
 
 def test_terminal_play_as_guesser_reaches_the_end():
-    stdin = io.StringIO("Is it an animal?\nIs it a dog?\n")
+    stdin = io.StringIO("Is it an animal?\nIs it related to dogs?\nIs it a dog?\n")
     out = io.StringIO()
     args = SimpleNamespace(role="guesser", judge="kb", guesser="infogain", secret="dog", words="dbrl/paper_test",
-                           max_turns=20, seed=0)
+                           max_turns=20, seed=0, win_rule="strict")
     assert run_play(args, stdin=stdin, out=out) == 0
     text = out.getvalue()
     assert "yes:" in text and "finished:" in text and "The word was: dog (won)" in text
+    assert text.count("finished:") == 1  # under the strict rule a mention is not a guess
 
 
 def test_terminal_play_as_answerer_asks_questions():
     stdin = io.StringIO("y\nn\nmaybe\ny\nwon\n")
     out = io.StringIO()
     args = SimpleNamespace(role="answerer", judge="kb", guesser="infogain", secret=None, words="dbrl/paper_test",
-                           max_turns=20, seed=0)
+                           max_turns=20, seed=0, win_rule="reference")
     assert run_play(args, stdin=stdin, out=out) == 0
     assert out.getvalue().count("?") >= 4 and "Solved!" in out.getvalue()

@@ -108,3 +108,43 @@ def test_game_config_is_validated():
         GameConfig(max_turns=0)
     with pytest.raises(ValueError, match="unknown game config keys"):
         GameConfig.from_dict({"max_turn": 3})
+    with pytest.raises(ValueError, match="win_rule must be one of reference, strict"):
+        GameConfig(win_rule="lenient")
+
+
+def test_win_rule_is_stored_with_the_config_and_old_configs_load_as_reference():
+    assert GameConfig().win_rule == "reference"
+    assert GameConfig.from_dict(GameConfig(win_rule="strict").to_dict()).win_rule == "strict"
+    old = {k: v for k, v in GameConfig().to_dict().items() if k != "win_rule"}
+    assert GameConfig.from_dict(old) == GameConfig() and GameConfig.from_dict({}).win_rule == "reference"
+    traj = replay(ScriptedJudge(), "dog", 1, ["Is it a dog?"], GameConfig(win_rule="strict"))
+    assert Trajectory.from_dict(traj.to_dict()).config.win_rule == "strict"
+
+
+@pytest.mark.parametrize("question, reason", [
+    ("Is it an animal? Is it a dog?", "several questions"),
+    ("Is it a dog", "does not end with a question mark"),
+    ("Is it a\ndog?", "a control character or line break"),
+    ("A cat?", "no question word"),
+])
+def test_invalid_replies_keep_their_reason_and_invalid_beats_finished(question, reason):
+    results, env = play([question])
+    turn = results[0].turn
+    assert turn.verdict is Verdict.INVALID and turn.judge_raw == f"rule: {reason}" and not env.done
+    assert turn.reward == {"turn": -0.05, "invalid": -5.0}
+
+
+def test_strict_games_win_on_a_guess_of_the_thing_only():
+    results, env = play(["Is it related to dogs?", "Is it a dog or a cat?", "Is it a hound?", "Is it a dog?"],
+                        win_rule="strict")
+    assert [r.turn.verdict for r in results] == [Verdict.NO, Verdict.INVALID, Verdict.NO, Verdict.FINISHED]
+    assert results[1].turn.judge_raw == "rule: a guess must name one thing"
+    assert results[3].turn.judge_raw == "rule: names the secret" and env.trajectory.outcome is Outcome.WON
+    # the same questions under the reference rule: the first one already wins
+    results, _ = play(["Is it related to dogs?"])
+    assert results[0].turn.verdict is Verdict.FINISHED
+
+
+def test_a_repeat_is_repeated_and_an_invalid_question_may_be_asked_again():
+    results, _ = play(["Is it alive", "Is it alive?", "is it ALIVE?", "Is it a dog?"])
+    assert [r.turn.verdict for r in results] == [Verdict.INVALID, Verdict.YES, Verdict.REPEATED, Verdict.FINISHED]

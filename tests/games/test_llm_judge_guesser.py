@@ -49,18 +49,28 @@ def test_parse_judge_answer(text, verdict):
 
 
 @pytest.mark.parametrize(
-    "text, question",
+    "text, reply, first_question",
     [
-        ("Is it an animal?\nMore text", "Is it an animal?"),
-        ("\n  Is it big? Is it small?", "Is it big?"),
-        ("<think>hmm?</think><question>Is it a tool?</question>", "Is it a tool?"),
-        ("<question>\nDoes it fly?", "Does it fly?"),
-        ("no question here\nIs it x?", "no question here"),
-        ("", ""),
+        ("Is it an animal?\nMore text", "Is it an animal?\nMore text", "Is it an animal?"),
+        ("\n  Is it big? Is it small?", "Is it big? Is it small?", "Is it big?"),
+        ("<think>hmm?</think><question>Is it a tool?</question>", "Is it a tool?", "Is it a tool?"),
+        ("<think>hmm?</think>\n\nIs it a tool?  ", "Is it a tool?", "Is it a tool?"),
+        ("<question>\nDoes it fly?", "Does it fly?", "Does it fly?"),
+        ("<question>Is it a tool?</question> trailing <question>Is it red?</question>", "Is it a tool?", "Is it a tool?"),
+        ("no question here\nIs it x?", "no question here\nIs it x?", "no question here"),
+        ("<think>unfinished thought? Is it", "", ""),
+        ("", "", ""),
     ],
 )
-def test_extract_question(text, question):
-    assert extract_question(text) == question
+def test_extract_question(text, reply, first_question):
+    # `reply` (the default, the paper's) keeps what the model wrote; `first_question` is the ablation
+    assert extract_question(text) == extract_question(text, "reply") == reply
+    assert extract_question(text, "first_question") == first_question
+
+
+def test_extract_question_refuses_an_unknown_mode():
+    with pytest.raises(ValueError, match="reply, first_question"):
+        extract_question("Is it?", "last_question")
 
 
 def test_guesser_messages_layout():
@@ -88,7 +98,8 @@ def test_llm_judge_batches_and_parses(scripted_backend):
     judge = LLMJudge(backend)
     requests = [JudgeRequest("apple", q, (), seed=i) for i, q in enumerate(replies)]
     answers = judge.judge_batch(requests)
-    assert [a.verdict for a in answers] == [Verdict.YES, Verdict.NO, Verdict.INVALID]
+    # a reply without a readable verdict is the judge's failure: unknown (a turn), not invalid (-5)
+    assert [a.verdict for a in answers] == [Verdict.YES, Verdict.NO, Verdict.UNKNOWN]
     assert answers[2].raw == "I refuse."  # unparseable text is kept
     assert len(backend.calls) == 1 and backend.calls[0][2] == [0, 1, 2]
     assert backend.calls[0][1].greedy and "</answer>" in backend.calls[0][1].stop
@@ -169,3 +180,29 @@ def test_registry_guesser_plays_with_the_prompt_its_folder_records(tiny_model_di
     assert guesser.chat_format == GuesserFormat.named("short")
     ask = guesser.ask(guesser.start(seed=1))
     assert ask.extra["messages"][-1]["content"] == "Your question:"
+
+
+def test_the_whole_reply_is_judged_unless_the_first_question_ablation_is_chosen(scripted_backend):
+    from games.engine import TwentyQuestions
+    from games.judges.kb import KBJudge
+
+    backend = scripted_backend(lambda chat, seed: "Is it an animal? Is it a dog?")
+    for extraction, question, verdict, raw in (
+            ("reply", "Is it an animal? Is it a dog?", Verdict.INVALID, "rule: several questions"),
+            ("first_question", "Is it an animal?", Verdict.YES, None)):
+        guesser = LLMGuesser(backend, question_extraction=extraction)
+        ask = guesser.ask(guesser.start(seed=1))
+        assert ask.question == question and ask.extra["completion"] == "Is it an animal? Is it a dog?"
+        env = TwentyQuestions(KBJudge())
+        env.reset("dog", seed=1)
+        turn = env.step(ask.question).turn
+        assert turn.verdict is verdict and (raw is None or turn.judge_raw == raw)
+    with pytest.raises(ValueError, match="question_extraction"):
+        LLMGuesser(backend, question_extraction="last")
+
+
+def test_registry_passes_the_question_extraction_to_llm_guessers(tiny_model_dir):
+    from games.registry import build_guesser
+
+    assert build_guesser(f"hf:{tiny_model_dir}").question_extraction == "reply"
+    assert build_guesser(f"hf:{tiny_model_dir}", question_extraction="first_question").question_extraction == "first_question"

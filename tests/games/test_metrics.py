@@ -2,8 +2,8 @@ import math
 
 import pytest
 
-from games.metrics import mean_at_k_interval, pass_at_k, summarise, wilson_interval
-from games.types import Outcome, Trajectory, Turn, Verdict
+from games.metrics import mean_at_k_interval, pass_at_k, summarise, wilson_interval, won_under
+from games.types import GameConfig, Outcome, Trajectory, Turn, Verdict
 
 
 def traj(secret, won, n_turns, bad=None):
@@ -19,6 +19,9 @@ def test_pass_at_k_matches_hand_computation():
     assert pass_at_k(5, 2, 1) == pytest.approx(0.4)
     with pytest.raises(ValueError):
         pass_at_k(2, 3, 1)
+    assert pass_at_k(2, 1, 2) == 1.0  # k = n: one of the two samples won
+    with pytest.raises(ValueError, match="1 <= k <= n"):
+        pass_at_k(2, 1, 3)  # fewer samples than k: undefined, not 1.0
 
 
 def test_wilson_interval_known_values():
@@ -46,3 +49,35 @@ def test_summarise_counts_everything():
     assert s.invalid_rate == pytest.approx(1 / 40) and s.repeated_rate == pytest.approx(1 / 40)
     with pytest.raises(ValueError):
         summarise([])
+
+
+def won_with(secret, question, rule="reference"):
+    turns = [Turn(0, "Is it alive?", Verdict.YES, ""), Turn(1, question, Verdict.FINISHED, "")]
+    return Trajectory(secret=secret, seed=0, config=GameConfig(win_rule=rule), turns=turns, outcome=Outcome.WON)
+
+
+def test_summarise_reports_success_under_both_win_rules():
+    games = [won_with("city", "Does it have a city center?"), won_with("city", "Is it a city?"),
+             won_with("rowboat", "Is it a rowboat?"), traj("rowboat", False, 20)]
+    s = summarise(games, k=2)
+    assert s.win_rule == "reference"
+    assert s.success_rate == s.reference_success_rate == pytest.approx((1 + 0.5) / 2)
+    # city: the first win only mentions the word, so 1 of 2 games is a strict success; rowboat: 1 of 2
+    assert s.strict_success_rate == pytest.approx((0.5 + 0.5) / 2)
+    assert tuple(s.strict_success_ci95) == pytest.approx(mean_at_k_interval([0.5, 0.5]))
+    data = s.to_dict()
+    assert data["strict_success_ci95"] == list(s.strict_success_ci95) and data["win_rule"] == "reference"
+
+    # a game won under strict is a reference success when its winning question wins under reference
+    strict = summarise([won_with("couch", "Is it a sofa?", "strict"), won_with("couch", "Is it a couch?", "strict")])
+    assert strict.win_rule == "strict" and strict.success_rate == strict.strict_success_rate == 1.0
+    assert strict.reference_success_rate == 0.5
+    assert summarise([*games, won_with("couch", "Is it a couch?", "strict")]).win_rule == "mixed"
+
+
+def test_won_under():
+    assert not won_under("strict", won=False, played_rule="reference", question="Is it a dog?", secret="dog")
+    assert won_under("strict", won=True, played_rule="reference", question="Is it a dog?", secret="dog")
+    assert not won_under("strict", won=True, played_rule="reference", question="Is it like a dog?", secret="dog")
+    assert won_under("reference", won=True, played_rule="reference", question="anything", secret="dog")
+    assert won_under("strict", won=True, played_rule="reference", question=None, secret="dog")  # nothing to re-judge

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from games.types import WIN_RULES
+
 SPLITS = ("", "sft", "rl", "val", "test")
 
 
@@ -13,6 +15,9 @@ class EvaluationConfig:
     split: str = field(default="", metadata={"help": "only words of this split (sft, rl, val, test); empty = all"})
     samples: int = field(default=8, metadata={"help": "k: games per word (mean@k, pass@k)"})
     max_turns: int = field(default=20, metadata={"help": "questions per game"})
+    win_rule: str = field(default="reference", metadata={"choices": WIN_RULES, "help": (
+        "which questions win: reference (the paper's: the secret named anywhere, by lemma or stem) or strict "
+        "(a guess of the thing itself); success under both rules is reported either way")})
     seed: int = field(default=0, metadata={"help": "seed of the whole evaluation"})
     batch_size: int = field(default=64, metadata={"help": "games played in lock-step"})
     pool_word_list: str = field(default="", metadata={"help": "candidate pool for infogain/random guessers; empty = the knowledge base's nouns"})
@@ -31,6 +36,8 @@ class EvaluationConfig:
             raise ValueError("samples must be between 1 and 256")
         if not 1 <= self.max_turns <= 200:
             raise ValueError("max_turns must be between 1 and 200")
+        if self.win_rule not in WIN_RULES:
+            raise ValueError(f"win_rule must be one of {', '.join(WIN_RULES)}")
         if not 1 <= self.batch_size <= 4096:
             raise ValueError("batch_size must be between 1 and 4096")
         if self.limit < 0:

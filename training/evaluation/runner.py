@@ -37,7 +37,7 @@ def run(
     done = set(done or ())
     todo = plan(words, config.samples, done)
     total = len(words) * config.samples
-    game_config = GameConfig(max_turns=config.max_turns)
+    game_config = GameConfig(max_turns=config.max_turns, win_rule=config.win_rule)
     reporter.log(f"{len(todo)} of {total} games to play ({len(done)} already stored)")
     played: list[Trajectory] = []
     start = time.perf_counter()
@@ -53,7 +53,8 @@ def run(
         running = summarise(played, k=1)
         elapsed = time.perf_counter() - start
         reporter.metrics(finished, {
-            "eval/success_rate": running.success_rate, "eval/mean_turns": running.mean_turns,
+            "eval/success_rate": running.success_rate, "eval/strict_success_rate": running.strict_success_rate,
+            "eval/mean_turns": running.mean_turns,
             "eval/invalid_rate": running.invalid_rate, "eval/games_per_second": len(played) / max(elapsed, 1e-9),
         })
         reporter.progress(finished / max(total, 1), f"{finished}/{total} games")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from games.types import WIN_RULES
 from webapp.leaderboards.services import ABILITY, BOARDS, HUMANS, MODELS
 
 
@@ -24,10 +25,12 @@ class WordListRefSerializer(NamedRefSerializer):
 
 class ModelsKeySerializer(serializers.Serializer):
     key = serializers.CharField()
-    label = serializers.CharField(help_text="word list · judge · max turns")
+    label = serializers.CharField(help_text="word list · judge · max turns (· win rule when not the default)")
     word_list = WordListRefSerializer(allow_null=True)
     judge = NamedRefSerializer(allow_null=True)
     max_turns = serializers.IntegerField()
+    win_rule = serializers.ChoiceField(choices=WIN_RULES, required=False,
+                                       help_text="the rule the board's games were played under")
     games = serializers.IntegerField()
     guessers = serializers.IntegerField()
     last_game_at = serializers.DateTimeField(allow_null=True)
@@ -37,9 +40,19 @@ class ModelRowSerializer(serializers.Serializer):
     rank = serializers.IntegerField()
     guesser_id = serializers.IntegerField()
     name = serializers.CharField()
-    success = serializers.FloatField(help_text="mean@k: the mean over words of the per-word success rate")
+    success = serializers.FloatField(help_text="mean@k: the mean over words of the per-word success rate, under "
+                                               "the board's win rule (meta.win_rule)")
     success_lo = serializers.FloatField(help_text="95% interval of the success rate (words are the unit)")
     success_hi = serializers.FloatField()
+    # absent from snapshots computed before the win rules existed (required=False)
+    strict_success = serializers.FloatField(required=False, help_text=(
+        "mean@k counting a win only when its winning question also wins under the strict rule (a guess of the "
+        "thing itself)"))
+    strict_success_lo = serializers.FloatField(required=False)
+    strict_success_hi = serializers.FloatField(required=False)
+    reference_success = serializers.FloatField(required=False, help_text="the same under the reference rule (the paper's)")
+    reference_success_lo = serializers.FloatField(required=False)
+    reference_success_hi = serializers.FloatField(required=False)
     k = serializers.IntegerField(help_text="samples per word (the smallest count over the words)")
     pass_at_k = serializers.FloatField()
     mean_turns = serializers.FloatField()

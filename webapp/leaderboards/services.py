@@ -5,11 +5,14 @@ do the arithmetic, ``leaderboards_refresh`` (run by the beat task ``leaderboards
 one ``LeaderboardSnapshot`` per board and key, and views only read the newest snapshot.
 
 Boards
-- ``models`` (key: word list | judge | max turns): model-vs-model games by guesser: success as
-  mean@k over words with a 95% interval, pass@k (k = samples per word, the smallest count over
-  the words, as ``games.metrics.summarise`` does), mean turns (all / solved), games, words.
-  Rows with fewer than ``PRELIMINARY_GAMES`` games are marked preliminary. An index snapshot
-  (board ``models_index``) lists the keys.
+- ``models`` (key: word list | judge | max turns, and the win rule when it is not the default):
+  model-vs-model games by guesser: success as mean@k over words with a 95% interval under the
+  rule the games were played under, and beside it success under each win rule
+  (``strict_success``, ``reference_success``, with intervals; ``games.metrics.won_under`` re-judges
+  each winning question), pass@k (k = samples per word, the smallest count over the words, as
+  ``games.metrics.summarise`` does), mean turns (all / solved), games, words. Rows with fewer than
+  ``PRELIMINARY_GAMES`` games are marked preliminary. An index snapshot (board ``models_index``)
+  lists the keys.
 - ``humans``: person-asks games by signed-in player: win rate with a Wilson interval, mean
   questions in won games; ranked by the interval's lower end so one lucky game does not top the
   board. Guests (no account) are pooled into one unranked "guests" row at the end.
@@ -17,7 +20,8 @@ Boards
   games) with words as items, so people and models are ranked on one scale.
 
 Won and lost games count; abandoned ones do not (the humans board shows how many a player
-abandoned). Games without ``max_turns`` in their config count as 20-turn games (the default).
+abandoned). Games without ``max_turns`` in their config count as 20-turn games, without
+``win_rule`` as reference-rule games (the defaults).
 
 History: a refresh whose numbers equal the newest snapshot's only stamps ``meta.checked_at`` on
 it instead of adding a row, so the table grows when results change, not every five minutes.
@@ -32,16 +36,16 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Max, Q, Sum
+from django.db.models import Count, F, Max, Q, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from games.metrics import mean_at_k_interval, pass_at_k, wilson_interval
+from games.metrics import mean_at_k_interval, pass_at_k, wilson_interval, won_under
 from games.rating import rasch_fit, theta_interval
-from games.types import GameConfig
+from games.types import WIN_RULES, GameConfig
 from webapp.catalog.models import ModelSpec, WordList
 from webapp.leaderboards.models import LeaderboardSnapshot
-from webapp.play.models import Game, GameMode, GameOutcome
+from webapp.play.models import Game, GameMode, GameOutcome, Turn
 
 MODELS, MODELS_INDEX, HUMANS, ABILITY = "models", "models_index", "humans", "ability"
 BOARDS = (MODELS, HUMANS, ABILITY)
@@ -49,6 +53,7 @@ PRELIMINARY_GAMES = 200  # a models-board row with fewer games is marked prelimi
 ABILITY_PRELIMINARY_GAMES = 20  # the same mark on the ability board
 ABILITY_MAX_TURNS = GameConfig().max_turns  # the ability fit uses standard 20-question games only
 DEFAULT_MAX_TURNS = GameConfig().max_turns
+DEFAULT_WIN_RULE = GameConfig().win_rule
 FINISHED = (GameOutcome.WON, GameOutcome.LOST)
 _WON = Q(outcome=GameOutcome.WON)
 DIGITS = 6
@@ -71,13 +76,19 @@ def _max_turns(value: Any) -> int:
         return DEFAULT_MAX_TURNS
 
 
+def _win_rule(value: Any) -> str:
+    return value if value in WIN_RULES else DEFAULT_WIN_RULE
+
+
 def _word(secret: str) -> str:
     return " ".join(secret.lower().split())
 
 
-def models_key(word_list_id: int | None, judge_id: int | None, max_turns: int) -> str:
-    """The snapshot key of one models board: ids, so renaming a model does not split history."""
-    return f"wl:{word_list_id or '-'}|judge:{judge_id or '-'}|turns:{max_turns}"
+def models_key(word_list_id: int | None, judge_id: int | None, max_turns: int, win_rule: str = DEFAULT_WIN_RULE) -> str:
+    """The snapshot key of one models board: ids, so renaming a model does not split history (the
+    win rule only when it is not the default, so reference-rule boards keep their keys)."""
+    rule = "" if win_rule == DEFAULT_WIN_RULE else f"|rule:{win_rule}"
+    return f"wl:{word_list_id or '-'}|judge:{judge_id or '-'}|turns:{max_turns}{rule}"
 
 
 def _ability_turns_q() -> Q:
@@ -88,33 +99,47 @@ def _ability_turns_q() -> Q:
 # --- the boards --------------------------------------------------------------------------------
 
 def models_boards() -> tuple[list[dict], dict[str, tuple[list[dict], dict]]]:
-    """(index rows, {key: (rows, meta)}) for every word list / judge / max turns with model games."""
+    """(index rows, {key: (rows, meta)}) for every word list / judge / max turns / win rule with model games."""
+    games = Game.objects.filter(mode=GameMode.MODEL_VS_MODEL, outcome__in=FINISHED, guesser__isnull=False)
     per_word = (
-        Game.objects.filter(mode=GameMode.MODEL_VS_MODEL, outcome__in=FINISHED, guesser__isnull=False)
-        .values("guesser_id", "word_list_id", "judge_id", "config__max_turns", "secret")
+        games.values("guesser_id", "word_list_id", "judge_id", "config__max_turns", "config__win_rule", "secret")
         .annotate(n=Count("id"), wins=Count("id", filter=_WON), turns=Sum("n_turns"),
                   won_turns=Sum("n_turns", filter=_WON), last=Max(Coalesce("finished_at", "created_at")))
         .order_by()
     )
-    # (word list, judge, max turns) -> guesser -> word -> [games, wins, turns, won turns, last]
+    # (word list, judge, max turns, win rule) -> guesser -> word -> [games, wins, turns, won turns, last,
+    #  wins under the other rule]
     cells: dict[tuple, dict[int, dict[str, list]]] = defaultdict(lambda: defaultdict(dict))
+
+    def cell_of(guesser_id, word_list_id, judge_id, max_turns, win_rule, secret) -> list:
+        group = (word_list_id, judge_id, _max_turns(max_turns), _win_rule(win_rule))
+        return cells[group][guesser_id].setdefault(_word(secret), [0, 0, 0, 0, None, 0])
+
     for row in per_word:
-        group = (row["word_list_id"], row["judge_id"], _max_turns(row["config__max_turns"]))
-        cell = cells[group][row["guesser_id"]].setdefault(_word(row["secret"]), [0, 0, 0, 0, None])
+        cell = cell_of(row["guesser_id"], row["word_list_id"], row["judge_id"], row["config__max_turns"],
+                       row["config__win_rule"], row["secret"])
         cell[0] += row["n"]
         cell[1] += row["wins"]
         cell[2] += row["turns"] or 0
         cell[3] += row["won_turns"] or 0
         cell[4] = max(filter(None, (cell[4], row["last"])), default=None)
+        cell[5] += row["wins"]  # until a stored winning question says otherwise (below)
+    for won in _winning_questions(games):
+        stored = won["game__config"] if isinstance(won["game__config"], dict) else {}
+        rule = _win_rule(stored.get("win_rule"))
+        if not won_under(_other_rule(rule), won=True, played_rule=rule, question=won["question"],
+                         secret=won["game__secret"], config=_game_config(stored)):
+            cell_of(won["game__guesser_id"], won["game__word_list_id"], won["game__judge_id"],
+                    stored.get("max_turns"), rule, won["game__secret"])[5] -= 1
 
-    spec_ids = {g for by_guesser in cells.values() for g in by_guesser} | {j for (_, j, _) in cells if j}
+    spec_ids = {g for by_guesser in cells.values() for g in by_guesser} | {j for (_, j, _, _) in cells if j}
     names = dict(ModelSpec.objects.filter(pk__in=spec_ids).values_list("pk", "name"))
-    lists = {wl["pk"]: wl for wl in WordList.objects.filter(pk__in={w for (w, _, _) in cells if w})
+    lists = {wl["pk"]: wl for wl in WordList.objects.filter(pk__in={w for (w, _, _, _) in cells if w})
              .values("pk", "name", "version")}
 
     index, boards = [], {}
-    for (wl_id, judge_id, max_turns), by_guesser in cells.items():
-        rows = [_model_row(guesser_id, names.get(guesser_id, f"model {guesser_id}"), words)
+    for (wl_id, judge_id, max_turns, win_rule), by_guesser in cells.items():
+        rows = [_model_row(guesser_id, names.get(guesser_id, f"model {guesser_id}"), words, win_rule)
                 for guesser_id, words in by_guesser.items()]
         rows.sort(key=lambda r: (-r["success"], -r["games"], r["name"]))
         for rank, row in enumerate(rows, 1):
@@ -126,31 +151,59 @@ def models_boards() -> tuple[list[dict], dict[str, tuple[list[dict], dict]]]:
             f"{wl['name']} v{wl['version']}" if wl else "no word list",
             f"judge {judge['name']}" if judge else "no judge",
             f"{max_turns} turns",
+            *([f"{win_rule} rule"] if win_rule != DEFAULT_WIN_RULE else []),
         ])
-        key = models_key(wl_id, judge_id, max_turns)
+        key = models_key(wl_id, judge_id, max_turns, win_rule)
         last = max((r["last_game_at"] for r in rows if r["last_game_at"]), default=None)
-        meta = {"label": label, "word_list": word_list, "judge": judge, "max_turns": max_turns,
+        meta = {"label": label, "word_list": word_list, "judge": judge, "max_turns": max_turns, "win_rule": win_rule,
                 "games": sum(r["games"] for r in rows), "guessers": len(rows), "last_game_at": last,
                 "preliminary_games": PRELIMINARY_GAMES}
         boards[key] = (rows, meta)
         index.append({"key": key, "label": label, "word_list": word_list, "judge": judge, "max_turns": max_turns,
-                      "games": meta["games"], "guessers": len(rows), "last_game_at": last})
+                      "win_rule": win_rule, "games": meta["games"], "guessers": len(rows), "last_game_at": last})
     # the most played standard setting first: that is the page's default
-    index.sort(key=lambda r: (r["max_turns"] != DEFAULT_MAX_TURNS, -r["games"], r["label"]))
+    index.sort(key=lambda r: (r["max_turns"] != DEFAULT_MAX_TURNS, r["win_rule"] != DEFAULT_WIN_RULE, -r["games"],
+                              r["label"]))
     return index, boards
 
 
-def _model_row(guesser_id: int, name: str, words: dict[str, list]) -> dict:
+def _game_config(stored: dict) -> GameConfig:
+    """A stored game's config (its question length bounds matter when re-judging its question)."""
+    try:
+        return GameConfig.from_dict(stored)
+    except (TypeError, ValueError):
+        return GameConfig(win_rule=_win_rule(stored.get("win_rule")))
+
+
+def _other_rule(rule: str) -> str:
+    return next(r for r in WIN_RULES if r != rule)
+
+
+def _winning_questions(games):
+    """The last question of every won game (the one that won), with what re-judging it needs."""
+    return (Turn.objects.filter(game__in=games.filter(_WON), index=F("game__n_turns") - 1)
+            .values("question", "game__secret", "game__config", "game__guesser_id", "game__word_list_id",
+                    "game__judge_id").order_by().iterator())
+
+
+def _model_row(guesser_id: int, name: str, words: dict[str, list], win_rule: str) -> dict:
     counts = list(words.values())
     rates = [wins / n for n, wins, *_ in counts]
+    other_rates = [c[5] / c[0] for c in counts]
     k = min(n for n, *_ in counts)
     games, wins = sum(c[0] for c in counts), sum(c[1] for c in counts)
     turns, won_turns = sum(c[2] for c in counts), sum(c[3] for c in counts)
-    lo, hi = mean_at_k_interval(rates)
     last = max((c[4] for c in counts if c[4]), default=None)
+    by_rule = {win_rule: rates, _other_rule(win_rule): other_rates}
+    success = {}
+    for rule in WIN_RULES:
+        lo, hi = mean_at_k_interval(by_rule[rule])
+        success.update({f"{rule}_success": _r(math.fsum(by_rule[rule]) / len(counts)),
+                        f"{rule}_success_lo": _r(lo), f"{rule}_success_hi": _r(hi)})
     return {
         "guesser_id": guesser_id, "name": name,
-        "success": _r(math.fsum(rates) / len(rates)), "success_lo": _r(lo), "success_hi": _r(hi),
+        "success": success[f"{win_rule}_success"], "success_lo": success[f"{win_rule}_success_lo"],
+        "success_hi": success[f"{win_rule}_success_hi"], **success,
         "k": k, "pass_at_k": _r(math.fsum(pass_at_k(n, c, min(k, n)) for n, c, *_ in counts) / len(counts)),
         "mean_turns": _r(turns / games), "mean_turns_solved": _r(won_turns / wins) if wins else None,
         "games": games, "wins": wins, "words": len(counts), "last_game_at": _iso(last),

@@ -40,7 +40,7 @@ def make_game(db):
         status = {"won": "finished", "lost": "finished", "abandoned": "abandoned", "playing": "playing"}[outcome]
         fields.setdefault("mode", "model")
         fields.setdefault("finished_at", T0 + timedelta(minutes=counter["n"]))
-        config = {"max_turns": max_turns} if max_turns is not None else {}
-        return Game.objects.create(secret=secret, outcome=outcome, status=status, n_turns=n_turns, config=config, **fields)
+        fields.setdefault("config", {"max_turns": max_turns} if max_turns is not None else {})
+        return Game.objects.create(secret=secret, outcome=outcome, status=status, n_turns=n_turns, **fields)
 
     return make

@@ -31,7 +31,10 @@ def test_models_board_default_key_rows_and_key_list(client, refreshed):
     (row,) = body["rows"]
     assert row["name"] == "alpha" and row["games"] == 3 and row["success"] == pytest.approx(2 / 3, abs=1e-6)
     assert row["k"] == 3 and row["pass_at_k"] == 1.0 and row["preliminary"] is True
+    assert row["strict_success"] == row["reference_success"] == row["success"]  # no stored questions to re-judge
+    assert body["meta"]["win_rule"] == "reference"
     assert [k["max_turns"] for k in body["keys"]] == [20, 50]
+    assert {k["win_rule"] for k in body["keys"]} == {"reference"}
     assert body["keys"][0]["word_list"] == {"id": wl.pk, "name": "test/words", "version": 2}
     assert body["computed_at"] and body["checked_at"] and body["meta"]["label"].endswith("20 turns")
 
@@ -68,3 +71,15 @@ def test_the_endpoint_is_in_the_openapi_schema(client, db):
     assert "LeaderboardSnapshot" in components
     assert "theta" in components["AbilityRow"]["properties"]
     assert "pass_at_k" in components["ModelRow"]["properties"]
+    assert {"strict_success", "reference_success"} <= set(components["ModelRow"]["properties"])
+
+
+def test_snapshots_from_before_the_win_rules_still_serialise(client, refreshed):
+    from webapp.leaderboards.models import LeaderboardSnapshot
+
+    for snapshot in LeaderboardSnapshot.objects.filter(board__in=("models", "models_index")):
+        snapshot.rows = [{k: v for k, v in r.items() if "win_rule" not in k and "strict" not in k
+                          and "reference" not in k} for r in snapshot.rows]
+        snapshot.save()
+    response = client.get(URL, {"board": "models"})
+    assert response.status_code == 200 and "strict_success" not in response.json()["rows"][0]

@@ -230,3 +230,45 @@ def test_usernames_come_from_the_user_table(make_game, spec):
     leaderboards_refresh()
     assert leaderboard_latest("humans").rows[0]["name"] == "renamed-later"
     assert leaderboard_latest("ability").rows[0]["name"] == "renamed-later"
+
+
+def _won_by(make_game, secret, question, **fields):
+    from webapp.play.models import Turn
+
+    game = make_game(secret, True, 2, **fields)
+    Turn.objects.create(game=game, index=0, question="Is it alive?", verdict="no")
+    Turn.objects.create(game=game, index=1, question=question, verdict="finished")
+    return game
+
+
+def test_models_board_reports_success_under_both_win_rules(spec, word_list, make_game):
+    kb, mentions = spec("kb", role="judge", kind="kb"), spec("mentions")
+    common = {"guesser": mentions, "judge": kb, "word_list": word_list}
+    _won_by(make_game, "jacket", "Is it related to jacket?", **common)  # a mention: not a strict win
+    _won_by(make_game, "jacket", "Is it a jacket?", **common)
+    _won_by(make_game, "city", "Does it have a city center?", **common)
+    make_game("city", False, 20, **common)
+    make_game("bread", True, 4, **common)  # no stored turns: nothing to re-judge, a success under both
+    make_game("bread", True, 4, **common)
+    # a board of strict-rule games: won by a synonym, which the reference rule does not count
+    for question in ("Is it a sofa?", "Is it a couch?"):
+        _won_by(make_game, "couch", question, config={"max_turns": 20, "win_rule": "strict"}, **common)
+    leaderboards_refresh()
+
+    reference = leaderboard_latest("models", models_key(word_list.pk, kb.pk, 20))
+    (row,) = reference.rows
+    assert reference.meta["win_rule"] == "reference" and reference.meta["label"] == "test/words v2 · judge kb · 20 turns"
+    # per word (jacket, city, bread): reference 1, 1/2, 1; strict 1/2, 0, 1
+    assert row["success"] == row["reference_success"] == pytest.approx(2.5 / 3, abs=1e-6)
+    assert row["strict_success"] == pytest.approx(1.5 / 3, abs=1e-6)
+    assert (row["strict_success_lo"], row["strict_success_hi"]) == pytest.approx(mean_at_k_interval([0.5, 0.0, 1.0]),
+                                                                                  abs=1e-6)
+
+    strict_key = models_key(word_list.pk, kb.pk, 20, "strict")
+    assert strict_key.endswith("|rule:strict")
+    strict = leaderboard_latest("models", strict_key)
+    (row,) = strict.rows
+    assert strict.meta["win_rule"] == "strict" and strict.meta["label"].endswith("20 turns · strict rule")
+    assert row["success"] == row["strict_success"] == 1.0 and row["reference_success"] == 0.5
+    keys = leaderboard_model_keys()
+    assert [(k["win_rule"], k["key"]) for k in keys] == [("reference", reference.key), ("strict", strict_key)]

@@ -39,6 +39,7 @@ def test_guest_sees_all_three_boards_with_headers_and_escaped_names(client, boar
         assert header in html
     assert 'id="models-table"' in html and 'id="humans-table"' in html and 'id="ability-table"' in html
     assert "test/words v2 · judge kb · 20 turns" in html
+    assert "reference rule (the board's)" in html and "<small>strict rule</small>" in html  # both rules' success
     assert "preliminary" in html and "fewer than 200 games" in html
     # names are text, never markup: in the tables and in the chart data
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html

@@ -1,0 +1,183 @@
+"""The rule checks and both win rules (games.rules) on the words and questions of issue 19."""
+
+from __future__ import annotations
+
+import re
+
+import lightlemma
+import pytest
+
+from games import rules
+from games.kb import load_kb
+from games.types import GameConfig, Verdict
+
+REFERENCE, STRICT = GameConfig(), GameConfig(win_rule="strict")
+SIXTY = ("dog cat cow pig hen owl bee ant fox bear lion wolf deer duck goat frog fish crab seal swan car bus van boat "
+         "ship kite drum bell lamp sofa bed desk door key cup fork pan pot rope ring coin book pen map hat coat shoe "
+         "sock bag box egg cake pie rice corn pear plum lime tree city").split()
+LIST_QUESTION = "Is it a " + ", ".join(SIXTY) + "?"
+
+
+def verdict(question, secret, config=REFERENCE):
+    return rules.rule_verdict(question, secret, config)
+
+
+def test_question_words_are_the_references_lemmatised_and_stemmed():
+    assert len(rules.QUESTION_WORDS) == 28
+    assert "be" in rules.QUESTION_WORD_LEMMAS and "do" in rules.QUESTION_WORD_LEMMAS  # is/are/was, does/did
+    assert {"is", "doe", "ha"} <= rules.QUESTION_WORD_STEMS  # what lightlemma's stemmer makes of is, does, has
+
+
+@pytest.mark.parametrize("question, reason", [
+    ("?", "too short"),
+    ("x" * 499 + "?" + " ", None),  # 500 characters once stripped
+    ("Is it " + "x" * 500 + "?", "too long"),
+    ("Is it an animal? Is it a dog?", "several questions"),
+    ("Is it alive??", "several questions"),
+    ("Is it an animal", "does not end with a question mark"),
+    ("Is it an animal? I think so.", "does not end with a question mark"),
+    ("Is it an\nanimal?", "a control character or line break"),
+    ("Is it an\tanimal?", "a control character or line break"),
+    ("Is it an\u00a0animal?", "a control character or line break"),
+    ("Is it an\u2028animal?", "a control character or line break"),
+    ("  Is it an animal?\n", None),  # surrounding white space is stripped first
+    ("!!?", "no words"),
+])
+def test_syntax_checks_are_the_references(question, reason):
+    assert rules.syntax_error(question, REFERENCE) == reason
+    if reason:
+        for config in (REFERENCE, STRICT):
+            assert verdict(question, "dog", config) == (Verdict.INVALID, reason)
+
+
+def test_made_of_wood_for_woods_is_what_the_reference_methods_give():
+    # exact: "woods" is not a token of the question; syntax: the stems agree (the lemmas do not)
+    assert "woods" not in re.sub(r"[^\w\s-]|[\d]", "", "is it made of wood?").split()
+    assert lightlemma.stem("wood") == lightlemma.stem("woods") == "wood"
+    assert lightlemma.lemmatize("woods") == "wood" != lightlemma.lemmatize("wood")
+    assert verdict("Is it made of wood?", "woods") == (Verdict.FINISHED, "names the secret")
+    assert verdict("Is it made of wood?", "woods", STRICT) is None  # not a guess: the judge answers
+    assert not rules.wins("Is it made of wood?", "woods", "strict")
+
+
+@pytest.mark.parametrize("question, secret", [
+    ("Is it related to jacket?", "jacket"),
+    ("Does it have a city center?", "city"),
+    ("Is it something you would find next to a dog?", "dog"),
+    ("Would a dog like to play with it?", "dog"),
+    ("Is it a kind of dog?", "dog"),
+    ("Is it a hot dog?", "dog"),
+    (LIST_QUESTION, "city"),
+])
+def test_a_mention_wins_under_reference_only(question, secret):
+    assert rules.wins(question, secret, "reference")
+    assert not rules.wins(question, secret, "strict")
+
+
+def test_mentions_in_longer_questions_go_to_the_judge_under_strict():
+    assert verdict("Does it have a city center?", "city", STRICT) is None
+    assert verdict("Is it related to jacket?", "jacket", STRICT) is None
+    assert verdict("Is it a hot dog?", "dog", STRICT) is None  # one thing, but not the secret
+
+
+def test_a_list_of_sixty_words_wins_under_reference_and_is_invalid_under_strict():
+    assert len(SIXTY) == 60 and len(LIST_QUESTION) <= 500
+    assert verdict(LIST_QUESTION, "city") == (Verdict.FINISHED, "names the secret")
+    assert verdict(LIST_QUESTION, "city", STRICT) == (Verdict.INVALID, "a guess must name one thing")
+    assert verdict(LIST_QUESTION, "zebra", STRICT) == (Verdict.INVALID, "a guess must name one thing")
+
+
+@pytest.mark.parametrize("question", [
+    "Is it a dog or a cat?", "Is it basketball, football, baseball?", "Is it a dog, or a cat?",
+    "Could it be a dog, a cat and a cow?", "Is it either a human or an animal?",
+])
+def test_a_guess_of_several_things_is_invalid_under_strict(question):
+    assert verdict(question, "football", STRICT) == (Verdict.INVALID, "a guess must name one thing")
+
+
+@pytest.mark.parametrize("question", ["Is it red or blue?", "Is it black and white?", "Is it big or small?",
+                                      "Is it bigger than a breadbox, or smaller?"])
+def test_properties_and_one_thing_are_not_several_things(question):
+    assert verdict(question, "zebra", STRICT) is None
+
+
+@pytest.mark.parametrize("question, secret", [
+    ("Is it a rowboat?", "rowboat"),
+    ("Is it the moon?", "moon"),
+    ("Could it be an apple?", "apple"),
+    ("Is your word rowboat?", "rowboat"),
+    ("Is the secret word 'rowboat'?", "rowboat"),
+    ("So, is it a rowboat?", "rowboat"),
+    ("Is it a rowboat, then?", "rowboat"),
+    ("Are they dogs?", "dog"),
+    ("Is it a dog?", "dogs"),
+    ("Is it a T-shirt?", "t-shirt"),
+])
+def test_a_guess_of_the_secret_wins_under_both(question, secret):
+    assert verdict(question, secret) == (Verdict.FINISHED, "names the secret")
+    assert verdict(question, secret, STRICT) == (Verdict.FINISHED, "names the secret")
+
+
+def test_a_synonym_of_a_dominant_sense_wins_under_strict_only():
+    kb = load_kb()
+    couch, sofa = kb.lookup("couch"), kb.lookup("sofa")
+    assert couch != sofa
+    shared = set(kb.senses(couch)) & set(kb.senses(sofa, "any"))
+    assert [kb.synset_names[s] for s in shared] == ["sofa.n.01"]  # {sofa, couch, lounge}
+    assert rules.wins("Is it a sofa?", "couch", "strict") and rules.wins("Is it a lounge?", "couch", "strict")
+    assert not rules.wins("Is it a sofa?", "couch", "reference")  # no shared lemma or stem
+    # a sense that is not one of the secret's dominant ones does not count: "human" is a sense of "man"
+    human = kb.lookup("human")
+    assert set(kb.senses(human, "any")) & set(kb.senses(kb.lookup("man"), "any"))
+    assert not rules.wins("Is it a human?", "man", "strict")
+
+
+def test_same_thing_outside_the_knowledge_base_is_string_equality_up_to_plural():
+    assert load_kb().lookup("zorblax") is None
+    assert rules.same_thing("zorblaxes", "zorblax") and rules.same_thing("zorblax", "zorblaxes")
+    assert not rules.same_thing("zorb", "zorblax")
+    assert rules.wins("Is it a zorblax?", "zorblax", "strict")
+
+
+def test_no_question_word_is_invalid_unless_it_names_the_secret_under_reference():
+    assert verdict("A dog?", "cat") == (Verdict.INVALID, "no question word")
+    assert verdict("Rowboat?", "rowboat") == (Verdict.FINISHED, "names the secret")  # as the reference
+    assert verdict("Rowboat?", "rowboat", STRICT) == (Verdict.INVALID, "no question word")
+    assert verdict("Whose is it?", "cat") is None
+
+
+def test_invalid_beats_finished():
+    for config in (REFERENCE, STRICT):
+        assert verdict("Is it an animal? Is it a dog?", "dog", config) == (Verdict.INVALID, "several questions")
+        assert verdict("Is it a dog?\nIs it?", "dog", config)[0] is Verdict.INVALID
+
+
+def test_multiword_secrets_win_on_consecutive_words():
+    assert rules.wins("Is it a soccer ball?", "soccer ball")
+    assert rules.wins("Is it a golf ball?", "golf balls")  # each word matches as one token does
+    assert not rules.wins("Is it a ball for soccer?", "soccer ball")
+    assert rules.wins("Is it a soccer ball?", "soccer ball", "strict")
+
+
+def test_the_exact_method_keeps_hyphens_and_drops_digits():
+    assert rules.wins("Is it a t-shirt?", "t-shirt")
+    assert not rules.wins("Is it a shirt?", "t-shirt")
+    assert rules.wins("Is it 3 dogs?", "dogs")
+
+
+def test_a_placeholder_secret_is_never_named():
+    assert verdict("Is it a question mark?", "?") is None
+    assert verdict("Is it a question mark?", "?", STRICT) is None
+
+
+def test_long_tokens_are_skipped_as_in_the_reference():
+    long_word = "x" * 60
+    assert verdict(f"Is it {long_word}?", "dog") is None
+    assert verdict(f"{long_word}?", "dog") == (Verdict.INVALID, "no question word")
+
+
+def test_guessed_things():
+    assert rules.guessed_things("Is it a rowboat?") == [("rowboat", True)]
+    assert rules.guessed_things("Is your word rowboat or not?") == [("rowboat", False)]
+    assert rules.guessed_things("Is it a dog or a cat?") == [("dog", True), ("cat", True)]
+    assert rules.guessed_things("Does it have a tail?") is None
