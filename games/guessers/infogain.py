@@ -10,7 +10,9 @@ contradiction, so a wrong answer (a human, another judge) costs turns but not th
 the fact (weight `unknown_noise / (1 - unknown_noise)`): a judge that knew the fact would have
 said yes, and the open-world KB judge says unknown exactly where it stores no such fact. A
 candidate named by a question that did not finish the game is out for good (that is a rule of
-the engine, not a judgement). The questions are phrased in the KB judge's forms and answered
+the engine, not a judgement). With `temperature` T > 0 it is an imperfect questioner: it draws
+each question with weight exp(score / T) (score in bits) instead of taking the best, seeded by the
+game seed and the turn; the last-turn guess stays the likeliest word. The questions are phrased in the KB judge's forms and answered
 by it exactly as predicted when both use the same knowledge base and sense mode.
 """
 
@@ -52,12 +54,16 @@ class InfoGainGuesser(Guesser):
         top_k: int = 5,
         guess_bonus: float = 1.0,
         unknown_noise: float = 1e-3,
+        temperature: float = 0.0,
     ):
         if prior not in PRIORS:
             raise ValueError(f"unknown prior {prior!r}; expected one of {', '.join(PRIORS)}")
         for label, value in (("noise", noise), ("unknown_noise", unknown_noise)):
             if not 0.0 < value <= 0.5:
                 raise ValueError(f"{label} must be in (0, 0.5], got {value}")
+        if not 0.0 <= temperature <= 100.0:
+            raise ValueError(f"temperature must be in [0, 100], got {temperature}")
+        self.temperature = temperature
         self.kb = kb or load_kb()
         self.model: CandidateModel = candidate_model(self.kb, pool, sense)
         if not self.model.words:
@@ -147,7 +153,8 @@ class InfoGainGuesser(Guesser):
         top = np.argsort(-p, kind="stable")[: self.top_k]
         top_candidates = [(self.model.words[i], float(p[i])) for i in top]
         turns_left = self.max_turns - len(state.history)
-        q, info, p_win = self._choose(p, data, last_turn=turns_left <= 1)
+        rng = np.random.default_rng([state.seed & 0x7FFFFFFF, len(state.history)]) if self.temperature else None
+        q, info, p_win = self._choose(p, data, last_turn=turns_left <= 1, rng=rng)
         if q is None:
             text, extra = self._fallback(data), {"kind": "fallback"}
         else:
@@ -157,7 +164,8 @@ class InfoGainGuesser(Guesser):
             extra = {"kind": kind, "feature": feature, "info_bits": info, "p_win": p_win}
         return Ask(text, candidates_left=left, top_candidates=top_candidates, extra=extra)
 
-    def _choose(self, p: np.ndarray, data: dict, last_turn: bool) -> tuple[int | None, float, float]:
+    def _choose(self, p: np.ndarray, data: dict, last_turn: bool,
+                rng: np.random.Generator | None = None) -> tuple[int | None, float, float]:
         model = self.model
         live = np.nonzero(p > NEGLIGIBLE * p.max())[0]
         if last_turn or len(live) == 1:  # nothing to learn any more: guess the likeliest word
@@ -181,6 +189,9 @@ class InfoGainGuesser(Guesser):
         q = int(np.argmax(score))
         if not np.isfinite(score[q]):
             return None, 0.0, 0.0
+        if rng is not None:  # an imperfect questioner: a question drawn with weight exp(score / T)
+            weights = np.exp((score - score[q]) / self.temperature)
+            q = int(rng.choice(len(score), p=weights / weights.sum()))
         return q, float(info[q]), float(named[q])
 
     def _fallback(self, data: dict) -> str:
