@@ -12,6 +12,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from games.types import WIN_RULES
 from training.common.config import check_guesser_prompt, guesser_prompt_field
 
 ADVANTAGES = ("turn", "trajectory")
@@ -45,6 +46,10 @@ class GRPOConfig:
     secrets_per_step: int = field(default=8, metadata={"help": "secrets (groups) per step"})
     num_generations: int = field(default=8, metadata={"help": "G: rollouts per secret (the group)"})
     max_turns: int = field(default=20, metadata={"help": "questions per game (also stated in the prompt)"})
+    win_rule: str = field(default="reference", metadata={
+        "help": "which questions win (games.rules): reference, the paper's (the secret anywhere in the question, "
+                "by token, lemma or stem), or strict (a guess of one thing that is the secret)",
+        "choices": WIN_RULES})
     guesser_prompt: str = guesser_prompt_field()
     temperature: float = field(default=1.0, metadata={
         "help": "sampling temperature; log-probs in the loss use the same temperature"})
@@ -151,6 +156,7 @@ class GRPOConfig:
         _check(2 <= self.num_generations <= 256, "num_generations must be between 2 and 256 (a group needs two)")
         _check(1 <= self.max_turns <= 200, "max_turns must be between 1 and 200")
         check_guesser_prompt(self.guesser_prompt)
+        _check(self.win_rule in WIN_RULES, f"win_rule must be one of {', '.join(WIN_RULES)}")
         _check(0 < self.temperature <= 10, "temperature must be in (0, 10] (GRPO samples; greedy has no ratio)")
         _check(1 <= self.max_completion_length <= 4096, "max_completion_length must be between 1 and 4096")
         _check(self.advantage in ADVANTAGES, f"advantage must be one of {', '.join(ADVANTAGES)}")

@@ -175,7 +175,7 @@ class Rollouts:
         game = GameConfig(max_turns=self.config.max_turns, win_reward=self.config.win_reward,
                           invalid_penalty=self.config.invalid_penalty, repeated_penalty=self.config.repeated_penalty,
                           unknown_penalty=self.config.unknown_penalty,
-                          turn_penalty=self.config.turn_penalty)
+                          turn_penalty=self.config.turn_penalty, win_rule=self.config.win_rule)
         was_training = self.model.training
         self.model.eval()
         try:

@@ -183,3 +183,21 @@ def test_a_pool_without_the_information_gain_reward_is_refused():
         _config(pool_word_list="dbrl/solved")
     with pytest.raises(ValueError, match="infogain_coef"):
         _config(infogain_coef=-1.0)
+
+
+def test_the_win_rule_and_the_rewards_reach_the_games(grpo_tiny_dir, tmp_path, monkeypatch):
+    """Training can play under either win rule: the games it rolls out carry the config's."""
+    seen = []
+    real_rollout = grpo_trainer.rollout
+
+    def recording_rollout(*args, **kwargs):
+        seen.append(kwargs["config"])
+        return real_rollout(*args, **kwargs)
+
+    monkeypatch.setattr(grpo_trainer, "rollout", recording_rollout)
+    config = _config(steps=1, win_rule="strict", invalid_penalty=-3.0, num_iterations=1, beta=0.0)
+    grpo_trainer.run(config, ConsoleReporter(tmp_path / "run", stream=io.StringIO()), model_path=str(grpo_tiny_dir),
+                     words=WORDS)
+    assert seen and all(c.win_rule == "strict" and c.invalid_penalty == -3.0 for c in seen)
+    with pytest.raises(ValueError, match="win_rule"):
+        _config(win_rule="lenient")
