@@ -9,6 +9,8 @@ import pytest
 import torch
 
 from training.grpo import trainer as grpo_trainer
+from training.grpo import rollouts as grpo_rollouts
+from training.grpo import update as grpo_update
 from training.grpo.config import GRPOConfig
 from training.reporting import ConsoleReporter, StopRequested
 
@@ -36,14 +38,14 @@ def _metrics(reporter: ConsoleReporter) -> list[dict]:
 def test_two_steps_log_every_diagnostic_save_checkpoints_and_start_each_update_at_ratio_one(
         grpo_tiny_dir, tmp_path, monkeypatch):
     calls = []
-    real_loss = grpo_trainer.grpo_loss
+    real_loss = grpo_update.grpo_loss
 
     def recording_loss(logps, old, advantages, mask, **kwargs):
         loss, parts = real_loss(logps, old, advantages, mask, **kwargs)
         calls.append(parts.ratio.detach()[mask.bool()])
         return loss, parts
 
-    monkeypatch.setattr(grpo_trainer, "grpo_loss", recording_loss)
+    monkeypatch.setattr(grpo_update, "grpo_loss", recording_loss)
     reporter = ConsoleReporter(tmp_path / "run", stream=io.StringIO())
     result = grpo_trainer.run(_config(), reporter, model_path=str(grpo_tiny_dir), words=WORDS)
 
@@ -188,13 +190,13 @@ def test_a_pool_without_the_information_gain_reward_is_refused():
 def test_the_win_rule_and_the_rewards_reach_the_games(grpo_tiny_dir, tmp_path, monkeypatch):
     """Training can play under either win rule: the games it rolls out carry the config's."""
     seen = []
-    real_rollout = grpo_trainer.rollout
+    real_rollout = grpo_rollouts.rollout
 
     def recording_rollout(*args, **kwargs):
         seen.append(kwargs["config"])
         return real_rollout(*args, **kwargs)
 
-    monkeypatch.setattr(grpo_trainer, "rollout", recording_rollout)
+    monkeypatch.setattr(grpo_rollouts, "rollout", recording_rollout)
     config = _config(steps=1, win_rule="strict", invalid_penalty=-3.0, num_iterations=1, beta=0.0)
     grpo_trainer.run(config, ConsoleReporter(tmp_path / "run", stream=io.StringIO()), model_path=str(grpo_tiny_dir),
                      words=WORDS)

@@ -1,0 +1,118 @@
+"""The GRPO update: `num_iterations` × `mini_batches` clipped policy-gradient steps on a batch."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import torch
+
+from training.grpo.batch import collate
+from training.grpo.config import GRPOConfig
+from training.grpo.loss import action_logps, aggregation_weights, grpo_loss
+
+
+class Updater:
+    """`num_iterations` × `mini_batches` clipped policy-gradient steps on one batch of rows."""
+
+    def __init__(self, config: GRPOConfig, model: Any, optimizer: Any, accelerator: Any, pad_id: int):
+        self.config, self.model, self.optimizer = config, model, optimizer
+        self.accelerator, self.pad_id = accelerator, pad_id
+        self.params = [p for p in model.parameters() if p.requires_grad]
+        self.ref_model = None  # full fine-tuning with beta > 0: a frozen copy of the start
+
+    def _chunks(self, rows: list) -> list[dict]:
+        """The rows collated once (so aggregation weights see the whole mini-batch), then cut into
+        forward chunks of similar length, each trimmed to its own longest row."""
+        rows = sorted(rows, key=len)
+        batch = collate(rows, self.pad_id)
+        batch["weights"] = aggregation_weights(batch["mask"], self.config.aggregation, batch["games"])
+        full = batch["input_ids"].shape[1]
+        chunks = []
+        for a in range(0, len(rows), self.config.forward_batch_size):
+            b = min(a + self.config.forward_batch_size, len(rows))
+            width = max(len(r) for r in rows[a:b])
+            chunk = {}
+            for key, value in batch.items():
+                if value.dim() == 2:  # input positions (width) or target positions (width - 1)
+                    value = value[a:b, : width if value.shape[1] == full else width - 1]
+                else:
+                    value = value[a:b]
+                chunk[key] = value.to(self.accelerator.device)
+            chunks.append(chunk)
+        return chunks
+
+    def _logps(self, model, chunk: dict, with_entropy: bool = False):
+        with self.accelerator.autocast():
+            return action_logps(model, chunk["input_ids"], chunk["attention_mask"], chunk["action_mask"],
+                                temperature=self.config.temperature, with_entropy=with_entropy)
+
+    @torch.no_grad()
+    def _reference(self, chunk: dict) -> torch.Tensor:
+        if self.ref_model is not None:
+            return self._logps(self.ref_model, chunk)[0]
+        with self.model.disable_adapter():  # LoRA: the start model is the base without the adapter
+            return self._logps(self.model, chunk)[0]
+
+    def update(self, rows: list, games: list[int], step: int) -> dict[str, float]:
+        config = self.config
+        order = list(games)
+        random.Random(f"grpo-minibatch:{config.seed}:{step}").shuffle(order)
+        parts = [set(order[i:: config.mini_batches]) for i in range(config.mini_batches)]
+        minibatches = [self._chunks([r for r in rows if r.game in part]) for part in parts
+                       if any(r.game in part for r in rows)]
+        inner_steps = config.num_iterations * len(minibatches)
+        if inner_steps > 1 or config.beta:
+            with torch.no_grad():
+                for chunks in minibatches:
+                    for chunk in chunks:
+                        if inner_steps > 1:
+                            chunk["old_logps"] = self._logps(self.model, chunk)[0]
+                        if config.beta:
+                            chunk["ref_logps"] = self._reference(chunk)
+        sums = {k: 0.0 for k in ("tokens", "low", "high", "kl", "entropy", "diff", "first_tokens", "loss")}
+        norms = []
+        first = True  # the first inner step: old log-probs are this forward's own, detached
+        for iteration in range(config.num_iterations):
+            for chunks in minibatches:
+                for chunk in chunks:
+                    logps, entropy = self._logps(self.model, chunk, with_entropy=iteration == 0)
+                    old = logps.detach() if first else chunk["old_logps"]
+                    loss, lp = grpo_loss(logps, old, chunk["advantages"], chunk["mask"], weights=chunk["weights"],
+                                         epsilon_low=config.epsilon, epsilon_high=config.epsilon_high,
+                                         ref_logps=chunk.get("ref_logps"), beta=config.beta,
+                                         kl_ratio_correction=config.use_bias_correction_kl)
+                    self.accelerator.backward(loss)
+                    mask = chunk["mask"].bool()
+                    sums["tokens"] += float(mask.sum())
+                    sums["low"] += float(lp.low_clipped.sum())
+                    sums["high"] += float(lp.high_clipped.sum())
+                    sums["loss"] += float(loss.detach())
+                    if lp.kl is not None:
+                        sums["kl"] += float(lp.kl.detach().sum())
+                    if iteration == 0:  # entropy of the first pass; sampler vs. trainer log-probs
+                        sums["first_tokens"] += float(mask.sum())
+                        sums["entropy"] += float(entropy[mask].sum())
+                        sums["diff"] += float((old - chunk["rollout_logps"]).abs()[mask].sum())
+                first = False
+                limit = config.max_grad_norm or float("inf")
+                norms.append(float(self.accelerator.clip_grad_norm_(self.params, limit)))
+                self.optimizer.step()
+                self.optimizer.zero_grad(set_to_none=True)
+        tokens, first_tokens = max(sums["tokens"], 1.0), max(sums["first_tokens"], 1.0)
+        out = {
+            "loss": sums["loss"] / max(inner_steps, 1),
+            "entropy": sums["entropy"] / first_tokens,
+            "clip_ratio/low_mean": sums["low"] / tokens,
+            "clip_ratio/high_mean": sums["high"] / tokens,
+            "clip_ratio/region_mean": (sums["low"] + sums["high"]) / tokens,
+            "grad_norm": sum(norms) / max(len(norms), 1),
+            "grad_norm_max": max(norms, default=0.0),
+            "logprob_diff/rollout_abs_mean": sums["diff"] / first_tokens,
+            "train/action_tokens": sums["first_tokens"],
+            "train/sequence_tokens": float(sum(len(r) for r in rows)),
+            "train/optimizer_steps": float(len(norms)),
+        }
+        if config.beta:
+            out["kl"] = sums["kl"] / tokens
+        return out
