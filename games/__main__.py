@@ -12,7 +12,7 @@ import time
 
 from games.engine import TwentyQuestions, reward_parts
 from games.judge_eval import REFERENCE_TRIPLES
-from games.judges.base import UnknownSecretError
+from games.judges.base import UnknownSecretError, playable_words
 from games.metrics import summarise
 from games.registry import SpecError, build_guesser, build_judge
 from games.rollout import rollout
@@ -63,13 +63,7 @@ def run_eval(args) -> dict:
     words = read_words(args.words)[: args.limit]
     pool = read_words(args.pool) if args.pool else None
     judge = build_judge(args.judge)
-    playable, skipped = [], []
-    for word in words:
-        try:
-            judge.check_secret(word)
-            playable.append(word)
-        except UnknownSecretError:
-            skipped.append(word)
+    playable, skipped = playable_words(judge, words)
     if pool is not None:  # the secret must be among the candidates
         pool = list(dict.fromkeys([*pool, *playable]))
     guesser = build_guesser(args.guesser, pool=pool) if args.guesser in ("infogain", "random") else build_guesser(args.guesser)

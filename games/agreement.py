@@ -26,7 +26,8 @@ from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-Z95 = 1.959963984540054
+from games.metrics import Z95, wilson_interval
+
 ANSWERS = ("yes", "no")
 
 
@@ -182,11 +183,7 @@ def bootstrap(stat: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, *, n
 def wilson(successes: int, n: int, z: float = Z95) -> Estimate:
     if n <= 0:
         return Estimate(None, None, None, 0)
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return Estimate(p, 0.0 if p <= 0 else max(0.0, centre - half), 1.0 if p >= 1 else min(1.0, centre + half), n)
+    return Estimate(successes / n, *wilson_interval(successes, n, z), n)
 
 
 # -- reports -----------------------------------------------------------------------------------

@@ -31,7 +31,8 @@ from typing import Hashable, Iterable
 import numpy as np
 from scipy.special import expit, log_expit
 
-Z95 = 1.959963984540054
+from games.metrics import Z95
+
 DEFAULT_RIDGE = 0.1  # a N(0, 10) prior (sd ~3.2 logits): barely felt once a player has a handful of games
 
 

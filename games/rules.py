@@ -83,18 +83,23 @@ def plural(word: str) -> str:
     return word + "s"
 
 
+def singular_forms(word: str) -> tuple[str, ...]:
+    """Plausible singulars of a (possibly plural) word, most likely first ("glasses" -> glass)."""
+    forms = []
+    if word.endswith("ies") and len(word) > 4:
+        forms.append(word[:-3] + "y")
+    if word.endswith("ves") and len(word) > 4:
+        forms += [word[:-3] + "f", word[:-3] + "fe"]
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 2:
+        forms.append(word[:-1])
+    if word.endswith("es") and len(word) > 3:
+        forms.append(word[:-2])
+    return tuple(forms)
+
+
 def singulars(word: str) -> set[str]:
     """Every plausible singular of a (possibly plural) word, the word itself included."""
-    out = {word}
-    if word.endswith("ies") and len(word) > 3:
-        out.add(word[:-3] + "y")
-    if word.endswith("ves") and len(word) > 3:
-        out.update({word[:-3] + "f", word[:-3] + "fe"})
-    if word.endswith("es") and len(word) > 2:
-        out.add(word[:-2])
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 1:
-        out.add(word[:-1])
-    return out
+    return {word, *singular_forms(word)}
 
 
 def secret_variants(secret: str) -> set[str]:

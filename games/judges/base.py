@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from games.types import JudgeAnswer, Turn
 
@@ -35,3 +35,15 @@ class Judge(ABC):
 
     def judge(self, secret: str, question: str, history: Sequence[Turn] = (), seed: int = 0) -> JudgeAnswer:
         return self.judge_batch([JudgeRequest(secret, question, tuple(history), seed)])[0]
+
+
+def playable_words(judge: Judge, words: Iterable[str]) -> tuple[list[str], list[str]]:
+    """(the words `judge` can play, the others), each in the given order."""
+    ok, skipped = [], []
+    for word in words:
+        try:
+            judge.check_secret(word)
+            ok.append(word)
+        except UnknownSecretError:
+            skipped.append(word)
+    return ok, skipped

@@ -41,16 +41,7 @@ def normalise_key(text: str) -> str:
 def singular_candidates(key: str) -> tuple[str, ...]:
     """Plausible singulars of a key's last word, most likely first ("glasses" -> glass)."""
     head, _, last = key.rpartition(" ")
-    forms = []
-    if last.endswith("ies") and len(last) > 4:
-        forms.append(last[:-3] + "y")
-    if last.endswith("ves") and len(last) > 4:
-        forms += [last[:-3] + "f", last[:-3] + "fe"]
-    if last.endswith("s") and not last.endswith("ss") and len(last) > 2:
-        forms.append(last[:-1])
-    if last.endswith("es") and len(last) > 3:
-        forms.append(last[:-2])
-    return tuple(f"{head} {f}" if head else f for f in forms)
+    return tuple(f"{head} {f}" if head else f for f in rules.singular_forms(last))
 
 
 def check_sense(sense: str) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from games.guessers.base import Guesser
-from games.judges.base import Judge, UnknownSecretError
+from games.judges.base import Judge, playable_words
 from games.rollout import rollout
 from games.types import GameConfig, Outcome, Trajectory, Turn, Verdict
 
@@ -22,18 +22,6 @@ TURN_FIELDS = {f.name for f in fields(Turn)}
 
 def game_seed(seed: int, word: str, sample: int) -> int:
     return zlib.crc32(f"train:{seed}:{word}:{sample}".encode()) & 0x7FFFFFFF
-
-
-def playable_words(judge: Judge, words: Iterable[str]) -> tuple[list[str], list[str]]:
-    """(words the judge can play, the others)."""
-    ok, skipped = [], []
-    for word in words:
-        try:
-            judge.check_secret(word)
-            ok.append(word)
-        except UnknownSecretError:
-            skipped.append(word)
-    return ok, skipped
 
 
 def play_teacher(

@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from games.guessers.llm import LLMGuesser
-from games.judges.base import Judge
+from games.judges.base import Judge, playable_words
 from games.llm.base import SamplingParams
 from games.llm.chat import GuesserFormat
 from games.rollout import rollout
 from games.types import GameConfig, Trajectory
-from training.common.data import playable_words
 from training.grpo.config import GRPOConfig
 from training.grpo.diagnostics import rollout_metrics
 

@@ -25,24 +25,39 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from games.judges.base import Judge
+from games.judges.base import Judge, playable_words
 from games.types import Trajectory
-from training.common.data import playable_words
 from training.common.models import (
-    count_parameters, cpu_threads, device_setup, load_model, merge_adapter, quiet_libraries,
+    count_parameters,
+    cpu_threads,
+    device_setup,
+    load_model,
+    merge_adapter,
+    quiet_libraries,
     run_guesser_format,
 )
 from training.common.trainer import resolved_config, resume_checkpoint, write_run_config
 from training.grpo.advantages import (
-    RewardRule, add_info_gain, group_stds, groups_to_keep, trajectory_advantages, trajectory_return,
-    turn_advantages, turn_rewards,
+    RewardRule,
+    add_info_gain,
+    group_stds,
+    groups_to_keep,
+    trajectory_advantages,
+    trajectory_return,
+    turn_advantages,
+    turn_rewards,
 )
 from training.grpo.batch import build_rows
 from training.grpo.checkpoints import load_policy, restore, save_checkpoint
 from training.grpo.config import GRPOConfig
 from training.grpo.diagnostics import CollapseMonitor, rollout_metrics
 from training.grpo.rollouts import (  # noqa: F401  (step_secrets, validation_secrets: the API)
-    Rollouts, game_seed, infogain_model, step_secrets, validate, validation_secrets,
+    Rollouts,
+    game_seed,
+    infogain_model,
+    step_secrets,
+    validate,
+    validation_secrets,
 )
 from training.grpo.update import Updater
 from training.reporting import Reporter, StopRequested
