@@ -92,16 +92,7 @@ def run(config: CurationConfig, reporter: Reporter, *, inputs: Inputs) -> Curati
     games = stages.solvability(
         words, config=config, guesser=guesser, judge=inputs.judge, reporter=reporter,
         progress=lambda f, msg: reporter.progress(P_JUDGE + f * (P_GAMES - P_JUDGE), msg))
-    solvable = Stage("solvability", len(judged.kept), detail={
-        "games": sum(r.games for r in games.values()), "k": config.samples, "min_solved": config.min_solved,
-        "solve_rate_histogram": _histogram([r.solve_rate for r in games.values()])})
-    reason = f"solved fewer than {config.min_solved} of {config.samples} games"
-    for cand in judged.kept:
-        r = games[cand.word]
-        if r.solved >= config.min_solved:
-            solvable.kept.append(cand)
-        else:
-            solvable.drop(f"{cand.word} ({r.solved}/{r.games})", reason)
+    solvable = _solvable(judged, games, config)
     finish(solvable, t0)
 
     # 4. difficulty, 5. splits, 6. training subsets
@@ -137,6 +128,21 @@ def run(config: CurationConfig, reporter: Reporter, *, inputs: Inputs) -> Curati
     }
     reporter.progress(P_GAMES + 0.02, f"{len(entries)} words curated")
     return CurationResult(entries=entries, funnel=funnel, summary=summary)
+
+
+def _solvable(judged: Stage, games: dict[str, stages.WordGames], config: CurationConfig) -> Stage:
+    """The judged candidates solved in at least `min_solved` of their `samples` games."""
+    solvable = Stage("solvability", len(judged.kept), detail={
+        "games": sum(r.games for r in games.values()), "k": config.samples, "min_solved": config.min_solved,
+        "solve_rate_histogram": _histogram([r.solve_rate for r in games.values()])})
+    reason = f"solved fewer than {config.min_solved} of {config.samples} games"
+    for cand in judged.kept:
+        r = games[cand.word]
+        if r.solved >= config.min_solved:
+            solvable.kept.append(cand)
+        else:
+            solvable.drop(f"{cand.word} ({r.solved}/{r.games})", reason)
+    return solvable
 
 
 def _entry(cand, games: stages.WordGames, difficulty: float, split: str, subsets: list[str], facts: dict) -> dict:
