@@ -18,7 +18,8 @@ EXPORTS_DIR = DATA_DIR / "exports"
 for _d in (DATA_DIR, MODELS_DIR, CHECKPOINTS_DIR, EXPORTS_DIR, DATA_DIR / "staticfiles"):
     _d.mkdir(parents=True, exist_ok=True)
 
-SECRET_KEY = env.str("SECRET_KEY", default="embedded-insecure-key-change-me-in-production-0123456789")
+EMBEDDED_SECRET_KEY = "embedded-insecure-key-change-me-in-production-0123456789"  # public: never in production
+SECRET_KEY = env.str("SECRET_KEY", default=EMBEDDED_SECRET_KEY)
 DEBUG = env.bool("DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -44,6 +45,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "webapp.core.health.HealthCheckMiddleware",  # /healthz, before host checks and https redirects
     "django.middleware.security.SecurityMiddleware",
     "webapp.core.hygiene.InputHygieneMiddleware",  # NUL, surrogates, deep JSON, huge ids: 400/404
     "whitenoise.middleware.WhiteNoiseMiddleware",

@@ -1,16 +1,40 @@
-"""Production: Postgres, Redis, secrets from the environment; passes `check --deploy`."""
+"""Production: Postgres, Redis, secrets from the environment; passes `check --deploy` and refuses
+to start on settings that would be unsafe (a weak or known key, any host, SQLite, no Redis)."""
+
+from django.core.exceptions import ImproperlyConfigured
 
 from webapp.settings.base import *  # noqa: F401,F403
+from webapp.settings.base import DATABASES, EMBEDDED_SECRET_KEY
 from webapp.settings.env import env, require
 
 DEBUG = False
-SECRET_KEY = require("SECRET_KEY")
-ALLOWED_HOSTS = [h for h in require("ALLOWED_HOSTS").split(",") if h.strip()]
-if not env.str("DATABASE_URL", default=""):
-    require("DATABASE_URL")
 
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+def strong_secret_key(value: str) -> str:
+    """The key, if it is long, varied and not one published anywhere (this repo's embedded key)."""
+    if value == EMBEDDED_SECRET_KEY or value.startswith("django-insecure"):
+        raise ImproperlyConfigured("SECRET_KEY is a published development key; generate one with "
+                                   "`python -c 'import secrets; print(secrets.token_urlsafe(50))'`")
+    if len(value) < 50 or len(set(value)) < 5:
+        raise ImproperlyConfigured("SECRET_KEY is too weak: at least 50 characters and 5 different ones")
+    return value
+
+
+SECRET_KEY = strong_secret_key(require("SECRET_KEY"))
+ALLOWED_HOSTS = [h.strip() for h in require("ALLOWED_HOSTS").split(",") if h.strip()]
+if "*" in ALLOWED_HOSTS:
+    raise ImproperlyConfigured("ALLOWED_HOSTS may not be '*' in production: name the site's hosts")
+require("DATABASE_URL")
+if not DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    raise ImproperlyConfigured("DATABASE_URL must point at PostgreSQL in production (SQLite is the embedded mode)")
+require("REDIS_URL")  # the broker and the cache; without it the file-system broker would be used
+
+# Behind a TLS-terminating proxy that sets X-Forwarded-Proto, set BEHIND_TLS_PROXY=true; trusting
+# the header when clients reach the app directly would let any of them claim https.
+if env.bool("BEHIND_TLS_PROXY", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000)
