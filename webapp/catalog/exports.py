@@ -7,11 +7,11 @@ object in JSONL), plus the list's name and version so a file explains itself.
 
 from __future__ import annotations
 
-import io
 import json
 import re
 
 from webapp.catalog.models import WordList
+from webapp.core.exports import parquet_bytes
 
 FORMATS = {"txt": "text/plain; charset=utf-8", "jsonl": "application/jsonl", "parquet": "application/vnd.apache.parquet"}
 
@@ -29,16 +29,11 @@ def export_bytes(word_list: WordList, rows: list[dict], fmt: str) -> bytes:
         return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
     if fmt == "parquet":
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         schema = pa.schema([
             ("list", pa.string()), ("version", pa.int64()), ("word", pa.string()), ("split", pa.string()),
             ("category", pa.string()), ("difficulty", pa.float64()), ("solve_rate", pa.float64()),
             ("mean_questions", pa.float64()), ("subsets", pa.list_(pa.string())), ("stats", pa.string()),
         ])
-        table = pa.Table.from_pylist([{**r, "stats": json.dumps(r["stats"], ensure_ascii=False)} for r in rows],
-                                     schema=schema)
-        buffer = io.BytesIO()
-        pq.write_table(table, buffer)
-        return buffer.getvalue()
+        return parquet_bytes(rows, schema)  # stats: JSON text
     raise ValueError(f"unknown export format {fmt!r}; expected one of {', '.join(FORMATS)}")

@@ -7,7 +7,6 @@ even when a column happens to be empty.
 
 from __future__ import annotations
 
-import io
 import json
 from datetime import datetime
 from pathlib import Path
@@ -16,6 +15,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from games.llm.chat import judge_messages
+from webapp.core import exports
 from webapp.labelling import selectors
 from webapp.labelling.jobs import history_turns
 from webapp.labelling.models import DisagreementItem
@@ -89,12 +89,7 @@ def jsonl_bytes(rows: list[dict]) -> bytes:
 
 
 def parquet_bytes(rows: list[dict], schema: str = "items") -> bytes:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    buffer = io.BytesIO()
-    pq.write_table(pa.Table.from_pylist(rows, schema=_schemas()[schema]), buffer)
-    return buffer.getvalue()
+    return exports.parquet_bytes(rows, _schemas()[schema])
 
 
 def sft_dataset_write(*, when: datetime | None = None) -> tuple[Path, list[Path], int]:

@@ -35,7 +35,8 @@ from training.reporting import StopRequested
 from webapp.catalog.builders import judge_for
 from webapp.catalog.models import MODEL_HEAVY_KINDS, ModelSpec
 from webapp.labelling.models import DisagreementItem, JudgeVote
-from webapp.play.models import Game, Turn
+from webapp.play.exports import games_selection
+from webapp.play.models import Turn
 
 RULE_VERDICTS = (Verdict.FINISHED.value, Verdict.REPEATED.value)
 
@@ -85,13 +86,8 @@ class DisagreementsConfig:
 
 def turns_selection(config: DisagreementsConfig):
     """Game turns a judge was asked about, in the selected games."""
-    games = Game.objects.exclude(secret="")
-    if config.from_job:
-        games = games.filter(job_id=config.from_job)
-    if config.from_word_list:
-        games = games.filter(word_list__name=config.from_word_list)
-    if config.from_guesser:
-        games = games.filter(guesser__name=config.from_guesser)
+    games = games_selection(job=config.from_job, word_list=config.from_word_list,
+                            guesser=config.from_guesser).exclude(secret="")
     return (Turn.objects.filter(game__in=games).exclude(verdict__in=RULE_VERDICTS)
             .exclude(judge_raw__startswith="rule:").order_by("game_id", "index"))
 

@@ -26,7 +26,8 @@ def test_export_job_writes_jsonl_and_parquet_loadable_with_datasets(client, rese
     n_games = evaluation.games.count()
     assert export.result["games"] == n_games
     names = sorted(Artifact.objects.filter(job=export).values_list("name", flat=True))
-    assert names == ["games.jsonl", "games.parquet", "trajectories.jsonl", "turns.jsonl", "turns.parquet"]
+    assert names == ["games.jsonl", "games.parquet", "trajectories.jsonl", "trajectories.parquet", "turns.jsonl",
+                     "turns.parquet"]
 
     import datasets
 

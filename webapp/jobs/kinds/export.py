@@ -1,8 +1,8 @@
-"""Export jobs: games, turns and whole trajectories as JSONL and Parquet (loadable with `datasets`)."""
+"""Export jobs: games, turns and whole trajectories as JSONL and Parquet (loadable with
+`datasets`), through webapp.play.exports."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -10,15 +10,9 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from training.reporting import StopRequested
-from webapp.play.models import Game, Turn
+from webapp.play.exports import export_games, games_selection
 
 FORMATS = ("jsonl", "parquet")
-CHUNK = 1000
-GAME_FIELDS = ("id", "public_id", "mode", "secret", "word_list__name", "word_list__version", "guesser__name",
-               "judge__name", "player__username", "job_id", "sample_index", "seed", "outcome", "n_turns",
-               "initial_belief", "config", "created_at", "finished_at")
-TURN_FIELDS = ("game_id", "index", "question", "verdict", "feedback", "judge_raw", "reward", "total_reward", "belief",
-               "delta_belief", "advantage", "candidates_left", "top_candidates", "latency_ms", "judged_by__username")
 
 
 @dataclass(frozen=True)
@@ -48,62 +42,13 @@ class ExportConfig:
 
 
 def selection(config: ExportConfig):
-    games = Game.objects.all()
-    if config.job:
-        games = games.filter(job_id=config.job)
-    if config.word_list:
-        games = games.filter(word_list__name=config.word_list)
-    if config.guesser:
-        games = games.filter(guesser__name=config.guesser)
-    if config.judge:
-        games = games.filter(judge__name=config.judge)
-    if config.mode:
-        games = games.filter(mode=config.mode)
-    if config.finished_only:
-        games = games.exclude(outcome="playing")
-    return games.order_by("id")
+    return games_selection(job=config.job, word_list=config.word_list, guesser=config.guesser,
+                           judge=config.judge, mode=config.mode, finished_only=config.finished_only)
 
 
 def check(config: ExportConfig) -> None:
     if not selection(config).exists():
         raise ValidationError({"__all__": ["no games match this selection"]})
-
-
-def _jsonable(row: dict) -> dict:
-    return {k.replace("__", "_"): (v.isoformat() if hasattr(v, "isoformat") else str(v) if k == "public_id" else v)
-            for k, v in row.items()}
-
-
-class _Writers:
-    """Appends rows to JSONL files and (in chunks) to Parquet files."""
-
-    def __init__(self, out_dir: Path, formats: list[str]):
-        self.out_dir, self.formats = out_dir, formats
-        self.jsonl = {name: open(out_dir / f"{name}.jsonl", "w", encoding="utf-8") for name in ("games", "turns", "trajectories")} \
-            if "jsonl" in formats else {}
-        self.parquet: dict = {}
-
-    def write(self, name: str, rows: list[dict]) -> None:
-        if not rows:
-            return
-        if name in self.jsonl:
-            self.jsonl[name].writelines(json.dumps(r, default=str) + "\n" for r in rows)
-        if "parquet" in self.formats and name != "trajectories":
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            flat = [{k: (json.dumps(v) if isinstance(v, (dict, list)) else v) for k, v in r.items()} for r in rows]
-            table = pa.Table.from_pylist(flat)
-            if name not in self.parquet:
-                self.parquet[name] = pq.ParquetWriter(self.out_dir / f"{name}.parquet", table.schema)
-            self.parquet[name].write_table(table.cast(self.parquet[name].schema))
-
-    def close(self) -> list[Path]:
-        for f in self.jsonl.values():
-            f.close()
-        for w in self.parquet.values():
-            w.close()
-        return sorted(p for p in self.out_dir.iterdir() if p.suffix in (".jsonl", ".parquet"))
 
 
 def run(config: ExportConfig, reporter) -> dict:
@@ -112,25 +57,13 @@ def run(config: ExportConfig, reporter) -> dict:
     ids = list(selection(config).values_list("id", flat=True))
     if config.limit:
         ids = ids[: config.limit]
-    writers = _Writers(out_dir, config.format_list)
-    n_turns = 0
-    try:
-        for offset in range(0, len(ids), CHUNK):
-            if reporter.should_stop():
-                raise StopRequested()
-            chunk = ids[offset : offset + CHUNK]
-            games = [_jsonable(g) for g in Game.objects.filter(id__in=chunk).order_by("id").values(*GAME_FIELDS)]
-            turns = [_jsonable(t) for t in Turn.objects.filter(game_id__in=chunk).order_by("game_id", "index").values(*TURN_FIELDS)]
-            by_game: dict[int, list[dict]] = {}
-            for t in turns:
-                by_game.setdefault(t["game_id"], []).append(t)
-            writers.write("games", games)
-            writers.write("turns", turns)
-            writers.write("trajectories", [{**g, "turns": by_game.get(g["id"], [])} for g in games])
-            n_turns += len(turns)
-            reporter.progress((offset + len(chunk)) / max(len(ids), 1), f"{offset + len(chunk)}/{len(ids)} games")
-    finally:
-        files = writers.close()
+
+    def on_chunk(done: int) -> None:
+        reporter.progress(done / max(len(ids), 1), f"{done}/{len(ids)} games")
+        if done < len(ids) and reporter.should_stop():
+            raise StopRequested()
+
+    n_turns, files = export_games(ids, out_dir, config.format_list, on_chunk=on_chunk)
     for path in files:
         reporter.artifact(f"export-{path.suffix.lstrip('.')}", path.name, path, meta={"games": len(ids)})
     return {"games": len(ids), "turns": n_turns, "files": [p.name for p in files], "directory": str(out_dir)}
