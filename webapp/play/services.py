@@ -2,8 +2,10 @@
 
 Each request rebuilds the engine (and a model guesser's state) from the stored turns; only JSON
 is kept between requests (`Game.state["pending"]` holds the question a person must answer).
-The game row is locked while a turn is stored and `expected_index` makes a repeated submission
-of the same turn harmless. All rules come from games.engine.TwentyQuestions.
+Models (judges, guessers) are called outside any transaction: a turn reads the game, computes,
+then stores inside a short transaction with the game row locked, where `expected_index` is checked
+again, so a slow model holds no lock and a repeated submission of the same turn is harmless (409).
+All rules come from games.engine.TwentyQuestions.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import logging
 import secrets as secrets_module
 import time
+from dataclasses import dataclass, field as dc_field
 from typing import Sequence
 
 from django.db import IntegrityError, transaction
@@ -62,7 +65,6 @@ class HumanVerdict(Judge):
 
 
 # -- public services -------------------------------------------------------------------------
-@transaction.atomic
 def game_start(
     *, visitor: Visitor, role: str, guesser: str | None = None, judge: str | None = None,
     word_list: str | None = None, secret: str | None = None, max_turns: int | None = None,
@@ -98,30 +100,32 @@ def game_start(
     game.state = {"secret_source": source}
     game.word = Word.objects.filter(text=game.secret).first() if game.secret else None
     game.full_clean(exclude=[] if game.secret else ["secret"])  # a kept word is confirmed at the end
-    game.save()
-    if game.mode == GameMode.HUMAN_JUDGE:
-        _guesser_next(game, [])
+    plan = _guesser_plan(game, []) if game.mode == GameMode.HUMAN_JUDGE else None
+    with transaction.atomic():
         game.save()
+        if plan is not None:
+            _apply(game, plan)
+            game.save()
     return game
 
 
-@transaction.atomic
 def turn_submit(*, game_id: int, visitor: Visitor, question: str, expected_index: int) -> Turn:
     """The person's next question in a game they guess; the game's model judge answers it."""
-    game = _game_for_turn(game_id, visitor, GameMode.HUMAN_GUESSER, expected_index)
+    game = _game_for_turn(game_id, visitor, GameMode.HUMAN_GUESSER, expected_index, lock=False)
     judge = _build(builders.judge_for, game.judge)
     env = _engine(game, judge, trajectory_of(game).turns)
-    result = env.step(question if isinstance(question, str) else "")
+    result = env.step(question if isinstance(question, str) else "")  # the judge: no lock held
     result.turn.extra["judge"] = game.judge.name
-    row = _store_turn(game, env, result.turn)
-    game.save()
+    with transaction.atomic():
+        game = _game_for_turn(game_id, visitor, GameMode.HUMAN_GUESSER, expected_index)
+        row = _store_turn(game, env, result.turn)
+        game.save()
     return row
 
 
-@transaction.atomic
 def answer_submit(*, game_id: int, visitor: Visitor, verdict: str, expected_index: int) -> Turn:
     """The person's verdict on the model guesser's pending question (`finished`: "That's my word")."""
-    game = _game_for_turn(game_id, visitor, GameMode.HUMAN_JUDGE, expected_index)
+    game = _game_for_turn(game_id, visitor, GameMode.HUMAN_JUDGE, expected_index, lock=False)
     verdict = _human_verdict(verdict)
     pending = game.state.get("pending")
     if not pending or pending.get("index") != game.n_turns:
@@ -142,25 +146,41 @@ def answer_submit(*, game_id: int, visitor: Visitor, verdict: str, expected_inde
     latency = _ms_since(pending.get("asked_at"))
     turn = env.finish_turn(question, request, answer, latency_ms=latency).turn
     _annotate(turn, pending, judge="human" if judged_by_person else "rules")
-    row = _store_turn(game, env, turn, judged_by=visitor.user if judged_by_person else None)
-    if judged_by_person:
-        JudgeVote.objects.create(
-            turn=row, secret=game.secret, question=question[:10_000], judge_name=f"human:{visitor.name}"[:100],
-            user=visitor.user, verdict=turn.verdict.value, raw=turn.judge_raw,
-        )
-    if env.done:
-        _game_over(game)
-    else:
-        _guesser_next(game, [*turns, turn])
-    game.save()
+    # the guesser's next question (or the end-of-game checks): no lock held
+    plan = _ended_plan(game, env, [*turns, turn]) if env.done else _guesser_plan(game, [*turns, turn])
+    with transaction.atomic():
+        game = _game_for_turn(game_id, visitor, GameMode.HUMAN_JUDGE, expected_index)
+        row = _store_turn(game, env, turn, judged_by=visitor.user if judged_by_person else None)
+        if judged_by_person:
+            JudgeVote.objects.create(
+                turn=row, secret=game.secret, question=question[:10_000],
+                judge_name=f"human:{visitor.name}"[:100], user=visitor.user, verdict=turn.verdict.value,
+                raw=turn.judge_raw,
+            )
+        _apply(game, plan)
+        game.save()
     return row
 
 
-@transaction.atomic
 def game_confirm_secret(*, game_id: int, visitor: Visitor, secret: str) -> Game:
     """The person names the word they judged about once the game is over; it is checked against
     the winning question and compared with the knowledge-base and learned judges' answers."""
-    game = _locked_game(game_id, visitor)
+    game = _visible_game(game_id, visitor)
+    word = _confirmable_word(game, secret)
+    check = judge_check(word, trajectory_of(game).turns)  # the judges: no lock held
+    with transaction.atomic():
+        game = _locked_game(game_id, visitor)
+        if _confirmable_word(game, secret) != word:
+            raise ApplicationError("The game changed meanwhile; reload it.", status=409)
+        game.secret = word
+        game.word = Word.objects.filter(text=word).first()
+        JudgeVote.objects.filter(turn__game=game).update(secret=word)
+        game.state["kb_check"] = check  # the key predates the learned judge (kept for clients)
+        game.save()
+    return game
+
+
+def _confirmable_word(game: Game, secret: str) -> str:
     if game.mode != GameMode.HUMAN_JUDGE:
         raise ApplicationError("Only games in which you answer have a word to confirm.")
     if game.status == GameStatus.PLAYING:
@@ -171,24 +191,25 @@ def game_confirm_secret(*, game_id: int, visitor: Visitor, secret: str) -> Game:
     turns = trajectory_of(game).turns
     if game.outcome == GameOutcome.WON and turns and not rules.names_secret(turns[-1].question, word):
         raise ApplicationError(f"Your word must be the one the last question names: “{turns[-1].question}”.")
-    game.secret = word
-    game.word = Word.objects.filter(text=word).first()
-    JudgeVote.objects.filter(turn__game=game).update(secret=word)
-    game.state["kb_check"] = judge_check(word, turns)  # the key predates the learned judge (kept for clients)
-    game.save()
-    return game
+    return word
 
 
-@transaction.atomic
 def game_abandon(*, game_id: int, visitor: Visitor) -> Game:
     """Give up: the game ends (the secret is revealed to a guesser)."""
-    game = _locked_game(game_id, visitor)
+    game = _visible_game(game_id, visitor)
     if game.status != GameStatus.PLAYING:
         raise ApplicationError("This game is already over.", status=409)
-    game.status, game.outcome = GameStatus.ABANDONED, GameOutcome.ABANDONED
-    game.finished_at = timezone.now()
-    _game_over(game)
-    game.save()
+    plan = _ended_plan(game, None, trajectory_of(game).turns)  # the end-of-game checks: no lock held
+    with transaction.atomic():
+        game = _locked_game(game_id, visitor)
+        if game.status != GameStatus.PLAYING:
+            raise ApplicationError("This game is already over.", status=409)
+        if game.n_turns != len(plan.turns_before):
+            plan = _ended_plan(game, None, trajectory_of(game).turns)  # a turn landed meanwhile
+        game.status, game.outcome = GameStatus.ABANDONED, GameOutcome.ABANDONED
+        game.finished_at = timezone.now()
+        _apply(game, plan)
+        game.save()
     return game
 
 
@@ -337,7 +358,12 @@ def _human_verdict(value: str) -> Verdict:
 
 
 def _locked_game(game_id: int, visitor: Visitor) -> Game:
-    game = Game.objects.select_for_update(of=("self",)).select_related("judge", "guesser").filter(pk=game_id).first()
+    return _visible_game(game_id, visitor, lock=True)
+
+
+def _visible_game(game_id: int, visitor: Visitor, lock: bool = False) -> Game:
+    games = Game.objects.select_for_update(of=("self",)) if lock else Game.objects
+    game = games.select_related("judge", "guesser").filter(pk=game_id).first()
     if game is None:
         raise ApplicationError(f"There is no game {game_id}.", status=404)
     if not visitor.can_continue(game):
@@ -345,8 +371,8 @@ def _locked_game(game_id: int, visitor: Visitor) -> Game:
     return game
 
 
-def _game_for_turn(game_id: int, visitor: Visitor, mode: str, expected_index: int) -> Game:
-    game = _locked_game(game_id, visitor)
+def _game_for_turn(game_id: int, visitor: Visitor, mode: str, expected_index: int, lock: bool = True) -> Game:
+    game = _visible_game(game_id, visitor, lock=lock)
     if game.mode != mode:
         raise ApplicationError("In this game you answer the model's questions: send a verdict, not a question."
                                if game.mode == GameMode.HUMAN_JUDGE else
@@ -384,20 +410,35 @@ def _store_turn(game: Game, env: TwentyQuestions, turn: TurnData, judged_by=None
     return row
 
 
-def _game_over(game: Game) -> None:
-    game.state.pop("pending", None)
-    if game.mode == GameMode.HUMAN_JUDGE and game.secret:
-        game.state["kb_check"] = judge_check(game.secret, trajectory_of(game).turns)
+@dataclass
+class _Plan:
+    """What the model side does after a turn, computed without the database: the turns the rules
+    decide (stored as they are), the question a person must answer next, or the end-of-game checks."""
+
+    env: TwentyQuestions | None
+    turns_before: list[TurnData]
+    decided: list[TurnData] = dc_field(default_factory=list)
+    pending: dict | None = None
+    kb_check: dict | None = None
 
 
-def _guesser_next(game: Game, turns: list[TurnData]) -> None:
+def _ended_plan(game: Game, env: TwentyQuestions | None, turns: list[TurnData],
+                decided: Sequence[TurnData] = ()) -> _Plan:
+    """The game ends after `turns` (+ `decided`, to store): the judges' check of a known word."""
+    every = [*turns, *decided]
+    check = judge_check(game.secret, every) if game.mode == GameMode.HUMAN_JUDGE and game.secret else None
+    return _Plan(env, list(turns), list(decided), kb_check=check)
+
+
+def _guesser_plan(game: Game, turns: list[TurnData]) -> _Plan:
     """Ask the model guesser's next question; questions the rules decide (invalid, repeated, naming a
-    known word) are stored straight away, the first one a person must judge is kept as pending."""
+    known word) are kept to store, the first one a person must judge becomes the pending one."""
     guesser = _build(builders.guesser_for, game.guesser)
     state = guesser.start(seed=game.seed)
     for turn in turns:
         guesser.observe(state, turn)
     env = _engine(game, HumanVerdict(), turns)
+    decided: list[TurnData] = []
     while not env.done:
         start = time.perf_counter()
         try:
@@ -412,13 +453,24 @@ def _guesser_next(game: Game, turns: list[TurnData]) -> None:
         }
         request = env.prejudge(ask.question)
         if isinstance(request, JudgeRequest):
-            game.state["pending"] = pending
-            return
+            return _Plan(env, turns, decided, pending=pending)
         turn = env.finish_turn(ask.question, request, None, latency_ms=0.0).turn
         _annotate(turn, pending, judge="rules")
-        _store_turn(game, env, turn)
+        decided.append(turn)
         guesser.observe(state, turn)
-    _game_over(game)
+    return _ended_plan(game, env, turns, decided)
+
+
+def _apply(game: Game, plan: _Plan) -> None:
+    """Store a plan in the (locked) game: its decided turns, then the pending question or the end."""
+    for turn in plan.decided:
+        _store_turn(game, plan.env, turn)
+    if plan.pending is not None:
+        game.state["pending"] = plan.pending
+        return
+    game.state.pop("pending", None)
+    if plan.kb_check is not None:
+        game.state["kb_check"] = plan.kb_check
 
 
 def _annotate(turn: TurnData, pending: dict, judge: str) -> None:
