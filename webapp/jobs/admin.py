@@ -81,11 +81,15 @@ class JobAdmin(admin.ModelAdmin):
 
     @admin.action(description="Retry the selected jobs as new attempts")
     def retry_jobs(self, request, queryset):
+        queued = []
         for job in queryset:
             try:
-                services.job_retry(job=job, user=request.user)
+                queued.append(services.job_retry(job=job, user=request.user))
             except ApplicationError as exc:
                 self.message_user(request, exc.message, messages.WARNING)
+        if queued:
+            ids = ", ".join(str(j.pk) for j in queued)
+            self.message_user(request, f"Queued {len(queued)} new attempt(s): job(s) {ids}.", messages.SUCCESS)
 
 
 @admin.register(Metric)

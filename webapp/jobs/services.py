@@ -31,11 +31,13 @@ def _enqueue(job: Job) -> None:
     transaction.on_commit(lambda: job_run_task.apply_async(kwargs={"job_id": job_id}, queue=queue, task_id=task_id))
 
 
-def _move(job_id: int, from_statuses, to: str, **fields) -> bool:
-    """Conditional status change: true if this caller made it (safe under races)."""
+def _move(job_id: int, from_statuses, to: str, *, where: dict | None = None, **fields) -> bool:
+    """Conditional status change: true if this caller made it (safe under races); `where` adds
+    conditions the row must still meet (e.g. a heartbeat still older than the cutoff)."""
     for status in from_statuses:
         Job(pk=job_id, status=status).check_transition(to)
-    return Job.objects.filter(pk=job_id, status__in=list(from_statuses)).update(status=to, **fields) == 1
+    rows = Job.objects.filter(pk=job_id, status__in=list(from_statuses), **(where or {}))
+    return rows.update(status=to, **fields) == 1
 
 
 @transaction.atomic
@@ -175,22 +177,26 @@ def jobs_reap_stale() -> dict[str, list[int]]:
     """Jobs whose worker stopped sending heartbeats (killed, even by SIGKILL) are re-queued or failed."""
     cutoff = timezone.now() - timezone.timedelta(seconds=settings.JOB_STALE_SECONDS)
     report: dict[str, list[int]] = {"requeued": [], "failed": [], "stopped": []}
-    stale = Job.objects.filter(status__in=[JobStatus.RUNNING, JobStatus.STOPPING], heartbeat_at__lt=cutoff)
+    still_silent = {"heartbeat_at__lt": cutoff}  # a heartbeat after the select spares the job
+    stale = Job.objects.filter(status__in=[JobStatus.RUNNING, JobStatus.STOPPING], **still_silent)
     for job in stale:
         silence = f"no heartbeat from {job.worker or 'its worker'} since {job.heartbeat_at:%H:%M:%S}"
         if job.status == JobStatus.STOPPING:
-            if _move(job.pk, [JobStatus.STOPPING], JobStatus.STOPPED, finished_at=timezone.now()):
+            if _move(job.pk, [JobStatus.STOPPING], JobStatus.STOPPED, where=still_silent,
+                     finished_at=timezone.now()):
                 JobLog.objects.create(job=job, level="warning", message=f"worker lost while stopping ({silence})")
                 report["stopped"].append(job.pk)
         elif job.requeues < MAX_REQUEUES:
-            if _move(job.pk, [JobStatus.RUNNING], JobStatus.QUEUED, requeues=job.requeues + 1,
-                     task_id=str(uuid.uuid4()), worker=""):
+            if _move(job.pk, [JobStatus.RUNNING], JobStatus.QUEUED, where=still_silent,
+                     requeues=job.requeues + 1, task_id=str(uuid.uuid4()), worker=""):
                 job.refresh_from_db()
                 JobLog.objects.create(job=job, level="warning", message=f"worker lost ({silence}); re-queued")
                 with transaction.atomic():
                     _enqueue(job)
                 report["requeued"].append(job.pk)
-        elif _move(job.pk, [JobStatus.RUNNING], JobStatus.FAILED, finished_at=timezone.now(),
-                   error=f"worker lost ({silence}) after {job.requeues} re-queues"):
+        elif _move(job.pk, [JobStatus.RUNNING], JobStatus.FAILED, where=still_silent,
+                   finished_at=timezone.now(), error=f"worker lost ({silence}) after {job.requeues} re-queues"):
+            JobLog.objects.create(job=job, level="error",
+                                  message=f"worker lost ({silence}) after {job.requeues} re-queues; failed")
             report["failed"].append(job.pk)
     return report
