@@ -1,4 +1,5 @@
-"""The Celery app: queues `cpu` and `gpu`, JSON only, late acks, prefetch 1, time limits.
+"""The Celery app: job queues `cpu` and `gpu`, and `housekeeping` (reaper, republish sweep,
+leaderboard refresh) for its own worker process; JSON only, late acks, prefetch 1, time limits.
 
 All CELERY_* values live in Django settings (infrastructure from the environment).
 """
@@ -15,5 +16,5 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 app = Celery("twentyq")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.conf.task_queues = (Queue("cpu"), Queue("gpu"))
+app.conf.task_queues = (Queue("cpu"), Queue("gpu"), Queue("housekeeping"))
 app.autodiscover_tasks(["workers"], related_name="tasks")

@@ -19,6 +19,13 @@ def jobs_reap_stale_task() -> dict:
     return jobs_reap_stale()
 
 
+@shared_task(name="jobs.republish_lost")
+def jobs_republish_lost_task() -> list[int]:
+    from webapp.jobs.services import jobs_republish_lost
+
+    return jobs_republish_lost()
+
+
 @shared_task(name="leaderboards.refresh")
 def leaderboards_refresh_task() -> dict:
     from webapp.leaderboards.services import leaderboards_refresh

@@ -45,6 +45,12 @@ class Job(models.Model):
     result = models.JSONField(default=dict, blank=True)
     attempt = models.PositiveIntegerField(default=1, help_text="1 for a new job; retries count up")
     requeues = models.PositiveIntegerField(default=0, help_text="times re-queued after its worker died")
+    claim = models.PositiveIntegerField(
+        default=0, help_text="fencing token: counts claims by workers; a worker writes only while it holds the latest"
+    )
+    published_at = models.DateTimeField(
+        null=True, blank=True, help_text="when its task message was last handed to the broker (empty: not yet)"
+    )
     retry_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="retries")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs")
     created_at = models.DateTimeField(auto_now_add=True)

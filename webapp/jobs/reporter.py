@@ -1,17 +1,31 @@
-"""A training.reporting.Reporter that writes to the database."""
+"""A training.reporting.Reporter that writes to the database, fenced by the worker's claim.
+
+Every write from a running job (progress, metrics, logs, checkpoints, artifacts, games stored
+through `fenced()`) goes through only while the job is still running under the claim this worker
+made. A worker that was paused, re-queued by the reaper and superseded by another claim gets
+`JobFenced` instead and stops without touching the job.
+"""
 
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from django.conf import settings
+from django.db import connection, transaction
 from django.utils import timezone
 
 from webapp.jobs.models import Artifact, Checkpoint, Job, JobLog, JobStatus, Metric
 
 STOP_POLL_SECONDS = 1.0
 MAX_LOG_CHARS = 10_000
+OWNED_STATUSES = (JobStatus.RUNNING, JobStatus.STOPPING)
+
+
+class JobFenced(Exception):
+    """This worker's claim on the job is no longer the latest (or the job left running): stop quietly."""
 
 
 def job_output_dir(job_id: int) -> Path:
@@ -20,46 +34,101 @@ def job_output_dir(job_id: int) -> Path:
     return path
 
 
+class Fence:
+    """A worker's claim on a job (`claim` None: unfenced, for runs outside a worker's claim)."""
+
+    def __init__(self, job_id: int, claim: int | None):
+        self.job_id, self.claim = job_id, claim
+
+    @property
+    def where(self) -> dict:
+        return {} if self.claim is None else {"claim": self.claim}
+
+    def _rows(self):
+        rows = Job.objects.filter(pk=self.job_id)
+        return rows if self.claim is None else rows.filter(claim=self.claim, status__in=OWNED_STATUSES)
+
+    def holds(self) -> bool:
+        return self._rows().exists()
+
+    def check(self) -> None:
+        if not self.holds():
+            raise JobFenced(f"job {self.job_id}: claim {self.claim} was superseded")
+
+    def update(self, **fields) -> None:
+        """A conditional UPDATE of the job row: WHERE claim = this claim AND still running."""
+        if self._rows().update(**fields) != 1:
+            raise JobFenced(f"job {self.job_id}: claim {self.claim} was superseded")
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """A transaction that first takes the job row under this claim (so neither the reaper nor a
+        new claim can move the job until it commits), then runs the caller's writes."""
+        with transaction.atomic():
+            if connection.vendor == "postgresql":  # a paused worker must not hold the row lock for long
+                seconds = int(settings.JOB_FENCE_IDLE_SECONDS)
+                with connection.cursor() as cursor:
+                    cursor.execute(f"SET LOCAL idle_in_transaction_session_timeout = '{seconds}s'")
+            self.update(heartbeat_at=timezone.now())
+            yield
+
+
 class DatabaseReporter:
-    def __init__(self, job: Job):
+    def __init__(self, job: Job, fence: Fence | None = None):
         self.job_id = job.pk
+        self.fence = fence or Fence(job.pk, None)
         self.output_dir = job_output_dir(job.pk)
         self._last_poll = 0.0
         self._stop = False
 
+    def fenced(self):
+        """A transaction for the caller's own writes (e.g. games) that holds only under this claim."""
+        return self.fence.transaction()
+
+    def ensure_owner(self) -> None:
+        """Raise JobFenced unless this worker still holds the job (checked before writing files)."""
+        self.fence.check()
+
     def progress(self, fraction: float, message: str = "") -> None:
         fraction = min(max(float(fraction), 0.0), 1.0)
-        Job.objects.filter(pk=self.job_id).update(
-            progress=fraction, progress_message=message[:300], heartbeat_at=timezone.now()
-        )
+        self.fence.update(progress=fraction, progress_message=message[:300], heartbeat_at=timezone.now())
 
     def metrics(self, step: int, values: dict[str, float]) -> None:
-        Metric.objects.bulk_create(
-            [Metric(job_id=self.job_id, step=step, name=name[:100], value=float(v)) for name, v in values.items()]
-        )
+        with self.fenced():
+            Metric.objects.bulk_create([Metric(job_id=self.job_id, step=step, name=name[:100], value=float(v))
+                                        for name, v in values.items()])
 
     def log(self, message: str, level: str = "info") -> None:
-        JobLog.objects.create(job_id=self.job_id, level=level[:10], message=str(message)[:MAX_LOG_CHARS])
+        with self.fenced():
+            JobLog.objects.create(job_id=self.job_id, level=level[:10], message=str(message)[:MAX_LOG_CHARS])
 
     def checkpoint(self, step, path, *, metrics=None, config=None, is_adapter=False) -> Checkpoint:
-        return Checkpoint.objects.create(
-            job_id=self.job_id, step=step, path=str(path), metrics=metrics or {}, config=config or {},
-            is_adapter=is_adapter,
-        )
+        with self.fenced():
+            return Checkpoint.objects.create(
+                job_id=self.job_id, step=step, path=str(path), metrics=metrics or {}, config=config or {},
+                is_adapter=is_adapter,
+            )
 
     def artifact(self, kind, name, path, meta=None) -> Artifact:
         path = Path(path)
         size = path.stat().st_size if path.exists() and path.is_file() else 0
-        return Artifact.objects.create(
-            job_id=self.job_id, kind=kind, name=name, path=str(path), size_bytes=size, meta=meta or {}
-        )
+        with self.fenced():
+            return Artifact.objects.create(
+                job_id=self.job_id, kind=kind, name=name, path=str(path), size_bytes=size, meta=meta or {}
+            )
 
     def should_stop(self) -> bool:
+        """True once a stop was asked for; JobFenced once another claim superseded this one."""
         now = time.monotonic()
         if not self._stop and now - self._last_poll >= STOP_POLL_SECONDS:
             self._last_poll = now
-            status = Job.objects.filter(pk=self.job_id).values_list("status", flat=True).first()
-            self._stop = status in (JobStatus.STOPPING, None)
+            row = Job.objects.filter(pk=self.job_id).values_list("status", "claim").first()
+            if row is None:
+                self._stop = True
+            elif self.fence.claim is not None and (row[1] != self.fence.claim or row[0] not in OWNED_STATUSES):
+                raise JobFenced(f"job {self.job_id}: claim {self.fence.claim} was superseded")
+            else:
+                self._stop = row[0] == JobStatus.STOPPING
         return self._stop
 
     def last_checkpoint(self) -> dict | None:

@@ -1,4 +1,9 @@
-"""Job lifecycle: submit, run (in the worker), cancel, resume, retry, and the reaper of dead workers."""
+"""Job lifecycle: submit, run (in the worker), cancel, resume, retry, the reaper of dead workers and
+the sweep that re-publishes queued jobs whose message never reached (or was lost by) the broker.
+
+A worker claims a queued job with a compare-and-set that also counts `Job.claim` up; that count is
+its fencing token: its status moves, heartbeats and reporter writes all hold only under it.
+"""
 
 from __future__ import annotations
 
@@ -7,28 +12,55 @@ import socket
 import threading
 import traceback
 import uuid
+from datetime import timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import close_old_connections, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from training.reporting import StopRequested
 from webapp.core.exceptions import ApplicationError
 from webapp.jobs import registry
 from webapp.jobs.models import Job, JobLog, JobStatus, WorkerHeartbeat
-from webapp.jobs.reporter import DatabaseReporter
+from webapp.jobs.reporter import DatabaseReporter, Fence, JobFenced
 
 log = logging.getLogger(__name__)
 MAX_REQUEUES = 2
 MAX_TRACE = 8000
+PUBLISH_GRACE_SECONDS = 10  # a queued job younger than this may still be being published
+REPUBLISH_BATCH = 200
+
+
+class JobNotPublished(ApplicationError):
+    """The job is stored but its message did not reach the broker; the sweep sends it again."""
+
+    def __init__(self, job_id: int, reason: str):
+        super().__init__(
+            f"job {job_id} is saved but the job queue is unreachable ({reason}); "
+            "it will be queued again automatically once the queue is back",
+            extra={"id": job_id}, status=503,
+        )
+        self.job_id = job_id
+
+
+def _publish(job_id: int, queue: str, task_id: str) -> None:
+    """Hand the job's message to the broker and note when; JobNotPublished if the broker refuses."""
+    from workers.tasks import job_run_task
+
+    try:
+        job_run_task.apply_async(kwargs={"job_id": job_id}, queue=queue, task_id=task_id)
+    except Exception as exc:  # kombu, redis-py and the file system raise unrelated types
+        log.warning("job %s: publish to queue %s failed: %s", job_id, queue, exc)
+        raise JobNotPublished(job_id, type(exc).__name__) from exc
+    Job.objects.filter(pk=job_id, task_id=task_id).update(published_at=timezone.now())
 
 
 def _enqueue(job: Job) -> None:
-    from workers.tasks import job_run_task
-
+    """Publish after commit (a worker must find the row); a failure leaves it for the sweep."""
     job_id, queue, task_id = job.pk, job.queue, job.task_id
-    transaction.on_commit(lambda: job_run_task.apply_async(kwargs={"job_id": job_id}, queue=queue, task_id=task_id))
+    transaction.on_commit(lambda: _publish(job_id, queue, task_id))
 
 
 def _move(job_id: int, from_statuses, to: str, *, where: dict | None = None, **fields) -> bool:
@@ -42,7 +74,8 @@ def _move(job_id: int, from_statuses, to: str, *, where: dict | None = None, **f
 
 @transaction.atomic
 def job_submit(*, kind: str, params: dict | None, user=None, retry_of: Job | None = None) -> Job:
-    """Validate the config (refusing bad input before anything is queued), store and enqueue."""
+    """Validate the config (refusing bad input before anything is queued), store and enqueue.
+    Raises JobNotPublished (503, with the id) after the commit if the broker is unreachable."""
     job_kind = registry.get_kind(kind)
     config = registry.build_config(job_kind, params)
     job_kind.check_references(config)
@@ -72,7 +105,7 @@ def job_cancel(*, job: Job) -> Job:
 def job_resume(*, job: Job) -> Job:
     """Put a stopped or failed job back in the queue; its runner continues from the last checkpoint."""
     if not _move(job.pk, [JobStatus.STOPPED, JobStatus.FAILED], JobStatus.QUEUED,
-                 error="", task_id=str(uuid.uuid4()), finished_at=None):
+                 error="", task_id=str(uuid.uuid4()), finished_at=None, published_at=None):
         raise ApplicationError(f"job {job.pk} is {job.status}; only stopped or failed jobs can be resumed", status=409)
     job.refresh_from_db()
     JobLog.objects.create(job=job, message="resumed")
@@ -88,16 +121,22 @@ def job_retry(*, job: Job, user=None) -> Job:
 
 
 class _Heartbeat(threading.Thread):
-    def __init__(self, job_id: int, worker: str, queue: str):
-        super().__init__(daemon=True, name=f"heartbeat-{job_id}")
-        self.job_id, self.worker, self.queue = job_id, worker, queue
+    def __init__(self, fence: Fence, worker: str, queue: str):
+        super().__init__(daemon=True, name=f"heartbeat-{fence.job_id}")
+        self.fence, self.worker, self.queue = fence, worker, queue
         self.stopped = threading.Event()
 
     def beat(self) -> None:
+        """Mark the job alive (only under this worker's claim) and the worker alive."""
         now = timezone.now()
-        Job.objects.filter(pk=self.job_id).update(heartbeat_at=now)
+        try:
+            self.fence.update(heartbeat_at=now)
+        except JobFenced:
+            self.stopped.set()  # superseded: the runner stops at its next write or stop check
+            log.warning("job %s: claim %s superseded; heartbeats stop", self.fence.job_id, self.fence.claim)
+        job_id = None if self.stopped.is_set() else self.fence.job_id
         WorkerHeartbeat.objects.update_or_create(
-            hostname=self.worker, defaults={"last_seen": now, "queues": self.queue, "active_job_id": self.job_id}
+            hostname=self.worker, defaults={"last_seen": now, "queues": self.queue, "active_job_id": job_id}
         )
 
     def run(self) -> None:
@@ -106,7 +145,7 @@ class _Heartbeat(threading.Thread):
                 try:
                     self.beat()
                 except Exception:  # a missed beat is not fatal; the reaper tolerates a few
-                    log.exception("heartbeat failed for job %s", self.job_id)
+                    log.exception("heartbeat failed for job %s", self.fence.job_id)
         finally:
             connection.close()
 
@@ -115,39 +154,65 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{threading.get_native_id()}"
 
 
-def job_run(*, job_id: int, worker: str | None = None) -> str:
-    """Run one job in this worker. Only a queued job is claimed: redelivered messages are no-ops."""
-    worker = worker or worker_name()
+def _claim(job_id: int, worker: str) -> int | None:
+    """queued → running with the claim counted up (compare-and-set): the new claim, or None if
+    another worker claimed it first or it is not queued (a redelivered or re-published message)."""
+    current = Job.objects.filter(pk=job_id).values_list("claim", flat=True).first()
+    if current is None:
+        return None
     now = timezone.now()
-    if not _move(job_id, [JobStatus.QUEUED], JobStatus.RUNNING, worker=worker, started_at=now, heartbeat_at=now):
+    claimed = _move(job_id, [JobStatus.QUEUED], JobStatus.RUNNING, where={"claim": current}, claim=current + 1,
+                    worker=worker, started_at=now, heartbeat_at=now)
+    return current + 1 if claimed else None
+
+
+def _superseded(job_id: int, claim: int) -> str:
+    log.warning("job %s: claim %s was superseded (re-queued and claimed again, or moved on); "
+                "this worker stops without writing", job_id, claim)
+    return "superseded"
+
+
+def job_run(*, job_id: int, worker: str | None = None) -> str:
+    """Run one job in this worker. Only a queued job is claimed: redelivered messages are no-ops.
+    Every write holds only under this claim; a superseded worker returns "superseded" quietly."""
+    worker = worker or worker_name()
+    claim = _claim(job_id, worker)
+    if claim is None:
         status = Job.objects.filter(pk=job_id).values_list("status", flat=True).first()
         log.info("job %s not claimed (status %s)", job_id, status)
         return f"skipped ({status})"
     job = Job.objects.get(pk=job_id)
-    heartbeat = _Heartbeat(job_id, worker, job.queue)
+    fence = Fence(job_id, claim)
+    mine = fence.where
+    heartbeat = _Heartbeat(fence, worker, job.queue)
     heartbeat.beat()
     heartbeat.start()
-    reporter = DatabaseReporter(job)
+    reporter = DatabaseReporter(job, fence=fence)
     try:
         kind = registry.get_kind(job.kind)
         config = registry.build_config(kind, job.config)
-        reporter.log(f"started on {worker} (attempt {job.attempt})")
+        reporter.log(f"started on {worker} (attempt {job.attempt}, claim {claim})")
         result = kind.runner_fn()(config, reporter)
+    except JobFenced:
+        return _superseded(job_id, claim)
     except StopRequested:
-        if _move(job_id, [JobStatus.STOPPING], JobStatus.STOPPED, finished_at=timezone.now()):
-            reporter.log("stopped on request")
+        if _move(job_id, [JobStatus.STOPPING], JobStatus.STOPPED, where=mine, finished_at=timezone.now()):
+            JobLog.objects.create(job_id=job_id, message="stopped on request")
             return JobStatus.STOPPED
-        _move(job_id, [JobStatus.RUNNING], JobStatus.FAILED, finished_at=timezone.now(),
-              error="the runner stopped without a stop request")
-        return JobStatus.FAILED
+        if _move(job_id, [JobStatus.RUNNING], JobStatus.FAILED, where=mine, finished_at=timezone.now(),
+                 error="the runner stopped without a stop request"):
+            return JobStatus.FAILED
+        return _superseded(job_id, claim)
     except BaseException as exc:  # includes Celery's SoftTimeLimitExceeded
         close_old_connections()
+        if isinstance(exc, Exception) and not fence.holds():  # e.g. a unique key the new claim wrote first
+            return _superseded(job_id, claim)
         message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         if isinstance(exc, ValidationError):
             message = f"invalid config: {exc.messages}"
-        _move(job_id, [JobStatus.RUNNING, JobStatus.STOPPING], JobStatus.FAILED, error=message[:5000],
-              finished_at=timezone.now())
-        reporter.log(traceback.format_exc()[-MAX_TRACE:], level="error")
+        if _move(job_id, [JobStatus.RUNNING, JobStatus.STOPPING], JobStatus.FAILED, where=mine,
+                 error=message[:5000], finished_at=timezone.now()):
+            JobLog.objects.create(job_id=job_id, level="error", message=traceback.format_exc()[-MAX_TRACE:])
         if not isinstance(exc, Exception):
             raise
         return JobStatus.FAILED
@@ -155,11 +220,11 @@ def job_run(*, job_id: int, worker: str | None = None) -> str:
         heartbeat.stopped.set()
         heartbeat.join(timeout=5)
         WorkerHeartbeat.objects.filter(hostname=worker).update(active_job_id=None, last_seen=timezone.now())
-    _move(job_id, [JobStatus.RUNNING, JobStatus.STOPPING], JobStatus.FINISHED, result=_jsonable(result),
-          progress=1.0, finished_at=timezone.now())
-    reporter.log("finished")
+    if not _move(job_id, [JobStatus.RUNNING, JobStatus.STOPPING], JobStatus.FINISHED, where=mine,
+                 result=_jsonable(result), progress=1.0, finished_at=timezone.now()):
+        return _superseded(job_id, claim)
+    JobLog.objects.create(job_id=job_id, message="finished")
     return JobStatus.FINISHED
-
 
 
 def _jsonable(result) -> dict:
@@ -188,15 +253,74 @@ def jobs_reap_stale() -> dict[str, list[int]]:
                 report["stopped"].append(job.pk)
         elif job.requeues < MAX_REQUEUES:
             if _move(job.pk, [JobStatus.RUNNING], JobStatus.QUEUED, where=still_silent,
-                     requeues=job.requeues + 1, task_id=str(uuid.uuid4()), worker=""):
+                     requeues=job.requeues + 1, task_id=str(uuid.uuid4()), worker="", published_at=None):
                 job.refresh_from_db()
                 JobLog.objects.create(job=job, level="warning", message=f"worker lost ({silence}); re-queued")
-                with transaction.atomic():
-                    _enqueue(job)
                 report["requeued"].append(job.pk)
+                try:
+                    with transaction.atomic():
+                        _enqueue(job)
+                except JobNotPublished:
+                    pass  # stays queued and unpublished: jobs_republish_lost sends it once the broker is back
         elif _move(job.pk, [JobStatus.RUNNING], JobStatus.FAILED, where=still_silent,
                    finished_at=timezone.now(), error=f"worker lost ({silence}) after {job.requeues} re-queues"):
             JobLog.objects.create(job=job, level="error",
                                   message=f"worker lost ({silence}) after {job.requeues} re-queues; failed")
             report["failed"].append(job.pk)
     return report
+
+
+def broker_holds(queue: str, task_id: str) -> bool | None:
+    """Whether the broker still holds the task's message, waiting or delivered but not acked
+    (None: this broker cannot be asked). Redis: the queue list and kombu's `unacked` hash;
+    the file-system broker: the message files of the queue."""
+    url = settings.CELERY_BROKER_URL
+    if url.startswith(("redis://", "rediss://")):
+        import redis
+
+        client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
+        needle = task_id.encode()
+        waiting = client.lrange(queue, 0, -1)
+        return any(needle in m for m in waiting) or any(needle in m for m in client.hvals("unacked"))
+    if url.startswith("filesystem://"):
+        from pathlib import Path
+
+        folder = Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"])
+        for path in folder.glob(f"*.{queue}.msg"):
+            try:
+                if task_id in path.read_text(errors="replace"):
+                    return True
+            except FileNotFoundError:  # consumed while we looked
+                continue
+        return False
+    return None
+
+
+def jobs_republish_lost() -> list[int]:
+    """Queued jobs whose message never reached the broker (a failed publish), or whose message the
+    broker no longer holds after JOB_REPUBLISH_SECONDS (e.g. Redis restarted without persistence),
+    are published again under the same task id. Safe with the claim: a job whose message turns
+    out to exist twice is still claimed, and run, once."""
+    now = timezone.now()
+    unpublished = Q(published_at__isnull=True, created_at__lt=now - timedelta(seconds=PUBLISH_GRACE_SECONDS))
+    old = Q(published_at__lt=now - timedelta(seconds=settings.JOB_REPUBLISH_SECONDS))
+    republished = []
+    for job in Job.objects.filter(unpublished | old, status=JobStatus.QUEUED).order_by("pk")[:REPUBLISH_BATCH]:
+        try:
+            if job.published_at is not None and broker_holds(job.queue, job.task_id) is not False:
+                continue  # the message is there (or we cannot tell and it was sent): wait for a worker
+        except Exception as exc:  # the broker is down: nothing to do until it is back
+            log.warning("republish sweep: cannot ask the broker (%s)", exc)
+            break
+        # take the right to publish this job's message with a compare-and-set, so one sweep sends it
+        if not Job.objects.filter(pk=job.pk, status=JobStatus.QUEUED, task_id=job.task_id,
+                                  published_at=job.published_at).update(published_at=now):
+            continue
+        try:
+            _publish(job.pk, job.queue, job.task_id)
+        except JobNotPublished:
+            Job.objects.filter(pk=job.pk, published_at=now).update(published_at=None)
+            break
+        JobLog.objects.create(job=job, level="warning", message="queued job's message was missing; published again")
+        republished.append(job.pk)
+    return republished

@@ -56,6 +56,9 @@ def launch(request, kind: str):
             job = services.job_submit(kind=kind, params=params, user=request.user)
         except ValidationError as exc:
             add_validation_errors(form, exc)
+        except services.JobNotPublished as exc:
+            messages.warning(request, exc.message)
+            return redirect("jobs:detail", job_id=exc.job_id)
         else:
             messages.success(request, f"Queued {kind} job {job.pk}.")
             return redirect("jobs:detail", job_id=job.pk)
@@ -71,6 +74,9 @@ def quick_eval(request):
     except ValidationError as exc:
         messages.error(request, f"Could not queue the evaluation: {'; '.join(exc.messages)}")
         return redirect("jobs:dashboard")
+    except services.JobNotPublished as exc:
+        messages.warning(request, exc.message)
+        return redirect("jobs:detail", job_id=exc.job_id)
     messages.success(request, f"Queued evaluation job {job.pk}.")
     return redirect("jobs:detail", job_id=job.pk)
 
@@ -116,6 +122,9 @@ def action(request, job_id: int, verb: str):
             job = services.job_retry(job=job, user=request.user)
         else:
             raise Http404(verb)
+    except services.JobNotPublished as exc:  # stored and queued; the sweep publishes it later
+        messages.warning(request, exc.message)
+        return redirect("jobs:detail", job_id=exc.job_id)
     except ApplicationError as exc:
         messages.error(request, exc.message)
     return redirect("jobs:detail", job_id=job.pk)

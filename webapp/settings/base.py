@@ -173,6 +173,19 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 JOBS_GPU_QUEUE = env.str("JOBS_GPU_QUEUE", default="cpu")
 JOB_HEARTBEAT_SECONDS = int_setting("JOB_HEARTBEAT_SECONDS", 10)
 JOB_STALE_SECONDS = int_setting("JOB_STALE_SECONDS", 60)
+JOB_REAP_SECONDS = int_setting("JOB_REAP_SECONDS", 5)  # how often the reaper and the republish sweep run
+# A queued job whose message the broker no longer holds after this long is published again.
+JOB_REPUBLISH_SECONDS = int_setting("JOB_REPUBLISH_SECONDS", 60)
+# Postgres ends a worker's fenced write transaction left idle this long (a paused worker's row lock).
+JOB_FENCE_IDLE_SECONDS = int_setting("JOB_FENCE_IDLE_SECONDS", 5)
+# Housekeeping (reaper, republish sweep, leaderboard refresh) has its own queue and worker process,
+# so it never waits behind busy job slots.
+HOUSEKEEPING_QUEUE = "housekeeping"
+CELERY_TASK_ROUTES = {
+    "jobs.reap_stale": {"queue": HOUSEKEEPING_QUEUE},
+    "jobs.republish_lost": {"queue": HOUSEKEEPING_QUEUE},
+    "leaderboards.refresh": {"queue": HOUSEKEEPING_QUEUE},
+}
 
 LOGGING = {
     "version": 1,
@@ -182,8 +195,13 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
 }
 
+# Beat messages expire after one period: a housekeeping worker that was down finds one, not a pile.
 CELERY_BEAT_SCHEDULE = {
-    "reap-stale-jobs": {"task": "jobs.reap_stale", "schedule": float(JOB_HEARTBEAT_SECONDS), "options": {"queue": "cpu"}},
-    "refresh-leaderboards": {"task": "leaderboards.refresh", "schedule": 300.0, "options": {"queue": "cpu"}},
+    "reap-stale-jobs": {"task": "jobs.reap_stale", "schedule": float(JOB_REAP_SECONDS),
+                        "options": {"queue": HOUSEKEEPING_QUEUE, "expires": float(JOB_REAP_SECONDS)}},
+    "republish-lost-jobs": {"task": "jobs.republish_lost", "schedule": float(JOB_REAP_SECONDS),
+                            "options": {"queue": HOUSEKEEPING_QUEUE, "expires": float(JOB_REAP_SECONDS)}},
+    "refresh-leaderboards": {"task": "leaderboards.refresh", "schedule": 300.0,
+                             "options": {"queue": HOUSEKEEPING_QUEUE, "expires": 300.0}},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
