@@ -21,7 +21,7 @@ def spec_string(spec: ModelSpec) -> str:
         return ":".join(["kb", *parts])
     if spec.kind in (ModelKind.LEARNED, ModelKind.HYBRID):  # an empty path: the shipped weights
         return f"{spec.kind}:{spec.path}" if spec.path else spec.kind
-    if spec.kind in (ModelKind.INFOGAIN, ModelKind.RANDOM):
+    if spec.kind in ModelKind.POOL_GUESSERS:
         return spec.kind
     if spec.kind == ModelKind.TRANSFORMERS:
         return f"hf:{spec.path}"
@@ -34,7 +34,7 @@ def spec_string(spec: ModelSpec) -> str:
 
 def _backend_options(spec: ModelSpec) -> dict:
     options = {}
-    if spec.adapter_path and spec.kind in (ModelKind.TRANSFORMERS, ModelKind.VLLM):
+    if spec.adapter_path and spec.kind in ModelKind.TRAINABLE:
         options["adapter"] = spec.adapter_path
     return options
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import enum
+
 from django.conf import settings
 from django.db import models
 
@@ -78,12 +80,14 @@ class ModelKind(models.TextChoices):
     VLLM = "vllm", "vLLM (GPU workers)"
     OPENAI = "openai", "OpenAI-compatible server"
 
-
-# Kinds that load a neural network (their jobs go to the GPU queue), and language models (slow per
-# question: scored as jobs, not in a request). Every other kind (kb, learned, kb+learned, infogain,
-# random) is a cheap CPU model that answers in the web process.
-MODEL_HEAVY_KINDS = (ModelKind.TRANSFORMERS, ModelKind.VLLM)
-LLM_KINDS = (ModelKind.TRANSFORMERS, ModelKind.VLLM, ModelKind.OPENAI)
+    # Groups of kinds (not choices). HEAVY kinds load a neural network: their jobs go to the GPU
+    # queue. LLM kinds are language models: slow per question, so scored as jobs, not in a request.
+    # TRAINABLE kinds have local transformers weights to fine-tune. POOL_GUESSERS pick from a word
+    # pool. Every kind outside HEAVY is a cheap CPU model that answers in the web process.
+    HEAVY = enum.nonmember(frozenset({"transformers", "vllm"}))
+    LLM = enum.nonmember(frozenset({"transformers", "vllm", "openai"}))
+    TRAINABLE = enum.nonmember(frozenset({"transformers", "vllm"}))
+    POOL_GUESSERS = enum.nonmember(frozenset({"infogain", "random"}))
 
 
 class ModelRole(models.TextChoices):
@@ -124,3 +128,11 @@ class ModelSpec(models.Model):
     @property
     def can_judge(self) -> bool:
         return self.role in (ModelRole.JUDGE, ModelRole.BOTH)
+
+    def plays(self, role: str) -> bool:
+        """Whether this model can take `role` ("guesser" or "judge"; empty: any role)."""
+        if role == "guesser":
+            return self.can_guess
+        if role == "judge":
+            return self.can_judge
+        return not role

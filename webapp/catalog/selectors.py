@@ -2,7 +2,16 @@ from __future__ import annotations
 
 from django.db.models import Count, Max, OuterRef, Subquery
 
-from webapp.catalog.models import ModelSpec, WordList
+from webapp.catalog.models import ModelKind, ModelSpec, WordList
+from webapp.core.exceptions import ApplicationError
+
+
+class ModelSpecUnavailable(ApplicationError):
+    """No active model spec of that name can take the role (or is of the kinds asked for)."""
+
+    def __init__(self, name: str, what: str = ""):
+        super().__init__(f"no active {what + ' ' if what else ''}model spec named {str(name)[:100]!r}")
+        self.name = name
 
 
 def word_list_summaries():
@@ -17,6 +26,22 @@ def word_list_summaries():
 
 def word_list_latest(name: str) -> WordList | None:
     return WordList.objects.filter(name=name).order_by("-version").first()
+
+
+def model_spec_active(name: str, role: str = "", *, kinds=None, what: str = "") -> ModelSpec:
+    """The active model spec called `name` that can take `role` ("guesser", "judge", empty: any)
+    and, with `kinds`, is of one of them; else ModelSpecUnavailable, worded with `what` (default:
+    the role)."""
+    spec = ModelSpec.objects.filter(name=name, is_active=True).first()
+    if spec is None or not spec.plays(role) or (kinds is not None and spec.kind not in kinds):
+        raise ModelSpecUnavailable(name, what or role)
+    return spec
+
+
+def model_specs_heavy(names) -> bool:
+    """Whether any model spec of these names loads a neural network (its job needs a GPU)."""
+    kinds = ModelSpec.objects.filter(name__in=[n for n in names if n]).values_list("kind", flat=True)
+    return any(kind in ModelKind.HEAVY for kind in kinds)
 
 
 def model_specs_for(role: str):

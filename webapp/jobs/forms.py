@@ -8,7 +8,7 @@ import typing
 from django import forms
 from django.core.exceptions import ValidationError
 
-from webapp.catalog.models import LLM_KINDS, WordList
+from webapp.catalog.models import ModelKind, WordList
 from webapp.catalog.selectors import model_specs_for
 from webapp.jobs.registry import JobKind
 
@@ -22,7 +22,7 @@ REFERENCE_CHOICES["pool_word_list"] = lambda: [("", "(default)"), *REFERENCE_CHO
 REFERENCE_CHOICES["games_judge"] = REFERENCE_CHOICES["judge"]  # the judge job: whose stored verdicts are learned
 # dpo's rating judge: any active LLM (the kinds webapp.jobs.kinds.training.check_dpo accepts)
 REFERENCE_CHOICES["rating_model"] = lambda: [
-    (s.name, s.name) for s in model_specs_for("").filter(kind__in=LLM_KINDS)]
+    (s.name, s.name) for s in model_specs_for("").filter(kind__in=ModelKind.LLM)]
 
 
 def _form_field(field: dataclasses.Field, annotation) -> forms.Field:

@@ -23,7 +23,8 @@ class JobKind:
     description: str = ""
     gpu: bool = False  # model-heavy: runs on settings.JOBS_GPU_QUEUE
     check: str = ""  # optional "module:function(config)" validating database references (raises ValidationError)
-    route: str = ""  # optional "module:function(config) -> 'gpu' | 'cpu' | None" choosing the queue per config
+    # config fields naming model specs: a heavy one among them sends the job to the GPU queue
+    models: tuple[str, ...] = ()
 
     def config_class(self) -> type:
         return _load(self.config)
@@ -32,9 +33,14 @@ class JobKind:
         return _load(self.runner)
 
     def queue_for(self, config: Any) -> str:
-        wanted = _load(self.route)(config) if self.route else None
-        gpu = self.gpu if wanted is None else wanted == "gpu"
+        from webapp.catalog.selectors import model_specs_heavy
+
+        gpu = self.gpu or (bool(self.models) and model_specs_heavy(self.model_names(config)))
         return settings.JOBS_GPU_QUEUE if gpu else "cpu"
+
+    def model_names(self, config: Any) -> list[str]:
+        names = [getattr(config, field) for field in self.models]
+        return [n for value in names for n in ((value,) if isinstance(value, str) else value)]
 
     def check_references(self, config: Any) -> None:
         if self.check:
@@ -58,21 +64,22 @@ register(JobKind("smoke", "training.smoke:SmokeConfig", "training.smoke:run", "R
 register(JobKind(
     "evaluation", "training.evaluation.config:EvaluationConfig", "webapp.jobs.kinds.evaluation:run",
     "Play a guesser against a judge over a word list, k samples per word.",
-    check="webapp.jobs.kinds.evaluation:check", route="webapp.jobs.kinds.evaluation:queue_for",
+    check="webapp.jobs.kinds.evaluation:check", models=("guesser", "judge"),
 ))
 register(JobKind(
     "export", "webapp.jobs.kinds.export:ExportConfig", "webapp.jobs.kinds.export:run",
     "Export games, turns and trajectories as JSONL and Parquet.", check="webapp.jobs.kinds.export:check",
 ))
 register(JobKind(
-    "disagreements", "webapp.labelling.jobs:DisagreementsConfig", "webapp.labelling.jobs:run",
+    "disagreements", "webapp.jobs.kinds.disagreements:DisagreementsConfig",
+    "webapp.jobs.kinds.disagreements:run",
     "Run several judges over stored questions and queue where they disagree for labelling (or score judges on gold).",
-    check="webapp.labelling.jobs:check", route="webapp.labelling.jobs:queue_for",
+    check="webapp.jobs.kinds.disagreements:check", models=("judges",),
 ))
 register(JobKind(
     "curation", "training.curation.config:CurationConfig", "webapp.jobs.kinds.curation:run",
     "Curate candidate nouns into a new, difficulty-rated word-list version with splits.",
-    check="webapp.jobs.kinds.curation:check", route="webapp.jobs.kinds.curation:queue_for",
+    check="webapp.jobs.kinds.curation:check", models=("guesser", "judge", "fairness_judge"),
 ))
 register(JobKind(
     "knowledge", "training.knowledge.config:KnowledgeJobConfig", "webapp.jobs.kinds.training:run_knowledge",

@@ -16,8 +16,8 @@ from django.utils import timezone
 
 from games.llm.chat import judge_messages
 from webapp.core import exports
+from webapp.jobs.kinds.disagreements import history_turns
 from webapp.labelling import selectors
-from webapp.labelling.jobs import history_turns
 from webapp.labelling.models import DisagreementItem
 
 SFT_TARGETS = {"yes": "Yes", "no": "No", "invalid": "Invalid"}  # gold "unclear" has no target

@@ -23,7 +23,8 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from webapp.catalog.models import LLM_KINDS, ModelSpec
+from webapp.catalog.models import ModelKind
+from webapp.catalog.selectors import model_spec_active
 from webapp.core.exceptions import ApplicationError
 from webapp.jobs.models import Artifact
 from webapp.labelling import selectors
@@ -184,19 +185,17 @@ class GoldScore:
 def gold_score(*, user, judge: str) -> GoldScore:
     """Score a judge model spec on the gold set: here and now for a cheap judge (knowledge base,
     learned, hybrid) on a small set, else as a `disagreements` job with source=gold."""
-    spec = ModelSpec.objects.filter(name=judge, is_active=True).first()
-    if spec is None or not spec.can_judge:
-        raise ApplicationError(f"There is no active judge model spec named “{str(judge)[:100]}”.")
+    spec = model_spec_active(judge, "judge")
     gold = selectors.gold_labels()
     if not gold:
         raise ApplicationError("There is no gold set yet: adjudicate or fully label some items first.", status=409)
-    if spec.kind in LLM_KINDS or len(gold) > SYNC_SCORE_LIMIT:
+    if spec.kind in ModelKind.LLM or len(gold) > SYNC_SCORE_LIMIT:
         from webapp.jobs.services import job_submit
 
         job = job_submit(kind="disagreements", params={"judges": [spec.name], "source": "gold"}, user=user)
         return GoldScore(spec.name, job_id=job.pk)
     from webapp.catalog.builders import judge_for
-    from webapp.labelling.jobs import score_items
+    from webapp.jobs.kinds.disagreements import score_items
 
     items = list(DisagreementItem.objects.filter(pk__in=gold).order_by("id"))
     try:

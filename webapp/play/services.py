@@ -27,7 +27,7 @@ from games.types import GameConfig, JudgeAnswer, Outcome, Turn as TurnData, Verd
 from webapp.accounts.roles import is_researcher
 from webapp.catalog import builders
 from webapp.catalog.models import ModelSpec, Word, WordList
-from webapp.catalog.selectors import word_list_latest
+from webapp.catalog.selectors import ModelSpecUnavailable, model_spec_active, word_list_latest
 from webapp.core.exceptions import ApplicationError
 from webapp.labelling.models import JudgeVote
 from webapp.play.models import Game, GameMode, GameOutcome, GameStatus, Turn
@@ -75,7 +75,7 @@ def game_start(
     game = Game(player=visitor.user, guest_key=visitor.guest_key, config=config.to_dict(),
                 seed=_rng.randrange(2**31))
     if role == ROLE_GUESSER:
-        game.mode, game.judge = GameMode.HUMAN_GUESSER, _spec(judge or default_judge(), "judge")
+        game.mode, game.judge = GameMode.HUMAN_GUESSER, model_spec_active(judge or default_judge(), "judge")
         judge_model = _build(builders.judge_for, game.judge)
         if secret:
             if not is_researcher(visitor.user):
@@ -87,7 +87,7 @@ def game_start(
             game.word_list = _word_list(word_list or DEFAULT_WORD_LIST)
             game.secret, source = draw_secret(_words_of(game.word_list), judge_model), "word_list"
     elif role == ROLE_ANSWERER:
-        game.mode, game.guesser = GameMode.HUMAN_JUDGE, _spec(guesser or DEFAULT_GUESSER, "guesser")
+        game.mode, game.guesser = GameMode.HUMAN_JUDGE, model_spec_active(guesser or DEFAULT_GUESSER, "guesser")
         if secret:
             game.secret, source = _clean_secret(secret), "player"
         elif word_list:
@@ -216,8 +216,9 @@ def game_abandon(*, game_id: int, visitor: Visitor) -> Game:
 def default_judge() -> str:
     """The judge of a game a person asks in when they name none: the learned judge (it answers any
     question) when it is registered, active and its weights load, else the knowledge-base judge."""
-    spec = ModelSpec.objects.filter(name=LEARNED_JUDGE, is_active=True).first()
-    if spec is None or not spec.can_judge:
+    try:
+        spec = model_spec_active(LEARNED_JUDGE, "judge")
+    except ModelSpecUnavailable:
         return KB_JUDGE
     try:
         builders.judge_for(spec)  # cached once it loads
@@ -306,13 +307,6 @@ def _config(max_turns: int | None) -> GameConfig:
     if not 1 <= int(max_turns) <= MAX_TURNS_LIMIT:
         raise ApplicationError(f"A game has between 1 and {MAX_TURNS_LIMIT} questions.")
     return GameConfig(max_turns=int(max_turns))
-
-
-def _spec(name: str, role: str) -> ModelSpec:
-    spec = ModelSpec.objects.filter(name=name, is_active=True).first()
-    if spec is None or not (spec.can_judge if role == "judge" else spec.can_guess):
-        raise ApplicationError(f"There is no active {role} model named “{str(name)[:100]}”.")
-    return spec
 
 
 def _build(factory, spec: ModelSpec):

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from tests.webapp.labelling.support import DISAGREEING, JUDGED, run_disagreements, submit
 from webapp.jobs.models import Job, JobStatus
 from webapp.jobs.services import job_run
-from webapp.labelling.jobs import DisagreementsConfig, compared, is_control
+from webapp.jobs.kinds.disagreements import DisagreementsConfig, compared, is_control
 from webapp.labelling.models import DisagreementItem, JudgeVote, Label
 from webapp.play.models import Turn
 

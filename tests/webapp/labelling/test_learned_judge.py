@@ -14,7 +14,7 @@ from webapp.catalog.models import ModelSpec
 from webapp.jobs.models import Job
 from webapp.jobs.services import job_run
 from webapp.labelling import selectors, services
-from webapp.labelling.jobs import uncertainty
+from webapp.jobs.kinds.disagreements import uncertainty
 from webapp.labelling.models import DisagreementItem, JudgeVote
 
 from tests.webapp.judge_rows import use_small_reference

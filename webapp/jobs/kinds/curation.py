@@ -10,14 +10,10 @@ from django.core.exceptions import ValidationError
 from training.curation import CurationConfig, Inputs, run as curate
 from training.curation.normalise import normalise_entries, split_entries
 from webapp.catalog.builders import guesser_for, judge_for, spec_string
-from webapp.catalog.models import LLM_KINDS, MODEL_HEAVY_KINDS, ModelSpec, WordList, WordListEntry
+from webapp.catalog.models import ModelKind, ModelSpec, WordList, WordListEntry
 from webapp.catalog.selectors import word_list_latest
 from webapp.catalog.services import word_list_version_create
-
-
-def _spec(name: str, role: str) -> ModelSpec | None:
-    spec = ModelSpec.objects.filter(name=name, is_active=True).first()
-    return spec if spec is not None and (spec.can_judge if role == "judge" else spec.can_guess) else None
+from webapp.jobs.kinds.checks import check_model
 
 
 def candidate_bound(config: CurationConfig) -> int:
@@ -33,14 +29,11 @@ def candidate_bound(config: CurationConfig) -> int:
 def check(config: CurationConfig) -> None:
     """Refuse unknown lists and models, and splits larger than the source, before anything is queued."""
     errors: dict[str, list[str]] = {}
-    if _spec(config.judge, "judge") is None:
-        errors["judge"] = [f"no active judge model spec named {config.judge!r}"]
-    if _spec(config.guesser, "guesser") is None:
-        errors["guesser"] = [f"no active guesser model spec named {config.guesser!r}"]
+    check_model(errors, "judge", config.judge, "judge")
+    check_model(errors, "guesser", config.guesser, "guesser")
     if config.fairness_judge:
-        spec = _spec(config.fairness_judge, "judge")
-        if spec is None or spec.kind not in LLM_KINDS:
-            errors["fairness_judge"] = [f"no active LLM judge model spec named {config.fairness_judge!r}"]
+        check_model(errors, "fairness_judge", config.fairness_judge, "judge", kinds=ModelKind.LLM,
+                    what="LLM judge")
     if config.source == "word_lists":
         missing = [n for n in config.word_lists if word_list_latest(n) is None]
         if missing:
@@ -51,12 +44,6 @@ def check(config: CurationConfig) -> None:
             errors["split_by"] = [f"the splits need {config.split_total_count} words but the source has only {bound}"]
     if errors:
         raise ValidationError(errors)
-
-
-def queue_for(config: CurationConfig) -> str | None:
-    names = [config.guesser, config.judge, config.fairness_judge]
-    kinds = ModelSpec.objects.filter(name__in=[n for n in names if n]).values_list("kind", flat=True)
-    return "gpu" if any(k in MODEL_HEAVY_KINDS for k in kinds) else None
 
 
 def _describe(spec: ModelSpec | None) -> dict | None:

@@ -33,7 +33,8 @@ from games.judges.base import JudgeRequest
 from games.types import Turn as TurnData, Verdict
 from training.reporting import StopRequested
 from webapp.catalog.builders import judge_for
-from webapp.catalog.models import MODEL_HEAVY_KINDS, ModelSpec
+from webapp.catalog.models import ModelSpec
+from webapp.jobs.kinds.checks import check_model
 from webapp.labelling.models import DisagreementItem, JudgeVote
 from webapp.play.exports import games_selection
 from webapp.play.models import Turn
@@ -94,10 +95,8 @@ def turns_selection(config: DisagreementsConfig):
 
 def check(config: DisagreementsConfig) -> None:
     errors = {}
-    specs = {s.name: s for s in ModelSpec.objects.filter(name__in=config.judges, is_active=True)}
-    missing = [n for n in config.judges if n not in specs or not specs[n].can_judge]
-    if missing:
-        errors["judges"] = [f"no active judge model spec named {', '.join(repr(n) for n in missing)}"]
+    for name in config.judges:
+        check_model(errors, "judges", name, "judge")
     if config.source == "gold":
         from webapp.labelling.selectors import gold_labels
 
@@ -107,11 +106,6 @@ def check(config: DisagreementsConfig) -> None:
         errors["__all__"] = ["no judged questions in the selected games"]
     if errors:
         raise ValidationError(errors)
-
-
-def queue_for(config: DisagreementsConfig) -> str | None:
-    kinds = ModelSpec.objects.filter(name__in=config.judges).values_list("kind", flat=True)
-    return "gpu" if any(k in MODEL_HEAVY_KINDS for k in kinds) else None
 
 
 def as_vote(verdict: Verdict) -> str:

@@ -7,41 +7,28 @@ from collections import defaultdict
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from games.judges.base import UnknownSecretError
+from games.judges.base import playable_words
 from games.metrics import summarise
 from training import evaluation
 from training.evaluation.config import EvaluationConfig
 from webapp.catalog.builders import guesser_for, judge_for
-from webapp.catalog.models import MODEL_HEAVY_KINDS, ModelSpec, WordListEntry
+from webapp.catalog.models import ModelSpec, WordListEntry
 from webapp.catalog.selectors import word_list_latest
+from webapp.jobs.kinds.checks import check_model, check_word_list
 from webapp.play.models import Game
 from webapp.play.records import trajectories_store, trajectory_of
 
 
 def check(config: EvaluationConfig) -> None:
     """Refuse references that do not exist, before anything is queued."""
-    errors = {}
-    guesser = ModelSpec.objects.filter(name=config.guesser, is_active=True).first()
-    if guesser is None or not guesser.can_guess:
-        errors["guesser"] = [f"no active guesser model spec named {config.guesser!r}"]
-    judge = ModelSpec.objects.filter(name=config.judge, is_active=True).first()
-    if judge is None or not judge.can_judge:
-        errors["judge"] = [f"no active judge model spec named {config.judge!r}"]
-    word_list = word_list_latest(config.word_list)
-    if word_list is None:
-        errors["word_list"] = [f"no word list named {config.word_list!r}"]
-    elif config.split and not word_list.entries.filter(split=config.split).exists():
-        errors["split"] = [f"{config.word_list} has no words in the {config.split!r} split"]
-    if config.pool_word_list and word_list_latest(config.pool_word_list) is None:
-        errors["pool_word_list"] = [f"no word list named {config.pool_word_list!r}"]
+    errors: dict = {}
+    check_model(errors, "guesser", config.guesser, "guesser")
+    check_model(errors, "judge", config.judge, "judge")
+    check_word_list(errors, "word_list", config.word_list, config.split)
+    if config.pool_word_list:
+        check_word_list(errors, "pool_word_list", config.pool_word_list)
     if errors:
         raise ValidationError(errors)
-
-
-def queue_for(config: EvaluationConfig) -> str | None:
-    """Model-heavy guessers or judges go to the GPU queue; the rest run on the CPU."""
-    kinds = ModelSpec.objects.filter(name__in=[config.guesser, config.judge]).values_list("kind", flat=True)
-    return "gpu" if any(k in MODEL_HEAVY_KINDS for k in kinds) else None
 
 
 def evaluation_words(config: EvaluationConfig) -> tuple[list[str], dict[str, int]]:
@@ -60,13 +47,7 @@ def run(config: EvaluationConfig, reporter) -> dict:
     word_list = word_list_latest(config.word_list)
     words, word_ids = evaluation_words(config)
     judge = judge_for(judge_spec)
-    playable, skipped = [], []
-    for word in words:
-        try:
-            judge.check_secret(word)
-            playable.append(word)
-        except UnknownSecretError:
-            skipped.append(word)
+    playable, skipped = playable_words(judge, words)
     if skipped:
         reporter.log(f"skipped {len(skipped)} words the judge cannot play: {', '.join(skipped[:20])}", level="warning")
     pool = None

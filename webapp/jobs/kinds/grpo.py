@@ -8,21 +8,20 @@ from django.core.exceptions import ValidationError
 
 from training.grpo.config import GRPOConfig
 from webapp.catalog.models import ModelSpec
-from webapp.jobs.kinds.training import _active, _check_base, _check_word_list, _run, words_of
+from webapp.jobs.kinds.checks import check_model, check_word_list
+from webapp.jobs.kinds.training import _run, check_base, words_of
 
 
 def check(config: GRPOConfig) -> None:
     """Refuse references that do not exist, before anything is queued."""
     errors: dict = {}
-    _check_base(config, errors)
-    judge = _active(config.judge)
-    if judge is None or not judge.can_judge:
-        errors["judge"] = [f"no active judge model spec named {config.judge!r}"]
-    _check_word_list(config.word_list, "word_list", errors, config.split)
+    check_base(config, errors)
+    check_model(errors, "judge", config.judge, "judge")
+    check_word_list(errors, "word_list", config.word_list, config.split)
     if config.val_word_list:
-        _check_word_list(config.val_word_list, "val_word_list", errors, config.val_split, "val_split")
+        check_word_list(errors, "val_word_list", config.val_word_list, config.val_split, "val_split")
     if config.pool_word_list:
-        _check_word_list(config.pool_word_list, "pool_word_list", errors)
+        check_word_list(errors, "pool_word_list", config.pool_word_list)
     if errors:
         raise ValidationError(errors)
 

@@ -22,6 +22,7 @@ from training.judge.config import LearnedJudgeJobConfig
 from training.judge.data import Row
 from webapp.catalog.models import ModelKind, ModelRole, ModelSpec
 from webapp.catalog.services import learned_description
+from webapp.jobs.kinds.checks import check_model
 from webapp.jobs.models import Checkpoint
 from webapp.labelling.selectors import gold_answers
 from webapp.play.models import Turn
@@ -84,10 +85,8 @@ def check(config: LearnedJudgeJobConfig) -> None:
     if "gold" in parts and not gold_answers():
         errors["dataset"] = ["the gold set has no yes/no answers yet (adjudicate or fully label some items first)"]
     if "games" in parts:
-        spec = ModelSpec.objects.filter(name=config.games_judge, is_active=True).first()
-        if spec is None or not spec.can_judge:
-            errors["games_judge"] = [f"no active judge model spec named {config.games_judge!r}"]
-        elif not judged_turns(spec.name).exists():
+        spec = check_model(errors, "games_judge", config.games_judge, "judge")
+        if spec is not None and not judged_turns(spec.name).exists():
             errors["games_judge"] = [f"no stored game has a yes or no answer by {spec.name!r}"]
     if "file" in parts and not _is_file(config.data_path):
         errors["data_path"] = [f"no file at {config.data_path!r}"]

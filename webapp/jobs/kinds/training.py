@@ -19,13 +19,10 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from training.dpo.config import DPOJobConfig
-from webapp.catalog.models import LLM_KINDS, MODEL_HEAVY_KINDS, ModelKind, ModelRole, ModelSpec, WordListEntry
+from webapp.catalog.models import ModelKind, ModelRole, ModelSpec, WordListEntry
 from webapp.catalog.selectors import word_list_latest
+from webapp.jobs.kinds.checks import check_model, check_word_list
 from webapp.jobs.models import Checkpoint, Job
-
-TRAINABLE = MODEL_HEAVY_KINDS  # local transformers weights
-POOL_GUESSERS = (ModelKind.INFOGAIN, ModelKind.RANDOM)
-RATERS = LLM_KINDS  # training.dpo.config.RATING_KINDS
 
 
 # -- the dpo config of the web app -------------------------------------------------------------------
@@ -45,10 +42,6 @@ class DPOWebConfig(DPOJobConfig):
 
 
 # -- references ----------------------------------------------------------------------------------
-def _active(name: str) -> ModelSpec | None:
-    return ModelSpec.objects.filter(name=name, is_active=True).first()
-
-
 def words_of(name: str, split: str = "") -> list[str]:
     entries = WordListEntry.objects.filter(word_list=word_list_latest(name))
     if split:
@@ -56,18 +49,12 @@ def words_of(name: str, split: str = "") -> list[str]:
     return list(entries.order_by("id").values_list("word__text", flat=True))
 
 
-def _check_base(config, errors: dict) -> None:
-    spec = _active(config.base_model)
-    if spec is None or spec.kind not in TRAINABLE or not spec.path:
-        errors["base_model"] = [f"no active transformers model spec named {config.base_model!r} with a model folder"]
-
-
-def _check_word_list(name: str, field: str, errors: dict, split: str = "", split_field: str = "split") -> None:
-    word_list = word_list_latest(name)
-    if word_list is None:
-        errors[field] = [f"no word list named {name!r}"]
-    elif split and not word_list.entries.filter(split=split).exists():
-        errors[split_field] = [f"{name} has no words in the {split!r} split"]
+def check_base(config, errors: dict) -> None:
+    """The base model: an active transformers (or vLLM) model spec with a model folder."""
+    spec = check_model(errors, "base_model", config.base_model, kinds=ModelKind.TRAINABLE,
+                       what="transformers")
+    if spec is not None and not spec.path:
+        errors["base_model"] = [f"the model spec {spec.name!r} has no model folder"]
 
 
 def stored_games(config):
@@ -86,29 +73,25 @@ def stored_games(config):
 
 
 def _check_games(config, errors: dict) -> None:
-    judge = _active(config.judge)
-    if judge is None or not judge.can_judge:
-        errors["judge"] = [f"no active judge model spec named {config.judge!r}"]
+    check_model(errors, "judge", config.judge, "judge")
     if config.source == "teacher":
-        teacher = _active(config.teacher)
-        if teacher is None or not teacher.can_guess:
-            errors["teacher"] = [f"no active guesser model spec named {config.teacher!r}"]
-        _check_word_list(config.word_list, "word_list", errors, config.split)
+        check_model(errors, "teacher", config.teacher, "guesser")
+        check_word_list(errors, "word_list", config.word_list, config.split)
     else:
-        if config.games_guesser and _active(config.games_guesser) is None:
-            errors["games_guesser"] = [f"no model spec named {config.games_guesser!r}"]
+        if config.games_guesser:
+            check_model(errors, "games_guesser", config.games_guesser)
         if config.word_list:
-            _check_word_list(config.word_list, "word_list", errors, config.split)
+            check_word_list(errors, "word_list", config.word_list, config.split)
         if not errors and not stored_games(config).exists():
             errors["source"] = ["no stored game matches (games_guesser, games_job, word_list, selection)"]
     if config.pool_word_list:
-        _check_word_list(config.pool_word_list, "pool_word_list", errors)
+        check_word_list(errors, "pool_word_list", config.pool_word_list)
 
 
 def check_knowledge(config) -> None:
     errors: dict = {}
-    _check_base(config, errors)
-    _check_word_list(config.word_list, "word_list", errors)
+    check_base(config, errors)
+    check_word_list(errors, "word_list", config.word_list)
     if errors:
         raise ValidationError(errors)
 
@@ -116,16 +99,17 @@ def check_knowledge(config) -> None:
 def _check_rating_model(config, errors: dict) -> None:
     if not config.rating_model:
         return  # reward=rating without one is refused by the config itself
-    spec = _active(config.rating_model)
-    if spec is None or spec.kind not in RATERS or not (spec.endpoint if spec.kind == ModelKind.OPENAI else spec.path):
-        errors["rating_model"] = [f"no active transformers, vLLM or OpenAI-compatible model spec named "
-                                  f"{config.rating_model!r}"]
+    spec = check_model(errors, "rating_model", config.rating_model, kinds=ModelKind.LLM,
+                       what="transformers, vLLM or OpenAI-compatible")
+    if spec is not None and not (spec.endpoint if spec.kind == ModelKind.OPENAI else spec.path):
+        errors["rating_model"] = [f"the model spec {spec.name!r} has no "
+                                  f"{'endpoint' if spec.kind == ModelKind.OPENAI else 'model folder'}"]
 
 
 def check_games_job(config) -> None:
     """sft and judge_sft: the base model, the teacher / stored games, the judge and the word lists."""
     errors: dict = {}
-    _check_base(config, errors)
+    check_base(config, errors)
     _check_games(config, errors)
     if errors:
         raise ValidationError(errors)
@@ -134,7 +118,7 @@ def check_games_job(config) -> None:
 def check_dpo(config) -> None:
     """check_games_job plus the rating judge (`rating_model`, when named)."""
     errors: dict = {}
-    _check_base(config, errors)
+    check_base(config, errors)
     _check_games(config, errors)
     _check_rating_model(config, errors)
     if errors:
@@ -210,7 +194,7 @@ def _game_inputs(config) -> dict[str, Any]:
     teacher = ModelSpec.objects.get(name=config.teacher)
 
     def make_teacher(pool):
-        if teacher.kind in POOL_GUESSERS:
+        if teacher.kind in ModelKind.POOL_GUESSERS:
             options = {"max_turns": config.max_turns} if teacher.kind == ModelKind.INFOGAIN else {}
             guesser = build_guesser(teacher.kind, pool=pool, **options)
             guesser.name = teacher.name
@@ -277,7 +261,7 @@ def _rating_spec(name: str, reporter, base: ModelSpec, base_path: str) -> str:
         raise ValueError(f"rating_model: no model spec named {name!r}")
     if spec.pk == base.pk:
         return f"hf:{base_path}"
-    if spec.adapter_path and spec.kind in TRAINABLE:
+    if spec.adapter_path and spec.kind in ModelKind.TRAINABLE:
         reporter.log(f"merging the adapter of {spec.name} (rating_model) into its base")
         merged = merge_adapter(spec.path, spec.adapter_path, Path(reporter.output_dir) / "rating-merged")
         return f"{'hf' if spec.kind == ModelKind.TRANSFORMERS else 'vllm'}:{merged}"
