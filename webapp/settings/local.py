@@ -3,4 +3,4 @@
 from webapp.settings.base import *  # noqa: F401,F403
 from webapp.settings.base import env
 
-DEBUG = env.bool("DEBUG", default=True)
+DEBUG = env.bool("DEBUG", default=False)  # `manage.py devrun --debug` (or DEBUG=true) turns it on
