@@ -3,21 +3,55 @@ PYTHON ?= python3.11
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-TORCH  := torch==2.13.0
+LOCK     := requirements/lock.txt
+GPU_LOCK := requirements/gpu-lock.txt
 
-.PHONY: setup run test test-fast migrate seed bench clean browser-deps
+# PyTorch's CPU wheel index, for machines that do not already offer torch==2.13.0+cpu (the lock
+# pins that build, so without it pip fails rather than fetching the CUDA one). Empty by default:
+# here and in CI the wheel comes from pip's local find-links, and an index pip cannot reach
+# stalls every install. Elsewhere: make setup TORCH_INDEX=https://download.pytorch.org/whl/cpu
+TORCH_INDEX ?=
+PIP_TORCH := $(if $(strip $(TORCH_INDEX)),--extra-index-url $(TORCH_INDEX))
+
+# `make lock` tools, in their own virtualenv so they never change the app's packages.
+LOCK_TOOLS := pip-tools==7.6.2 uv==0.13.9
+TOOLS      := $(VENV)/lock-tools
+LOCK_ARGS  ?=
+
+.PHONY: setup run test test-fast lint lock migrate seed bench clean browser-deps
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-# Reinstall only when the dependency list changes. torch is pinned in the same pip command so
-# that nothing pulls a multi-GB CUDA build.
-$(STAMP): pyproject.toml | $(VENV)/bin/python
-	$(PY) -m pip install -q "$(TORCH)" -e ".[test]"
+# Reinstall whenever the lock (or the project's metadata) changes: the pinned set first, then
+# the project itself without dependencies, then a consistency check.
+$(STAMP): $(LOCK) pyproject.toml | $(VENV)/bin/python
+	@$(PY) -m pip install -q $(PIP_TORCH) -r $(LOCK) || { \
+	  echo "pip could not install $(LOCK). If torch's CPU build was not found, point" \
+	       "TORCH_INDEX at PyTorch's CPU index (see README, Install)."; exit 1; }
+	$(PY) -m pip install -q --no-deps -e .
+	$(PY) -m pip check
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+# Regenerate both locks from pyproject.toml (plus requirements/*.in); pins already in a lock
+# stay unless LOCK_ARGS=--upgrade (or --upgrade-package NAME). The CPU lock goes through
+# pip-compile, which honours pip's own configuration (indexes, find-links); the GPU lock through
+# uv, whose overrides let the trainers' transformers win over vLLM's cap.
+$(TOOLS)/bin/pip-compile:
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/python -m pip install -q $(LOCK_TOOLS)
+
+lock: | $(TOOLS)/bin/pip-compile
+	CUSTOM_COMPILE_COMMAND="make lock" $(TOOLS)/bin/pip-compile --quiet --strip-extras \
+	  --no-emit-index-url --no-emit-find-links --extra test $(PIP_TORCH) $(LOCK_ARGS) \
+	  --output-file $(LOCK) pyproject.toml requirements/cpu.in
+	$(TOOLS)/bin/uv pip compile --quiet --native-tls --python-version 3.11 \
+	  --python-platform x86_64-manylinux_2_28 --custom-compile-command "make lock" \
+	  --override requirements/gpu-overrides.txt $(LOCK_ARGS) \
+	  --output-file $(GPU_LOCK) pyproject.toml requirements/gpu.in
 
 migrate: setup
 	$(PY) manage.py migrate --noinput
@@ -37,11 +71,18 @@ browser-deps:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium is missing: sudo apt-get install chromium"; fi; }
 
+# Gates before the suite: every model change has its migration.
 test: setup browser-deps
+	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-fast: setup
 	$(PY) -m pytest -m "not browser and not slow" $(PYTEST_ARGS)
+
+# Not yet part of `make test`: the tree is formatted and fixed once, then it is.
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 bench: setup
 	$(PY) -m bench.kb
