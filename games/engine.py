@@ -45,7 +45,7 @@ class TwentyQuestions:
 
     # -- lifecycle -------------------------------------------------------
     def reset(self, secret: str, seed: int = 0) -> Trajectory:
-        secret = rules.clean_text(secret).lower()
+        secret = rules.clean_word(secret)
         if not secret:
             raise ValueError("the secret word is empty")
         self.judge.check_secret(secret)

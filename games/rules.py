@@ -66,6 +66,11 @@ def clean_text(text: str) -> str:
     return " ".join(text.split())
 
 
+def clean_word(text: str) -> str:
+    """The form a secret or a word-list word is stored and compared in: clean_text, lower case."""
+    return clean_text(text).lower()
+
+
 def words(text: str) -> list[str]:
     return _WORD.findall(clean_text(text).lower().replace("’", "'"))
 
@@ -158,7 +163,7 @@ def rule_verdict(question: str, secret: str, config: GameConfig) -> tuple[Verdic
     error = syntax_error(question, config)
     if error:
         return Verdict.INVALID, error
-    text, secret = question.strip().lower(), secret.strip().lower()
+    text, secret = question.strip().lower(), clean_word(secret)
     tokens = lightlemma.tokenize(text)
     if config.win_rule == "strict":
         if not _has_question_word(tokens):

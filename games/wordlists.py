@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from games import rules
+
 SHIPPED_DIR = Path(__file__).resolve().parent / "data" / "wordlists"
 
 
@@ -22,7 +24,7 @@ def parse_entry(line: str) -> tuple[str, list[str], str]:
     """(word, aliases, category) of one line: `word`, or `category<TAB>word;alias;...` (LMRL-Gym)."""
     parts = line.split("\t")
     category = parts[0].strip() if len(parts) > 1 else ""
-    names = [" ".join(n.lower().split()) for n in parts[-1].split(";")]
+    names = [rules.clean_word(n) for n in parts[-1].split(";")]
     names = [n for n in names if n]
     return (names[0] if names else "", names[1:], category)
 

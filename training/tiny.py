@@ -15,6 +15,8 @@ import random
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from games import rules
+
 WORDLISTS = Path(__file__).resolve().parent.parent / "games" / "data" / "wordlists"
 
 BOS, EOT, PAD = "<|bos|>", "<|end|>", "<|pad|>"
@@ -76,10 +78,10 @@ def load_words() -> list[str]:
     """Every word in the shipped word lists, lowercased and deduplicated, in a stable order."""
     words: set[str] = set()
     for path in sorted(WORDLISTS.glob("*/*.txt")):
-        words.update(w.strip().lower() for w in path.read_text(encoding="utf-8").splitlines() if w.strip())
+        words.update(rules.clean_word(w) for w in path.read_text(encoding="utf-8").splitlines() if w.strip())
     for path in sorted(WORDLISTS.glob("*/*.tsv")):
         for line in path.read_text(encoding="utf-8").splitlines():
-            words.update(part.strip().lower() for part in line.split("\t") if part.strip())
+            words.update(rules.clean_word(part) for part in line.split("\t") if part.strip())
     return sorted(words)
 
 

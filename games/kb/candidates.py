@@ -46,7 +46,7 @@ class CandidateModel:
         words, nouns, skipped, seen = [], [], [], set()
         for word in pool:
             noun = self.kb.lookup(word) if isinstance(word, str) else None
-            surface = rules.clean_text(word).lower() if noun is not None else ""
+            surface = rules.clean_word(word) if noun is not None else ""
             if noun is None:
                 skipped.append(word)
             elif surface not in seen:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+
+from django.contrib.auth.decorators import login_required
 from django.contrib.auth.mixins import UserPassesTestMixin
 from django.core.exceptions import PermissionDenied
 from rest_framework.permissions import BasePermission
@@ -37,6 +40,21 @@ def is_annotator(user) -> bool:
 def require_role(user, role: str) -> None:
     if not has_role(user, role):
         raise PermissionDenied(f"this needs the {role} role")
+
+
+def role_required(role: str):
+    """A function view decorator: guests go to log-in, signed-in users without `role` get 403."""
+
+    def decorate(view):
+        @login_required
+        @functools.wraps(view)
+        def wrapped(request, *args, **kwargs):
+            require_role(request.user, role)
+            return view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorate
 
 
 class RoleRequiredMixin(UserPassesTestMixin):

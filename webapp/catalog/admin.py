@@ -53,6 +53,7 @@ class ModelSpecAdmin(admin.ModelAdmin):
 
     @admin.action(description="Evaluate these models (KB judge, dbrl/paper_test, k=8)")
     def evaluate_models(self, request, queryset):
+        from webapp.jobs.kinds.evaluation import standard_evaluation
         from webapp.jobs.services import job_submit
 
         for spec in queryset:
@@ -60,8 +61,7 @@ class ModelSpecAdmin(admin.ModelAdmin):
                 self.message_user(request, f"{spec.name} is not a guesser; skipped", messages.WARNING)
                 continue
             try:
-                job = job_submit(kind="evaluation", user=request.user, params={
-                    "guesser": spec.name, "judge": "kb", "word_list": "dbrl/paper_test", "samples": 8})
+                job = job_submit(kind="evaluation", user=request.user, params=standard_evaluation(spec.name))
             except ValidationError as exc:
                 self.message_user(request, f"{spec.name}: {'; '.join(exc.messages)}", messages.ERROR)
             else:

@@ -9,12 +9,11 @@ from __future__ import annotations
 import json
 from urllib.parse import urlencode
 
-from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from webapp.accounts.roles import RESEARCHER, require_role
+from webapp.accounts.roles import RESEARCHER, role_required
 from webapp.catalog import selectors
 from webapp.catalog.exports import FORMATS, export_bytes, export_filename
 from webapp.catalog.models import Split, WordList
@@ -24,16 +23,6 @@ SORTS = {"word": ("word",), "difficulty": ("difficulty", "word"), "-difficulty":
 PAGE_SIZE = 200
 MAX_COMPARE_ROWS = 500
 MAX_PROVENANCE_CHARS = 50_000
-
-
-def researcher_only(view):
-    @login_required
-    def wrapped(request, *args, **kwargs):
-        require_role(request.user, RESEARCHER)
-        return view(request, *args, **kwargs)
-
-    wrapped.__name__, wrapped.__doc__ = view.__name__, view.__doc__
-    return wrapped
 
 
 def _filters(request) -> tuple[str | None, str | None]:
@@ -59,13 +48,13 @@ def _sorted(rows: list[dict], sort: str) -> list[dict]:
     return sorted(present, key=lambda r: tuple(r[k] for k in keys), reverse=reverse) + missing
 
 
-@researcher_only
+@role_required(RESEARCHER)
 def word_lists(request):
     return render(request, "catalog/word_lists.html", {"lists": selectors.word_list_summaries(),
                                                        "versions": selectors.latest_versions()})
 
 
-@researcher_only
+@role_required(RESEARCHER)
 def word_list_detail(request, pk: int):
     word_list = get_object_or_404(WordList.objects.select_related("parent", "curation_job", "created_by"), pk=pk)
     split, subset = _filters(request)
@@ -83,7 +72,7 @@ def word_list_detail(request, pk: int):
     })
 
 
-@researcher_only
+@role_required(RESEARCHER)
 def word_list_compare(request):
     try:
         new = get_object_or_404(WordList, pk=int(request.GET.get("new", "")))
@@ -98,7 +87,7 @@ def word_list_compare(request):
     })
 
 
-@researcher_only
+@role_required(RESEARCHER)
 def word_list_download(request, pk: int, fmt: str):
     if fmt not in FORMATS:
         raise Http404(f"no export format {fmt!r}")

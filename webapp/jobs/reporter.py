@@ -28,8 +28,14 @@ class JobFenced(Exception):
     """This worker's claim on the job is no longer the latest (or the job left running): stop quietly."""
 
 
+def job_output_path(job_id: int) -> Path:
+    """Where a job writes its checkpoints and files (funnel.json, ...)."""
+    return Path(settings.CHECKPOINTS_DIR) / f"job-{job_id}"
+
+
 def job_output_dir(job_id: int) -> Path:
-    path = Path(settings.CHECKPOINTS_DIR) / f"job-{job_id}"
+    """job_output_path, created."""
+    path = job_output_path(job_id)
     path.mkdir(parents=True, exist_ok=True)
     return path
 

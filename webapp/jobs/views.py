@@ -6,33 +6,22 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from webapp.accounts.roles import RESEARCHER, require_role
+from webapp.accounts.roles import RESEARCHER, role_required
 from webapp.core.exceptions import ApplicationError
 from webapp.jobs import registry, selectors, services
 from webapp.jobs.forms import add_validation_errors, config_form_class
+from webapp.jobs.kinds.evaluation import standard_evaluation
 from webapp.jobs.models import Artifact, Job
 
-QUICK_EVAL = {"guesser": "infogain", "judge": "kb", "word_list": "dbrl/paper_test", "samples": 8, "max_turns": 20}
+QUICK_EVAL = standard_evaluation("infogain")
 
 
-def researcher_only(view):
-    @login_required
-    def wrapped(request, *args, **kwargs):
-        require_role(request.user, RESEARCHER)
-        return view(request, *args, **kwargs)
-
-    wrapped.__name__ = view.__name__
-    wrapped.__doc__ = view.__doc__
-    return wrapped
-
-
-@researcher_only
+@role_required(RESEARCHER)
 def dashboard(request):
     kind, status = request.GET.get("kind") or None, request.GET.get("status") or None
     return render(request, "jobs/dashboard.html", {
@@ -42,7 +31,7 @@ def dashboard(request):
     })
 
 
-@researcher_only
+@role_required(RESEARCHER)
 def launch(request, kind: str):
     try:
         job_kind = registry.get_kind(kind)
@@ -65,7 +54,7 @@ def launch(request, kind: str):
     return render(request, "jobs/launch.html", {"form": form, "kind": job_kind})
 
 
-@researcher_only
+@role_required(RESEARCHER)
 @require_POST
 def quick_eval(request):
     """One click: evaluate the information-gain guesser with the KB judge on paper_test, k=8."""
@@ -81,7 +70,7 @@ def quick_eval(request):
     return redirect("jobs:detail", job_id=job.pk)
 
 
-@researcher_only
+@role_required(RESEARCHER)
 def detail(request, job_id: int):
     job = get_object_or_404(Job.objects.select_related("created_by", "retry_of"), pk=job_id)
     result = job.result or {}
@@ -97,7 +86,7 @@ def detail(request, job_id: int):
     return render(request, template, context)
 
 
-@researcher_only
+@role_required(RESEARCHER)
 def metrics_json(request):
     """Metric series of one or more jobs, for the live and comparison charts."""
     try:
@@ -109,7 +98,7 @@ def metrics_json(request):
                                   for j, s in selectors.job_metric_series(ids).items()}})
 
 
-@researcher_only
+@role_required(RESEARCHER)
 @require_POST
 def action(request, job_id: int, verb: str):
     job = get_object_or_404(Job, pk=job_id)
@@ -130,7 +119,7 @@ def action(request, job_id: int, verb: str):
     return redirect("jobs:detail", job_id=job.pk)
 
 
-@researcher_only
+@role_required(RESEARCHER)
 def compare(request):
     try:
         ids = [int(i) for i in request.GET.getlist("ids") or request.GET.get("ids", "").split(",") if str(i).strip()]
@@ -141,7 +130,7 @@ def compare(request):
                                                  "ids": ",".join(str(j.pk) for j in jobs)})
 
 
-@researcher_only
+@role_required(RESEARCHER)
 def artifact_download(request, artifact_id: int):
     artifact = get_object_or_404(Artifact, pk=artifact_id)
     path = Path(artifact.path).resolve()

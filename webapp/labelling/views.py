@@ -7,14 +7,13 @@ Every action is a plain form that works without JavaScript; htmx requests get th
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from webapp.accounts.roles import ANNOTATOR, RESEARCHER, require_role
+from webapp.accounts.roles import ANNOTATOR, RESEARCHER, role_required
 from webapp.catalog.selectors import judge_sureness
 from webapp.core.exceptions import ApplicationError
 from webapp.jobs.models import Artifact
@@ -24,19 +23,6 @@ from webapp.labelling.models import DisagreementItem, LabelVerdict
 
 KEYS = {"yes": "Y", "no": "N", "unclear": "U", "invalid": "I"}
 PAGE = 25
-
-
-def role_required(role: str):
-    def decorate(view):
-        @login_required
-        def wrapped(request, *args, **kwargs):
-            require_role(request.user, role)
-            return view(request, *args, **kwargs)
-
-        wrapped.__name__, wrapped.__doc__ = view.__name__, view.__doc__
-        return wrapped
-
-    return decorate
 
 
 # -- the queue ------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ from django.db.models import Count, F, Max, Q, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from games import rules
 from games.metrics import mean_at_k_interval, pass_at_k, wilson_interval, won_under
 from games.rating import rasch_fit, theta_interval
 from games.types import WIN_RULES, GameConfig
@@ -81,7 +82,7 @@ def _win_rule(value: Any) -> str:
 
 
 def _word(secret: str) -> str:
-    return " ".join(secret.lower().split())
+    return rules.clean_word(secret)
 
 
 def models_key(word_list_id: int | None, judge_id: int | None, max_turns: int, win_rule: str = DEFAULT_WIN_RULE) -> str:

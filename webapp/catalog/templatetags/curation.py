@@ -4,12 +4,11 @@ funnel.json the runner rewrites after every stage (so the run page shows it whil
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from django import template
-from django.conf import settings
 
 from webapp.catalog.models import WordList
+from webapp.jobs.reporter import job_output_path
 
 register = template.Library()
 
@@ -22,7 +21,7 @@ def curation_funnel(job) -> list[dict]:
     provenance = WordList.objects.filter(pk=ref.get("id")).values_list("provenance", flat=True).first() if ref else None
     if provenance and provenance.get("funnel"):
         return provenance["funnel"]
-    path = Path(settings.CHECKPOINTS_DIR) / f"job-{job.pk}" / "funnel.json"
+    path = job_output_path(job.pk) / "funnel.json"
     try:
         return json.loads(path.read_text())["stages"]
     except (OSError, ValueError, KeyError):

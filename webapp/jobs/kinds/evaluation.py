@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import defaultdict
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
 
 from games.judges.base import playable_words
 from games.metrics import summarise
@@ -17,6 +16,15 @@ from webapp.catalog.selectors import word_list_latest
 from webapp.jobs.kinds.checks import check_model, check_word_list
 from webapp.play.models import Game
 from webapp.play.records import trajectories_store, trajectory_of
+
+
+# The standard evaluation (the leaderboard's setting): KB judge, the paper's test words, k=8, 20 turns.
+STANDARD_EVALUATION = {"judge": "kb", "word_list": "dbrl/paper_test", "samples": 8, "max_turns": 20}
+
+
+def standard_evaluation(guesser: str) -> dict:
+    """The params of a standard evaluation job for `guesser`."""
+    return {"guesser": guesser, **STANDARD_EVALUATION}
 
 
 def check(config: EvaluationConfig) -> None:
@@ -58,7 +66,7 @@ def run(config: EvaluationConfig, reporter) -> dict:
     job_id = reporter.job_id
 
     def store(trajectories, sample_indices):
-        with transaction.atomic():
+        with reporter.fenced():  # only while this worker's claim holds: a superseded one stores nothing
             trajectories_store(trajectories, guesser=guesser_spec, judge=judge_spec, job_id=job_id,
                                word_list=word_list, sample_indices=sample_indices, words=word_ids)
 
