@@ -86,6 +86,14 @@ def write_run_config(folder: str | Path, run_config: dict[str, Any]) -> Path:
     return path
 
 
+def ensure_owner(reporter: Reporter) -> None:
+    """Before writing a checkpoint folder: a reporter fenced by a job claim (the web app's) raises
+    if another worker took the job over, so two processes never write the same folder."""
+    check = getattr(reporter, "ensure_owner", None)
+    if check is not None:
+        check()
+
+
 def _is_complete(folder: Path) -> bool:
     return (folder / "trainer_state.json").is_file()
 
@@ -148,6 +156,8 @@ class ReporterCallback(TrainerCallback):
             self.stopped = True
             control.should_save = True  # resume continues from exactly here
             control.should_training_stop = True
+        if control.should_save:
+            ensure_owner(self.reporter)  # a superseded worker must not write the checkpoint folder
         return control
 
     def on_save(self, args, state, control, **kwargs):

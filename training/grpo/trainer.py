@@ -36,7 +36,7 @@ from training.common.models import (
     quiet_libraries,
     run_guesser_format,
 )
-from training.common.trainer import resolved_config, resume_checkpoint, write_run_config
+from training.common.trainer import ensure_owner, resolved_config, resume_checkpoint, write_run_config
 from training.grpo.advantages import (
     RewardRule,
     add_info_gain,
@@ -248,6 +248,7 @@ def run(
                      f"parameters trained on {setup.device}")
 
         def checkpoint(step: int, metrics: dict) -> Path:
+            ensure_owner(reporter)  # a superseded worker must not write the checkpoint folder
             folder = save_checkpoint(out / f"checkpoint-{step}", model=policy, tokenizer=tokenizer,
                                      optimizer=optimizer, step=step, monitor=monitor, run_config=run_config,
                                      history=history)

@@ -1,0 +1,283 @@
+"""No stranded or double-run jobs: a failed publish is a 503 with the job id and is sent again by
+the sweep (once), a job claimed twice runs once, and a superseded worker's writes are refused."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from unittest import mock
+
+import pytest
+from django.conf import settings
+from django.db import IntegrityError
+from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerDown
+
+from webapp.jobs import registry, services
+from webapp.jobs.models import Checkpoint, Job, JobLog, JobStatus, Metric
+from webapp.jobs.reporter import DatabaseReporter, Fence, JobFenced
+
+SMOKE = {"message": "fenced", "steps": 2, "seconds_per_step": 0.0}
+
+
+@pytest.fixture
+def broker_down():
+    with mock.patch("workers.tasks.job_run_task.apply_async", side_effect=BrokerDown("connection refused")) as m:
+        yield m
+
+
+@pytest.fixture
+def rclient(client, researcher):
+    client.force_login(researcher)
+    return client
+
+
+def age(job: Job, seconds: float, **fields) -> None:
+    """Pretend the job was created (and published, if it was) `seconds` ago."""
+    past = timezone.now() - timedelta(seconds=seconds)
+    Job.objects.filter(pk=job.pk).update(created_at=past, **fields)
+
+
+# --- publish after commit; a failed publish ---------------------------------------------------
+@pytest.mark.django_db(transaction=True)
+def test_api_submit_with_the_broker_down_is_503_with_the_job_id_and_the_job_stays_queued(
+    rclient, broker_down
+):
+    response = rclient.post("/api/jobs/", {"kind": "smoke", "config": SMOKE}, content_type="application/json")
+    assert response.status_code == 503
+    body = response.json()
+    job = Job.objects.get(pk=body["id"])
+    assert response["Location"] == body["url"] and "queued again automatically" in body["detail"]
+    assert job.status == JobStatus.QUEUED and job.published_at is None and job.task_id
+    broker_down.assert_called_once()
+    assert broker_down.call_args.kwargs == {"kwargs": {"job_id": job.pk}, "queue": job.queue,
+                                            "task_id": job.task_id}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_launch_form_with_the_broker_down_goes_to_the_run_page_with_a_warning(rclient, broker_down):
+    response = rclient.post("/jobs/new/smoke/", {"message": "x", "steps": 1, "seconds_per_step": 0})
+    job = Job.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/jobs/{job.pk}/"
+    assert job.status == JobStatus.QUEUED and job.published_at is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_published_job_records_when(rclient):
+    with mock.patch("workers.tasks.job_run_task.apply_async") as apply_async:
+        response = rclient.post("/api/jobs/", {"kind": "smoke", "config": SMOKE}, content_type="application/json")
+    assert response.status_code == 202
+    apply_async.assert_called_once()
+    assert Job.objects.get(pk=response.json()["id"]).published_at is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_reaper_requeue_with_the_broker_down_leaves_the_job_for_the_sweep(broker_down):
+    job = Job.objects.create(kind="smoke", config=SMOKE, status=JobStatus.RUNNING, task_id="t",
+                             heartbeat_at=timezone.now() - timedelta(hours=1), published_at=timezone.now())
+    assert services.jobs_reap_stale()["requeued"] == [job.pk]
+    job.refresh_from_db()
+    assert job.status == JobStatus.QUEUED and job.published_at is None and job.requeues == 1
+
+
+# --- the republish sweep ------------------------------------------------------------------------
+@pytest.mark.django_db(transaction=True)
+def test_sweep_sends_an_unpublished_job_once_when_the_broker_is_back(broker_down):
+    with pytest.raises(services.JobNotPublished):
+        services.job_submit(kind="smoke", params=SMOKE)
+    job = Job.objects.get()
+    assert services.jobs_republish_lost() == []  # too young: its own publish may still be under way
+    age(job, services.PUBLISH_GRACE_SECONDS + 1)
+    assert services.jobs_republish_lost() == []  # the broker is still down
+    assert Job.objects.get(pk=job.pk).published_at is None
+    broker_down.side_effect = None
+    assert services.jobs_republish_lost() == [job.pk]
+    assert services.jobs_republish_lost() == []  # once
+    sent = [c for c in broker_down.call_args_list if c.kwargs["task_id"] == job.task_id]
+    assert len(sent) == 3  # the submit, the sweep while the broker was down, the one that went through
+    assert Job.objects.get(pk=job.pk).published_at is not None
+    assert JobLog.objects.filter(job=job, message__contains="published again").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sweep_republishes_a_lost_message_exactly_once_and_leaves_held_ones_alone():
+    """On the test run's real broker (files, or Redis with REDIS_URL): a message still held is left
+    alone, one the broker lost (e.g. Redis restarted without persistence) is sent again once."""
+    queue = f"test-sweep-{uuid.uuid4().hex[:8]}"
+    job = Job.objects.create(kind="smoke", config=SMOKE, queue=queue, task_id=str(uuid.uuid4()))
+    services._publish(job.pk, queue, job.task_id)
+    try:
+        assert services.broker_holds(queue, job.task_id) is True
+        age(job, settings.JOB_REPUBLISH_SECONDS + 1, published_at=timezone.now() - timedelta(hours=1))
+        assert services.jobs_republish_lost() == []  # held: a worker will take it
+        _drop_messages(queue)
+        assert services.broker_holds(queue, job.task_id) is False
+        assert services.jobs_republish_lost() == [job.pk]
+        assert services.jobs_republish_lost() == []
+        assert services.broker_holds(queue, job.task_id) is True
+    finally:
+        _drop_messages(queue)
+
+
+def _drop_messages(queue: str) -> None:
+    url = settings.CELERY_BROKER_URL
+    if url.startswith("redis"):
+        import redis
+
+        redis.Redis.from_url(url).delete(queue)
+    else:
+        from pathlib import Path
+
+        for path in Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"]).glob(f"*.{queue}.msg"):
+            path.unlink()
+
+
+@pytest.mark.django_db
+def test_sweep_leaves_running_finished_and_fresh_jobs_alone():
+    fresh = Job.objects.create(kind="smoke", config=SMOKE, task_id="a")
+    running = Job.objects.create(kind="smoke", config=SMOKE, task_id="b", status=JobStatus.RUNNING)
+    finished = Job.objects.create(kind="smoke", config=SMOKE, task_id="c", status=JobStatus.FINISHED)
+    for job in (running, finished):
+        age(job, 3600)
+    with mock.patch("workers.tasks.job_run_task.apply_async") as apply_async:
+        assert services.jobs_republish_lost() == []
+    apply_async.assert_not_called()
+    assert fresh.pk
+
+
+# --- claimed twice, run once ----------------------------------------------------------------------
+@pytest.mark.django_db
+def test_a_job_whose_message_arrives_twice_runs_once():
+    job = Job.objects.create(kind="smoke", config=SMOKE, task_id="t")
+    assert services.job_run(job_id=job.pk) == JobStatus.FINISHED
+    assert services.job_run(job_id=job.pk) == "skipped (finished)"
+    job.refresh_from_db()
+    assert job.claim == 1 and job.metrics.filter(name="smoke/step").count() == 2
+
+
+@pytest.mark.django_db
+def test_claims_count_up_and_a_second_claim_of_the_same_queued_state_loses():
+    job = Job.objects.create(kind="smoke", config=SMOKE, task_id="t")
+    assert services._claim(job.pk, "w1") == 1
+    assert services._claim(job.pk, "w2") is None  # running: nothing to claim
+    Job.objects.filter(pk=job.pk).update(status=JobStatus.QUEUED)  # the reaper re-queued it
+    assert services._claim(job.pk, "w2") == 2
+    assert Job.objects.get(pk=job.pk).worker == "w2"
+
+
+# --- fencing: a superseded worker's writes are refused ---------------------------------------------
+@pytest.fixture
+def superseded(db):
+    """A job claimed by w1 (claim 1), re-queued by the reaper and claimed by w2 (claim 2)."""
+    job = Job.objects.create(kind="smoke", config=SMOKE, task_id="t")
+    assert services._claim(job.pk, "w1") == 1
+    Job.objects.filter(pk=job.pk).update(status=JobStatus.QUEUED, heartbeat_at=None)
+    assert services._claim(job.pk, "w2") == 2
+    Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=30))
+    job.refresh_from_db()
+    return job
+
+
+def test_stale_status_moves_are_refused(superseded):
+    for target in (JobStatus.FINISHED, JobStatus.FAILED):
+        assert not services._move(superseded.pk, [JobStatus.RUNNING], target, where=Fence(superseded.pk, 1).where)
+    assert services._move(superseded.pk, [JobStatus.RUNNING], JobStatus.FINISHED, where=Fence(superseded.pk, 2).where)
+
+
+def test_stale_heartbeat_is_refused_and_stops(superseded):
+    before = superseded.heartbeat_at
+    beat = services._Heartbeat(Fence(superseded.pk, 1), "w1", "cpu")
+    beat.beat()
+    assert beat.stopped.is_set()
+    assert Job.objects.get(pk=superseded.pk).heartbeat_at == before
+    owner = services._Heartbeat(Fence(superseded.pk, 2), "w2", "cpu")
+    owner.beat()
+    assert not owner.stopped.is_set() and Job.objects.get(pk=superseded.pk).heartbeat_at > before
+
+
+def test_stale_progress_metric_log_checkpoint_and_artifact_writes_are_refused(superseded, tmp_path):
+    stale = DatabaseReporter(superseded, fence=Fence(superseded.pk, 1))
+    writes = [
+        lambda: stale.progress(0.9, "stale"),
+        lambda: stale.metrics(5, {"loss": 1.0}),
+        lambda: stale.log("stale"),
+        lambda: stale.checkpoint(5, tmp_path / "checkpoint-5"),
+        lambda: stale.artifact("export-jsonl", "x", tmp_path / "x.jsonl"),
+        stale.ensure_owner,
+        stale.should_stop,
+    ]
+    for write in writes:
+        with pytest.raises(JobFenced):
+            write()
+    job = Job.objects.get(pk=superseded.pk)
+    assert job.progress == 0 and job.status == JobStatus.RUNNING and job.claim == 2
+    assert not Metric.objects.exists() and not Checkpoint.objects.exists() and not JobLog.objects.exists()
+    assert not job.artifacts.exists()
+    owner = DatabaseReporter(superseded, fence=Fence(superseded.pk, 2))
+    owner.metrics(5, {"loss": 1.0})
+    owner.checkpoint(5, tmp_path / "checkpoint-5")
+    assert Metric.objects.count() == 1 and Checkpoint.objects.count() == 1
+
+
+def test_a_stale_fenced_transaction_writes_nothing(superseded):
+    stale = DatabaseReporter(superseded, fence=Fence(superseded.pk, 1))
+    with pytest.raises(JobFenced), stale.fenced():
+        JobLog.objects.create(job=superseded, message="must not be stored")
+    assert not JobLog.objects.exists()
+
+
+def test_writes_after_the_job_left_running_are_refused_even_under_the_latest_claim(superseded):
+    Job.objects.filter(pk=superseded.pk).update(status=JobStatus.QUEUED)  # re-queued, not claimed yet
+    with pytest.raises(JobFenced):
+        DatabaseReporter(superseded, fence=Fence(superseded.pk, 2)).metrics(1, {"x": 1.0})
+
+
+def test_a_training_callback_will_not_save_a_checkpoint_folder_once_fenced(superseded):
+    from transformers import TrainerControl, TrainerState
+
+    from training.common.trainer import ReporterCallback
+
+    callback = ReporterCallback(DatabaseReporter(superseded, fence=Fence(superseded.pk, 1)), {}, is_adapter=False)
+    control = TrainerControl(should_save=True)
+    callback.reporter._last_poll = float("inf")  # the rate-limited stop poll is not what fences here
+    with pytest.raises(JobFenced):
+        callback.on_step_end(None, TrainerState(), control)
+
+
+# --- a worker that wakes up after being superseded stops quietly ----------------------------------
+def _runner_that_is_superseded(then):
+    """A runner whose worker is paused mid-run: meanwhile the reaper re-queues the job and another
+    worker claims and finishes it; then this one wakes and does `then(reporter)`."""
+    def run(config, reporter):
+        reporter.metrics(0, {"before": 1.0})
+        Job.objects.filter(pk=reporter.job_id).update(status=JobStatus.QUEUED)
+        assert services._claim(reporter.job_id, "other-worker") == 2
+        Job.objects.filter(pk=reporter.job_id).update(status=JobStatus.FINISHED, result={"by": "other"})
+        then(reporter)
+        return {"by": "stale"}
+
+    return run
+
+
+def _wake_and_write(reporter):
+    reporter.metrics(1, {"after": 1.0})
+
+
+def _wake_and_hit_a_unique_key(reporter):
+    raise IntegrityError("UNIQUE constraint failed: play_game.job_id, play_game.secret")
+
+
+def _wake_and_finish(reporter):
+    pass
+
+
+@pytest.mark.django_db(transaction=True)  # job_run closes a connection left in an error, as in a worker
+@pytest.mark.parametrize("then", [_wake_and_write, _wake_and_hit_a_unique_key, _wake_and_finish])
+def test_a_superseded_worker_neither_fails_nor_overwrites_the_job(then):
+    job = Job.objects.create(kind="smoke", config=SMOKE, task_id="t")
+    with mock.patch.object(registry.JobKind, "runner_fn", return_value=_runner_that_is_superseded(then)):
+        assert services.job_run(job_id=job.pk, worker="paused-worker") == "superseded"
+    job.refresh_from_db()
+    assert job.status == JobStatus.FINISHED and job.result == {"by": "other"} and job.error == ""
+    assert job.claim == 2 and job.worker == "other-worker"
+    assert list(job.metrics.values_list("name", flat=True)) == ["before"]
