@@ -63,4 +63,4 @@ def test_every_command_points_at_a_real_entry_point():
             assert manage_command in commands, f"{name}: manage.py {manage_command}"
     gpu = SERVICES["worker-gpu"]
     assert gpu.get("runtime") == "nvidia" and (ROOT / gpu["build"]["dockerfile"]).exists()
-    assert "vllm" in (ROOT / "requirements" / "gpu.txt").read_text()
+    assert "vllm" in (ROOT / "requirements" / "gpu.in").read_text()
