@@ -16,7 +16,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import close_old_connections, connection, transaction
+from django.db import InterfaceError, OperationalError, close_old_connections, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -29,6 +29,7 @@ from webapp.jobs.reporter import DatabaseReporter, Fence, JobFenced
 log = logging.getLogger(__name__)
 MAX_REQUEUES = 2
 MAX_TRACE = 8000
+DatabaseConnectionLost = (OperationalError, InterfaceError)
 PUBLISH_GRACE_SECONDS = 10  # a queued job younger than this may still be being published
 REPUBLISH_BATCH = 200
 
@@ -146,6 +147,7 @@ class _Heartbeat(threading.Thread):
                     self.beat()
                 except Exception:  # a missed beat is not fatal; the reaper tolerates a few
                     log.exception("heartbeat failed for job %s", self.fence.job_id)
+                    connection.close_if_unusable_or_obsolete()  # reconnect once the database is back
         finally:
             connection.close()
 
@@ -164,6 +166,25 @@ def _claim(job_id: int, worker: str) -> int | None:
     claimed = _move(job_id, [JobStatus.QUEUED], JobStatus.RUNNING, where={"claim": current}, claim=current + 1,
                     worker=worker, started_at=now, heartbeat_at=now)
     return current + 1 if claimed else None
+
+
+def _requeue_after_connection_loss(job: Job, claim: int, exc: BaseException) -> bool:
+    """A database that went away mid-run (a restart, a fail-over) is not the job's fault: put it
+    back in the queue under a new task id (its runner resumes), up to MAX_REQUEUES times."""
+    if job.requeues >= MAX_REQUEUES:
+        return False
+    task_id = str(uuid.uuid4())
+    if not _move(job.pk, [JobStatus.RUNNING], JobStatus.QUEUED, where={"claim": claim},
+                 requeues=job.requeues + 1, task_id=task_id, worker="", published_at=None):
+        return False
+    JobLog.objects.create(job_id=job.pk, level="warning",
+                          message=f"database connection lost ({type(exc).__name__}); re-queued")
+    try:
+        with transaction.atomic():
+            _enqueue(Job(pk=job.pk, queue=job.queue, task_id=task_id))
+    except JobNotPublished:
+        pass  # the sweep sends it once the broker is back
+    return True
 
 
 def _superseded(job_id: int, claim: int) -> str:
@@ -207,6 +228,8 @@ def job_run(*, job_id: int, worker: str | None = None) -> str:
         close_old_connections()
         if isinstance(exc, Exception) and not fence.holds():  # e.g. a unique key the new claim wrote first
             return _superseded(job_id, claim)
+        if isinstance(exc, DatabaseConnectionLost) and _requeue_after_connection_loss(job, claim, exc):
+            return JobStatus.QUEUED
         message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         if isinstance(exc, ValidationError):
             message = f"invalid config: {exc.messages}"

@@ -281,3 +281,23 @@ def test_a_superseded_worker_neither_fails_nor_overwrites_the_job(then):
     assert job.status == JobStatus.FINISHED and job.result == {"by": "other"} and job.error == ""
     assert job.claim == 2 and job.worker == "other-worker"
     assert list(job.metrics.values_list("name", flat=True)) == ["before"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_lost_database_connection_requeues_the_job_instead_of_failing_it():
+    from django.db import OperationalError
+
+    def run(config, reporter):
+        reporter.metrics(0, {"before": 1.0})
+        raise OperationalError("server closed the connection unexpectedly")
+
+    job = Job.objects.create(kind="smoke", config=SMOKE, task_id="t")
+    with mock.patch.object(registry.JobKind, "runner_fn", return_value=run), \
+            mock.patch("workers.tasks.job_run_task.apply_async") as apply_async:
+        assert services.job_run(job_id=job.pk) == JobStatus.QUEUED
+        job.refresh_from_db()
+        assert job.status == JobStatus.QUEUED and job.requeues == 1 and job.error == "" and job.task_id != "t"
+        apply_async.assert_called_once_with(kwargs={"job_id": job.pk}, queue=job.queue, task_id=job.task_id)
+        Job.objects.filter(pk=job.pk).update(requeues=services.MAX_REQUEUES)
+        assert services.job_run(job_id=job.pk) == JobStatus.FAILED  # not for ever
+    assert "server closed the connection" in Job.objects.get(pk=job.pk).error
