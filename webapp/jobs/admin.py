@@ -92,36 +92,39 @@ class JobAdmin(admin.ModelAdmin):
             self.message_user(request, f"Queued {len(queued)} new attempt(s): job(s) {ids}.", messages.SUCCESS)
 
 
+class JobPartAdmin(admin.ModelAdmin):
+    """Rows that belong to a job (metrics, logs, checkpoints, artifacts): the job is picked by id."""
+
+    raw_id_fields = ("job",)
+
+
 @admin.register(Metric)
-class MetricAdmin(admin.ModelAdmin):
+class MetricAdmin(JobPartAdmin):
     list_display = ("job", "step", "name", "value", "created_at")
     list_filter = ("name",)
     search_fields = ("name", "job__id")
-    raw_id_fields = ("job",)
 
 
 @admin.register(JobLog)
-class JobLogAdmin(admin.ModelAdmin):
+class JobLogAdmin(JobPartAdmin):
     list_display = ("job", "level", "message", "created_at")
     list_filter = ("level",)
     search_fields = ("message",)
-    raw_id_fields = ("job",)
 
 
 @admin.register(Checkpoint)
-class CheckpointAdmin(admin.ModelAdmin):
+class CheckpointAdmin(JobPartAdmin):
     list_display = ("job", "step", "path", "is_adapter", "model_spec", "created_at")
     list_filter = ("is_adapter",)
     search_fields = ("path",)
-    raw_id_fields = ("job", "model_spec")
+    raw_id_fields = (*JobPartAdmin.raw_id_fields, "model_spec")
 
 
 @admin.register(Artifact)
-class ArtifactAdmin(admin.ModelAdmin):
+class ArtifactAdmin(JobPartAdmin):
     list_display = ("name", "kind", "job", "size_bytes", "created_at")
     list_filter = ("kind",)
     search_fields = ("name", "path")
-    raw_id_fields = ("job",)
 
 
 @admin.register(WorkerHeartbeat)

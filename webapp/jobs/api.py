@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from webapp.accounts.roles import IsResearcher
+from webapp.core.api import validated
 from webapp.jobs import services
 from webapp.jobs.models import Job
 from webapp.jobs.serializers import JobOutputSerializer, JobSubmitInputSerializer
@@ -25,11 +26,9 @@ class JobListSubmitApi(APIView):
     def post(self, request):
         """202 once queued; 503 with the stored job (its id and url) when the broker is unreachable:
         the job stays queued and is published again automatically, so the client must not resubmit."""
-        data = JobSubmitInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(JobSubmitInputSerializer, request.data)
         try:
-            job = services.job_submit(kind=data.validated_data["kind"], params=data.validated_data["config"],
-                                      user=request.user)
+            job = services.job_submit(kind=data["kind"], params=data["config"], user=request.user)
         except services.JobNotPublished as exc:
             body = {**JobOutputSerializer(Job.objects.get(pk=exc.job_id)).data, "detail": exc.message}
             return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE,

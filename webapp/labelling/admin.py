@@ -27,17 +27,20 @@ class DisagreementItemAdmin(admin.ModelAdmin):
     inlines = [LabelInline]
 
 
-@admin.register(Label)
-class LabelAdmin(admin.ModelAdmin):
-    list_display = ("item", "annotator", "verdict", "seconds", "created_at")
-    list_filter = ("verdict",)
+class ItemAnnotatorAdmin(admin.ModelAdmin):
+    """Rows of one annotator on one item (labels, assignments): found by the item or the person."""
+
     search_fields = ("item__secret", "item__question", "annotator__username")
     raw_id_fields = ("item", "annotator")
+
+
+@admin.register(Label)
+class LabelAdmin(ItemAnnotatorAdmin):
+    list_display = ("item", "annotator", "verdict", "seconds", "created_at")
+    list_filter = ("verdict",)
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(ItemAnnotatorAdmin):
     list_display = ("item", "annotator", "created_at", "expires_at", "skipped_at")
     list_filter = ("skipped_at",)
-    search_fields = ("item__secret", "item__question", "annotator__username")
-    raw_id_fields = ("item", "annotator")

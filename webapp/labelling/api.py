@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from webapp.accounts.roles import IsAnnotator, IsResearcher
+from webapp.core.api import validated
 from webapp.labelling import selectors, services
 from webapp.labelling.serializers import (
     LabellingAgreementInputSerializer, LabellingAgreementSerializer, LabellingGoldInputSerializer,
@@ -43,9 +44,8 @@ class LabellingLabelCreateApi(APIView):
                    responses={201: LabellingLabelOutputSerializer, 404: OpenApiResponse(description="no such item"),
                               409: CONFLICT})
     def post(self, request, item_id: int):
-        data = LabellingLabelInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        result = services.label_submit(user=request.user, item_id=item_id, **data.validated_data)
+        data = validated(LabellingLabelInputSerializer, request.data)
+        result = services.label_submit(user=request.user, item_id=item_id, **data)
         reveal = selectors.item_reveal(item_id, request.user)
         body = {"item_id": item_id, "verdict": result.label.verdict, "seconds": result.label.seconds,
                 "completed": result.completed, "votes": reveal["votes"] if reveal else []}
@@ -77,9 +77,8 @@ class LabellingItemListApi(APIView):
     @extend_schema(summary="Items with their labels and the judges' votes",
                    parameters=[LabellingItemListInputSerializer], responses=LabellingItemPageSerializer)
     def get(self, request):
-        params = LabellingItemListInputSerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        page = Paginator(selectors.review_items(params.validated_data["show"]), 50).get_page(params.validated_data["page"])
+        params = validated(LabellingItemListInputSerializer, request.query_params)
+        page = Paginator(selectors.review_items(params["show"]), 50).get_page(params["page"])
         body = {"count": page.paginator.count, "page": page.number, "pages": page.paginator.num_pages,
                 "results": [selectors.item_detail(item) for item in page]}
         return Response(LabellingItemPageSerializer(body).data)
@@ -91,9 +90,8 @@ class LabellingGoldApi(APIView):
     @extend_schema(summary="Set (or clear) an item's gold label", request=LabellingGoldInputSerializer,
                    responses={200: LabellingReviewItemSerializer, 404: OpenApiResponse(description="no such item")})
     def post(self, request, item_id: int):
-        data = LabellingGoldInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        services.item_adjudicate(user=request.user, item_id=item_id, gold=data.validated_data["gold"])
+        gold = validated(LabellingGoldInputSerializer, request.data)["gold"]
+        services.item_adjudicate(user=request.user, item_id=item_id, gold=gold)
         item = selectors.review_items("all").get(pk=item_id)
         return Response(LabellingReviewItemSerializer(selectors.item_detail(item)).data)
 
@@ -104,9 +102,8 @@ class LabellingAgreementApi(APIView):
     @extend_schema(summary="Agreement among annotators: Fleiss' kappa, Gwet's AC1, per annotator, pair and item",
                    parameters=[LabellingAgreementInputSerializer], responses=LabellingAgreementSerializer)
     def get(self, request):
-        params = LabellingAgreementInputSerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        return Response(LabellingAgreementSerializer(selectors.agreement_summary(params.validated_data["subset"])).data)
+        subset = validated(LabellingAgreementInputSerializer, request.query_params)["subset"]
+        return Response(LabellingAgreementSerializer(selectors.agreement_summary(subset)).data)
 
 
 class LabellingJudgeAccuracyApi(APIView):

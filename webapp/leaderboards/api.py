@@ -8,6 +8,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from webapp.core.api import validated
 from webapp.leaderboards.selectors import leaderboard_latest, leaderboard_model_keys
 from webapp.leaderboards.serializers import SNAPSHOT_SERIALIZERS, LeaderboardInputSerializer
 from webapp.leaderboards.services import BOARDS, MODELS
@@ -38,9 +39,8 @@ class LeaderboardApi(APIView):
         },
     )
     def get(self, request):
-        params = LeaderboardInputSerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        board, key = params.validated_data["board"], params.validated_data.get("key") or None
+        params = validated(LeaderboardInputSerializer, request.query_params)
+        board, key = params["board"], params.get("key") or None
         snapshot = leaderboard_latest(board, key)
         if snapshot is None:
             raise NotFound("No snapshot of this board yet." if not key else f"No {board} board with key {key!r}.")

@@ -9,6 +9,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from webapp.core.api import validated
 from webapp.play import selectors, services
 from webapp.play.forms import MAX_QUESTION_INPUT
 from webapp.play.serializers import GameOutputSerializer, TurnResultSerializer
@@ -49,9 +50,8 @@ class GameStartApi(_GuestThrottled, APIView):
 
     @extend_schema(request=GameStartInputSerializer, responses={201: GameOutputSerializer})
     def post(self, request):
-        data = self.GameStartInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        game = services.game_start(visitor=visitor_from_request(request), **data.validated_data)
+        game = services.game_start(visitor=visitor_from_request(request),
+                                   **validated(self.GameStartInputSerializer, request.data))
         remember_game(request, game)
         body = GameOutputSerializer(selectors.game_api_data(game, visitor_from_request(request))).data
         return Response(body, status=status.HTTP_201_CREATED, headers={"Location": f"/api/games/{game.pk}/"})
@@ -96,9 +96,7 @@ class TurnSubmitApi(_GuestThrottled, APIView):
 
     @extend_schema(request=TurnSubmitInputSerializer, responses={201: TurnResultSerializer, 200: TurnResultSerializer})
     def post(self, request, game_id: int):
-        data = self.TurnSubmitInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        args = data.validated_data
+        args = validated(self.TurnSubmitInputSerializer, request.data)
         visitor = visitor_from_request(request)
         if args["action"] == "question":
             turn = services.turn_submit(game_id=game_id, visitor=visitor, question=args["question"],

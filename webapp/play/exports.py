@@ -10,6 +10,7 @@ from typing import Callable, Sequence
 
 from webapp.core.exports import ChunkedWriter
 from webapp.play.models import Game, Turn
+from webapp.play.selectors import games_filtered
 
 CHUNK = 1000  # games per chunk: memory holds one chunk's games and turns
 GAME_FIELDS = (
@@ -55,17 +56,8 @@ def schemas() -> dict:
 def games_selection(*, job: int = 0, word_list: str = "", guesser: str = "", judge: str = "",
                     mode: str = "", finished_only: bool = False):
     """Games by job, word list, guesser, judge and mode (each empty = any), oldest first."""
-    games = Game.objects.all()
-    if job:
-        games = games.filter(job_id=job)
-    if word_list:
-        games = games.filter(word_list__name=word_list)
-    if guesser:
-        games = games.filter(guesser__name=guesser)
-    if judge:
-        games = games.filter(judge__name=judge)
-    if mode:
-        games = games.filter(mode=mode)
+    games = games_filtered(Game.objects.all(), job=job or None, word_list=word_list, guesser=guesser,
+                           judge=judge, mode=mode)
     if finished_only:
         games = games.exclude(outcome="playing")
     return games.order_by("id")

@@ -121,28 +121,29 @@ def _form_heads(forms: list[str]) -> list[tuple[str, str]]:
 
 
 # -- the trajectory browser ----------------------------------------------------------------------
+GAME_FILTERS = {"job": "job_id", "word_list": "word_list__name", "guesser": "guesser__name",
+                "judge": "judge__name", "outcome": "outcome", "mode": "mode"}
+
+
+def games_filtered(games: QuerySet[Game], **values) -> QuerySet[Game]:
+    """`games` narrowed by each filter of GAME_FILTERS given a value (models and word lists by
+    name); an empty string or None is no filter."""
+    return games.filter(**{GAME_FILTERS[name]: value for name, value in values.items()
+                           if value is not None and value != ""})
+
+
 def game_list(
     *, player: str = "", guesser: str = "", judge: str = "", word: str = "", word_list: str = "",
     outcome: str = "", mode: str = "", job: int | None = None, date_from: dt.date | None = None,
     date_to: dt.date | None = None,
 ) -> QuerySet[Game]:
     games = Game.objects.select_related("guesser", "judge", "player", "word_list").order_by("-created_at", "-pk")
+    games = games_filtered(games, guesser=guesser, judge=judge, word_list=word_list, outcome=outcome,
+                           mode=mode, job=job)
     if player:
         games = games.filter(player__isnull=True) if player == "guest" else games.filter(player__username=player)
-    if guesser:
-        games = games.filter(guesser__name=guesser)
-    if judge:
-        games = games.filter(judge__name=judge)
     if word:  # a running game's secret is not searchable: that would reveal it
         games = games.filter(secret__iexact=word.strip()).exclude(status=GameStatus.PLAYING)
-    if word_list:
-        games = games.filter(word_list__name=word_list)
-    if outcome:
-        games = games.filter(outcome=outcome)
-    if mode:
-        games = games.filter(mode=mode)
-    if job is not None:
-        games = games.filter(job_id=job)
     if date_from:
         games = games.filter(created_at__date__gte=date_from)
     if date_to:

@@ -1,6 +1,6 @@
 """Play (/play/), the trajectory browser (/games/), players (/players/) and the play API (under /api/)."""
 
-from django.urls import path
+from django.urls import include, path
 
 from webapp.play import api, views
 
@@ -8,12 +8,14 @@ app_name = "play"
 urlpatterns = [
     path("play/", views.play_new, name="new"),
     path("play/start/", views.game_start, name="start"),
-    path("play/<int:game_id>/", views.game_play, name="game"),
-    path("play/<int:game_id>/ask/", views.question_submit, name="ask"),
-    path("play/<int:game_id>/answer/", views.answer_submit, name="answer"),
-    path("play/<int:game_id>/confirm/", views.secret_confirm, name="confirm"),
-    path("play/<int:game_id>/abandon/", views.game_abandon, name="abandon"),
-    path("play/<int:game_id>/suggestions/", views.question_suggestions, name="suggestions"),
+    path("play/<int:game_id>/", include([
+        path("", views.game_play, name="game"),
+        path("ask/", views.question_submit, name="ask"),
+        path("answer/", views.answer_submit, name="answer"),
+        path("confirm/", views.secret_confirm, name="confirm"),
+        path("abandon/", views.game_abandon, name="abandon"),
+        path("suggestions/", views.question_suggestions, name="suggestions"),
+    ])),
     path("games/", views.game_list, name="game-list"),
     path("games/<int:game_id>/", views.game_detail, name="game-detail"),
     path("games/<int:game_id>.json", views.game_json, name="game-json"),
