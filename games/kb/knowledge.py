@@ -23,6 +23,7 @@ import scipy.sparse as sp
 
 from games import rules
 from games.kb import store
+from games.loading import once_per_path
 
 DATA_PATH = Path(__file__).resolve().parent / "data" / "wordnet_kb.npz"
 SENSE_MODES = ("first", "dominant", "any")
@@ -216,14 +217,8 @@ class KnowledgeBase:
         return [] if noun is None else [self.synset_glosses[s] for s in self.senses(noun, sense)]
 
 
-_cache: dict[Path, KnowledgeBase] = {}
-_cache_lock = threading.Lock()
-
-
-def load_kb(path: str | Path | None = None) -> KnowledgeBase:
-    """The knowledge base from the data file, loaded once per process and path."""
-    path = Path(path or DATA_PATH).resolve()
-    with _cache_lock:
-        if path not in _cache:
-            _cache[path] = KnowledgeBase.load(path)
-        return _cache[path]
+@once_per_path(DATA_PATH)
+def load_kb(path: Path) -> KnowledgeBase:
+    """The knowledge base from the data file (default: the shipped one), loaded once per process
+    and path."""
+    return KnowledgeBase.load(path)
