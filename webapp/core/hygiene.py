@@ -28,6 +28,26 @@ def check_text(value: str, where: str) -> None:
         raise InputError(f"{where} contains a lone surrogate (not valid Unicode text)") from None
 
 
+def parse_id(value: str | None) -> int | None:
+    """A primary key from a query or form value: ASCII digits within 64 bits, else None."""
+    value = (value or "").strip()
+    if value.isascii() and value.isdigit() and int(value) <= MAX_ID:
+        return int(value)
+    return None
+
+
+def parse_ids(values, limit: int = 10) -> list[int]:
+    """Ids from comma-separated texts (`?ids=1,2&ids=3`); raise InputError naming what is not one."""
+    ids = []
+    for text in values:
+        for part in str(text).split(","):
+            if part.strip():
+                if (number := parse_id(part)) is None:
+                    raise InputError(f"{part.strip()[:40]!r} is not an id")
+                ids.append(number)
+    return ids[:limit]
+
+
 def _reject_constant(name: str):
     raise InputError(f"the JSON body contains {name}, which is not a number JSON allows")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import math
 import typing
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -53,6 +54,7 @@ def _load(dotted: str) -> Any:
 
 
 REGISTRY: dict[str, JobKind] = {}
+MAX_INT = 2**63 - 1  # integer fields are stored as JSON and may become database values
 
 
 def register(kind: JobKind) -> JobKind:
@@ -122,42 +124,56 @@ def get_kind(name: str) -> JobKind:
         raise ValidationError({"kind": f"unknown job kind {name!r}; known: {sorted(REGISTRY)}"}) from None
 
 
+_TYPE_WORDS = {bool: "true or false", int: "an integer", float: "a number", str: "text"}
+
+
 def _coerce(value: Any, annotation: Any, name: str) -> Any:
-    """Parse form/JSON values into the dataclass field's type (int, float, bool, str, lists)."""
+    """Parse a form/JSON value into the dataclass field's type (int, float, bool, str, lists of them);
+    raise ValueError("<name>: expected …") for a value of another type, null included."""
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
-    if value is None:
-        return None
     if origin is typing.Union or str(origin) == "types.UnionType":
         non_none = [a for a in args if a is not type(None)]
-        if value == "" and type(None) in args:
-            return None
+        if value is None or (value == "" and type(None) in args):
+            if type(None) in args:
+                return None
         return _coerce(value, non_none[0], name) if len(non_none) == 1 else value
+    expected = _TYPE_WORDS.get(annotation, "a list" if origin in (list, tuple) else str(annotation))
+    if value is None:
+        raise ValueError(f"{name}: expected {expected}, got null")
     if annotation is bool:
-        if isinstance(value, str):
-            if value.lower() in ("true", "1", "yes", "on"):
-                return True
-            if value.lower() in ("false", "0", "no", "off", ""):
-                return False
-            raise ValueError(f"{name}: expected true or false, got {value!r}")
-        if isinstance(value, (bool, int)):
+        if isinstance(value, str) and value.lower() in ("true", "1", "yes", "on"):
+            return True
+        if isinstance(value, str) and value.lower() in ("false", "0", "no", "off", ""):
+            return False
+        if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
             return bool(value)
+        raise ValueError(f"{name}: expected true or false, got {value!r:.60}")
     if annotation in (int, float):
-        if isinstance(value, bool):
-            raise ValueError(f"{name}: expected a number, got {value!r}")
+        if not isinstance(value, (int, float, str)) or isinstance(value, bool):
+            raise ValueError(f"{name}: expected {expected}, got {value!r:.60}")
         try:
-            number = annotation(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name}: expected {'an integer' if annotation is int else 'a number'}, got {value!r}") from None
+            number = float(value) if annotation is float else int(value)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"{name}: expected {expected}, got {value!r:.60}") from None
+        if annotation is float and not math.isfinite(number):
+            raise ValueError(f"{name}: expected a finite number, got {value!r:.60}")
         if annotation is int and isinstance(value, float) and not value.is_integer():
-            raise ValueError(f"{name}: expected an integer, got {value!r}")
+            raise ValueError(f"{name}: expected an integer, got {value!r:.60}")
+        if annotation is int and abs(number) > MAX_INT:
+            raise ValueError(f"{name}: {value!r:.60} is beyond 64 bits")
         return number
     if annotation is str:
         if not isinstance(value, str):
-            raise ValueError(f"{name}: expected text, got {value!r}")
+            raise ValueError(f"{name}: expected text, got {value!r:.60}")
         return value
     if origin in (list, tuple):
-        items = [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else list(value)
+        if isinstance(value, str):
+            items = [v.strip() for v in value.split(",") if v.strip()]
+        elif isinstance(value, (list, tuple)):
+            items = list(value)
+        else:
+            raise ValueError(f"{name}: expected a list (or comma-separated text), got {value!r:.60}")
         inner = args[0] if args else str
         coerced = [_coerce(v, inner, name) for v in items]
         return tuple(coerced) if origin is tuple else coerced
@@ -167,6 +183,8 @@ def _coerce(value: Any, annotation: Any, name: str) -> Any:
 def build_config(kind: JobKind, params: dict[str, Any] | None) -> Any:
     """Validate params into the kind's config; raise a Django ValidationError keyed by field."""
     cls = kind.config_class()
+    if params is not None and not isinstance(params, dict):
+        raise ValidationError({"__all__": [f"the config must be an object of fields, not {params!r:.60}"]})
     params = dict(params or {})
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}

@@ -118,7 +118,12 @@ def job_retry(*, job: Job, user=None) -> Job:
     """A new attempt with the same config, linked to the old one."""
     if job.is_active:
         raise ApplicationError(f"job {job.pk} is still {job.status}", status=409)
-    return job_submit(kind=job.kind, params=job.config, user=user or job.created_by, retry_of=job)
+    try:
+        return job_submit(kind=job.kind, params=job.config, user=user or job.created_by, retry_of=job)
+    except ValidationError as exc:  # the kind or its config changed since the job ran
+        problems = "; ".join(exc.messages)
+        raise ApplicationError(f"job {job.pk} cannot be retried: its stored config no longer validates "
+                               f"({problems}); launch a new job instead") from exc
 
 
 class _Heartbeat(threading.Thread):

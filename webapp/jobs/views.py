@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 
 from webapp.accounts.roles import RESEARCHER, role_required
 from webapp.core.exceptions import ApplicationError
+from webapp.core.hygiene import InputError, parse_ids
 from webapp.jobs import registry, selectors, services
 from webapp.jobs.forms import add_validation_errors, config_form_class
 from webapp.jobs.kinds.evaluation import standard_evaluation
@@ -90,8 +91,8 @@ def detail(request, job_id: int):
 def metrics_json(request):
     """Metric series of one or more jobs, for the live and comparison charts."""
     try:
-        ids = [int(i) for i in request.GET.get("ids", "").split(",") if i.strip()][:10]
-    except ValueError:
+        ids = parse_ids([request.GET.get("ids", "")])
+    except InputError:
         return JsonResponse({"detail": "ids must be comma-separated job ids"}, status=400)
     statuses = dict(Job.objects.filter(pk__in=ids).values_list("pk", "status"))
     return JsonResponse({"jobs": {str(j): {"status": statuses.get(j), "metrics": s}
@@ -122,8 +123,8 @@ def action(request, job_id: int, verb: str):
 @role_required(RESEARCHER)
 def compare(request):
     try:
-        ids = [int(i) for i in request.GET.getlist("ids") or request.GET.get("ids", "").split(",") if str(i).strip()]
-    except ValueError:
+        ids = parse_ids(request.GET.getlist("ids"))
+    except InputError:
         ids = []
     jobs = list(Job.objects.filter(pk__in=ids[:10]).order_by("pk"))
     return render(request, "jobs/compare.html", {"jobs": jobs, "diff": selectors.config_diff(jobs),

@@ -11,11 +11,13 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from webapp.accounts.roles import ANNOTATOR, RESEARCHER, role_required
 from webapp.catalog.selectors import judge_sureness
 from webapp.core.exceptions import ApplicationError
+from webapp.core.hygiene import parse_id
 from webapp.jobs.models import Artifact
 from webapp.labelling import exports, selectors, services
 from webapp.labelling.forms import AdjudicateForm, LabelForm, ReviewFilterForm, ScoreJudgeForm, SubsetForm
@@ -64,8 +66,8 @@ def _revealed(reveal) -> str:
 @role_required(ANNOTATOR)
 def queue(request):
     """The next item to label; `?after=<id>` shows the judges' votes on the item just labelled."""
-    after = request.GET.get("after", "")
-    reveal = selectors.item_reveal(int(after), request.user) if after.isdigit() else None
+    after = parse_id(request.GET.get("after"))
+    reveal = selectors.item_reveal(after, request.user) if after is not None else None
     return render(request, "labelling/queue.html", _queue_context(request, reveal=reveal))
 
 
@@ -133,7 +135,15 @@ def adjudicate(request, item_id: int):
                       {"row": selectors.item_detail(item), "verdicts": LabelVerdict.choices, "error": error})
     if error:
         messages.error(request, error)
-    return redirect(request.POST.get("next") or reverse("labelling:review"))
+    return redirect(_local_url(request, request.POST.get("next")) or reverse("labelling:review"))
+
+
+def _local_url(request, url: str | None) -> str | None:
+    """`url` if it is a path on this site (never another host, nor a view name), else None."""
+    if url and url.startswith("/") and url_has_allowed_host_and_scheme(
+            url, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        return url
+    return None
 
 
 # -- agreement and judges (researchers) --------------------------------------------------------------
