@@ -45,8 +45,9 @@ $(TOOLS)/bin/pip-compile:
 	$(TOOLS)/bin/python -m pip install -q $(LOCK_TOOLS)
 
 lock: | $(TOOLS)/bin/pip-compile
-	CUSTOM_COMPILE_COMMAND="make lock" $(TOOLS)/bin/pip-compile --quiet --strip-extras \
-	  --no-emit-index-url --no-emit-find-links --extra test $(PIP_TORCH) $(LOCK_ARGS) \
+	CUSTOM_COMPILE_COMMAND="make lock" $(TOOLS)/bin/pip-compile --quiet --allow-unsafe \
+	  --strip-extras --no-emit-index-url --no-emit-find-links --extra test \
+	  $(PIP_TORCH) $(LOCK_ARGS) \
 	  --output-file $(LOCK) pyproject.toml requirements/cpu.in
 	$(TOOLS)/bin/uv pip compile --quiet --native-tls --python-version 3.11 \
 	  --python-platform x86_64-manylinux_2_28 --custom-compile-command "make lock" \
@@ -68,7 +69,8 @@ run: seed
 # Browser tests drive Debian's Chromium; install it when missing (never a Playwright download).
 browser-deps:
 	@command -v chromium >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq \
+	    && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium is missing: sudo apt-get install chromium"; fi; }
 
 # Gates before the suite: every model change has its migration.

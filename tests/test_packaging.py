@@ -24,8 +24,14 @@ PROJECT = PYPROJECT["project"]
 LOCK = ROOT / "requirements" / "lock.txt"
 GPU_LOCK = ROOT / "requirements" / "gpu-lock.txt"
 # markers evaluated for the images and CI: CPython 3.11 on x86-64 Linux
-ENVIRONMENT = {"python_version": "3.11", "python_full_version": "3.11.7", "sys_platform": "linux",
-               "platform_system": "Linux", "platform_machine": "x86_64", "os_name": "posix"}
+ENVIRONMENT = {
+    "python_version": "3.11",
+    "python_full_version": "3.11.7",
+    "sys_platform": "linux",
+    "platform_system": "Linux",
+    "platform_machine": "x86_64",
+    "os_name": "posix",
+}
 
 
 def pins(path: Path) -> dict[str, Version]:
@@ -52,12 +58,13 @@ def applies(requirement: Requirement, extras: tuple[str, ...] = ("",)) -> bool:
     return marker is None or any(marker.evaluate({**ENVIRONMENT, "extra": e}) for e in extras)
 
 
-def assert_satisfied(requirements: list[Requirement], locked: dict[str, Version], lock: str) -> None:
+def assert_satisfied(requirements: list[Requirement], locked: dict[str, Version], lock: str):
     for requirement in requirements:
         name = canonicalize_name(requirement.name)
         assert name in locked, f"{requirement} is missing from {lock}: run `make lock`"
         assert requirement.specifier.contains(locked[name], prereleases=True), (
-            f"{lock} pins {name}=={locked[name]} outside {requirement.specifier}: run `make lock`")
+            f"{lock} pins {name}=={locked[name]} outside {requirement.specifier}: run `make lock`"
+        )
 
 
 PROJECT_REQUIREMENTS = [Requirement(r) for r in PROJECT["dependencies"]]
@@ -75,8 +82,12 @@ def test_cpu_lock_pins_every_dependency_and_test_extra_within_its_range():
 
 def test_gpu_lock_pins_vllm_and_the_apps_dependencies_with_cuda_torch():
     locked = pins(GPU_LOCK)
-    assert_satisfied([r for r in PROJECT_REQUIREMENTS if applies(r)]
-                     + requirements_in(ROOT / "requirements" / "gpu.in"), locked, GPU_LOCK.name)
+    assert_satisfied(
+        [r for r in PROJECT_REQUIREMENTS if applies(r)]
+        + requirements_in(ROOT / "requirements" / "gpu.in"),
+        locked,
+        GPU_LOCK.name,
+    )
     assert locked["torch"].local is None  # the default index's (CUDA) build, as vLLM pins it
     for override in requirements_in(ROOT / "requirements" / "gpu-overrides.txt"):
         assert override.specifier.contains(locked[canonicalize_name(override.name)])
@@ -115,11 +126,14 @@ def test_dockerfile_python_satisfies_requires_python(name):
     match = re.fullmatch(r"python:(\d+\.\d+)(?:\.\d+)?(?:-[\w.-]+)?", bases[0])
     assert match, f"{name}: {bases[0]} is not an official Python image, its Python is unknown"
     assert SpecifierSet(PROJECT["requires-python"]).contains(match[1]), (
-        f"{name}: Python {match[1]} does not satisfy requires-python {PROJECT['requires-python']}")
+        f"{name}: Python {match[1]} does not satisfy requires-python {PROJECT['requires-python']}"
+    )
 
 
-@pytest.mark.parametrize("name,lock", [("Dockerfile", "requirements/lock.txt"),
-                                       ("Dockerfile.gpu", "requirements/gpu-lock.txt")])
+@pytest.mark.parametrize(
+    "name,lock",
+    [("Dockerfile", "requirements/lock.txt"), ("Dockerfile.gpu", "requirements/gpu-lock.txt")],
+)
 def test_dockerfiles_install_the_lock_then_the_app_without_dependencies(name, lock):
     text = dockerfile(name)
     installs = re.findall(r"pip install ([^&\n]*)", text)
@@ -161,8 +175,9 @@ def checkout(tmp_path):
 
 def make_n(directory: Path, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if k not in ("TORCH_INDEX", "MAKEFLAGS")}
-    done = subprocess.run(["make", "-n", *args], cwd=directory, env=env, capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        ["make", "-n", *args], cwd=directory, env=env, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -182,7 +197,8 @@ def test_torch_index_is_empty_by_default_and_overridable(checkout):
     assert "--extra-index-url" not in make_n(checkout, "setup")
     index = "https://download.pytorch.org/whl/cpu"
     assert f"--extra-index-url {index} -r requirements/lock.txt" in make_n(
-        checkout, "setup", f"TORCH_INDEX={index}")
+        checkout, "setup", f"TORCH_INDEX={index}"
+    )
 
 
 @needs_make
