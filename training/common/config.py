@@ -9,6 +9,7 @@ registry specs / shipped lists on the command line.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -38,6 +39,24 @@ def check_guesser_prompt(value: str) -> None:
            f"guesser_prompt must be one of {', '.join(repr(c) for c in GUESSER_PROMPT_CHOICES)}")
 
 
+def new_defaults(**defaults: Any):
+    """A class decorator (placed under @dataclass) for a config that only changes the defaults of
+    inherited fields: each keeps its type, position, help and choices from the base class."""
+
+    def decorate(cls: type) -> type:
+        inherited = {f.name: f for f in dataclasses.fields(cls)}  # cls is not a dataclass yet: its bases'
+        annotations = dict(cls.__dict__.get("__annotations__", {}))
+        for name, value in defaults.items():
+            if name not in inherited:
+                raise TypeError(f"{cls.__name__}: no inherited field {name!r} to give a new default")
+            annotations[name] = inherited[name].type
+            setattr(cls, name, field(default=value, metadata=inherited[name].metadata))
+        cls.__annotations__ = annotations
+        return cls
+
+    return decorate
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     base_model: str = field(default="tiny-llama", metadata={
@@ -53,9 +72,10 @@ class TrainConfig:
     adam_beta2: float = field(default=0.95, metadata={"help": "AdamW β2"})
     max_grad_norm: float = field(default=1.0, metadata={"help": "gradient clipping norm (0 = no clipping)"})
     global_batch_size: int = field(default=256, metadata={
-        "help": "sequences per optimizer step: per-device batch × gradient accumulation × devices"})
+        "help": "examples (sequences; DPO: preference pairs) per optimizer step: per-device batch × gradient "
+                "accumulation × devices"})
     per_device_batch_size: int = field(default=8, metadata={
-        "help": "sequences per forward pass on one device (gradient accumulation makes up the rest)"})
+        "help": "examples per forward pass on one device (gradient accumulation makes up the rest)"})
     max_tokens: int = field(default=650, metadata={
         "help": "longest training sequence in tokens; longer examples are dropped (never cut)"})
     lora: bool = field(default=False, metadata={"help": "train a LoRA adapter (peft) instead of every weight"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from training.common.config import GameDataConfig, _check, check_guesser_prompt, guesser_prompt_field
+from training.common.config import GameDataConfig, _check, check_guesser_prompt, guesser_prompt_field, new_defaults
 from training.dpo.pairs import REWARDS
 
 LOSS_TYPES = ("sigmoid", "ipo", "hinge", "robust")
@@ -12,20 +12,13 @@ RATING_KINDS = ("hf", "transformers", "vllm", "openai")  # games registry specs 
 
 
 @dataclass(frozen=True)
+@new_defaults(epochs=1.0, learning_rate=5e-6, global_batch_size=64, per_device_batch_size=4, lora=True,
+              lora_rank=8, lora_alpha=16)
 class DPOJobConfig(GameDataConfig):
     """Histories are prefixes of the selected games (by default every teacher game); the policy
     (the base model) samples `candidates` next questions per history; chosen/rejected = best/worst
-    by `reward`."""
+    by `reward`. Batches count preference pairs."""
 
-    epochs: float = field(default=1.0, metadata={"help": "passes over the preference pairs"})
-    learning_rate: float = field(default=5e-6, metadata={"help": "peak learning rate (AdamW)"})
-    global_batch_size: int = field(default=64, metadata={
-        "help": "pairs per optimizer step: per-device batch × gradient accumulation × devices"})
-    per_device_batch_size: int = field(default=4, metadata={
-        "help": "pairs per forward pass on one device (gradient accumulation makes up the rest)"})
-    lora: bool = field(default=True, metadata={"help": "train a LoRA adapter (peft) instead of every weight"})
-    lora_rank: int = field(default=8, metadata={"help": "LoRA rank r"})
-    lora_alpha: int = field(default=16, metadata={"help": "LoRA scaling α"})
     word_list: str = field(default="dbrl/paper_rl", metadata={
         "help": "secrets of the games whose prefixes are histories (a word list name, or a file on the command line)"})
     selection: str = field(default="all", metadata={

@@ -5,21 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from games.kb.knowledge import DEFAULT_SENSE, SENSE_MODES
-from training.common.config import TrainConfig, _check
+from training.common.config import TrainConfig, _check, new_defaults
 
 
 @dataclass(frozen=True)
+@new_defaults(epochs=3.0, learning_rate=1e-3, global_batch_size=64, per_device_batch_size=16, max_tokens=256)
 class KnowledgeJobConfig(TrainConfig):
     """Plain causal-LM training (every token) on sentences pairing each pool word with its facts.
     Defaults suit a tiny model trained from scratch (a higher learning rate than SFT)."""
 
-    epochs: float = field(default=3.0, metadata={"help": "passes over the knowledge sequences"})
-    learning_rate: float = field(default=1e-3, metadata={"help": "peak learning rate (AdamW)"})
-    global_batch_size: int = field(default=64, metadata={
-        "help": "sequences per optimizer step: per-device batch × gradient accumulation × devices"})
-    per_device_batch_size: int = field(default=16, metadata={
-        "help": "sequences per forward pass on one device (gradient accumulation makes up the rest)"})
-    max_tokens: int = field(default=256, metadata={"help": "longest sequence in tokens; longer ones are dropped"})
     word_list: str = field(default="dbrl/solved", metadata={
         "help": "every candidate word, held-out ones included (a word list name, or a file on the command line)"})
     sense: str = field(default=DEFAULT_SENSE, metadata={
