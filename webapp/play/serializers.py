@@ -91,19 +91,29 @@ class AnswerCheckSerializer(serializers.Serializer):
                                              help_text="the questions where a judge would have answered differently")
 
 
-class GameOutputSerializer(serializers.Serializer):
-    """A game with its whole trajectory (the games.Trajectory dict plus ids and provenance)."""
+class GameStateSerializer(serializers.Serializer):
+    """Where a game stands after a turn; GET /api/games/{id}/ has the whole trajectory."""
 
     id = serializers.IntegerField()
-    public_id = serializers.UUIDField()
     url = serializers.CharField(help_text="the trajectory page")
-    max_turns = serializers.IntegerField()
     role = serializers.ChoiceField(choices=["guesser", "answerer", "none"],
                                    help_text="the person's role: guesser (asks) or answerer (judges)")
-    mode = serializers.CharField()
     status = serializers.CharField()
     outcome = serializers.CharField()
+    n_turns = serializers.IntegerField()
+    max_turns = serializers.IntegerField()
+    next_index = serializers.IntegerField(allow_null=True, help_text="expected_index of the next turn; null when over")
     secret = serializers.CharField(allow_null=True, help_text="null while the game runs (unless you judge it)")
+    pending = PendingQuestionSerializer(allow_null=True, help_text="the model's question waiting for your verdict")
+    kb_check = AnswerCheckSerializer(allow_null=True, help_text="answers the knowledge-base and learned judges would "
+                                                                "give differently (games a person judged)")
+
+
+class GameOutputSerializer(GameStateSerializer):
+    """A game with its whole trajectory (the games.Trajectory dict plus ids and provenance)."""
+
+    public_id = serializers.UUIDField()
+    mode = serializers.CharField()
     secret_source = serializers.CharField(allow_null=True)
     seed = serializers.IntegerField()
     config = serializers.DictField()
@@ -113,31 +123,10 @@ class GameOutputSerializer(serializers.Serializer):
     guest = serializers.BooleanField()
     word_list = serializers.CharField(allow_null=True)
     job = serializers.IntegerField(allow_null=True)
-    n_turns = serializers.IntegerField()
-    next_index = serializers.IntegerField(allow_null=True, help_text="expected_index of the next turn; null when over")
-    pending = PendingQuestionSerializer(allow_null=True, help_text="the model's question waiting for your verdict")
     turns = TurnOutputSerializer(many=True)
     initial_belief = serializers.FloatField(allow_null=True)
-    kb_check = AnswerCheckSerializer(allow_null=True, help_text="answers the knowledge-base and learned judges would "
-                                                                "give differently (games a person judged)")
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
-
-
-class GameStateSerializer(serializers.Serializer):
-    """Where a game stands after a turn; GET /api/games/{id}/ has the whole trajectory."""
-
-    id = serializers.IntegerField()
-    url = serializers.CharField()
-    role = serializers.CharField()
-    status = serializers.CharField()
-    outcome = serializers.CharField()
-    n_turns = serializers.IntegerField()
-    max_turns = serializers.IntegerField()
-    next_index = serializers.IntegerField(allow_null=True)
-    secret = serializers.CharField(allow_null=True)
-    pending = PendingQuestionSerializer(allow_null=True)
-    kb_check = AnswerCheckSerializer(allow_null=True)
 
 
 class TurnResultSerializer(serializers.Serializer):
