@@ -1,23 +1,80 @@
-"""The guest rate limit (scope `guest_play`), shared by the API and the htmx views through the cache."""
+"""The guest rate limit (scope `guest_play`), shared by the API and the htmx views through the cache.
+
+A fixed-window counter: one cache key per client and window, created with `cache.add` and counted
+with `cache.incr`, both atomic on Redis (the cache whenever REDIS_URL is set, so every process
+shares it) and under a lock in the per-process memory cache. The client is the address DRF's
+`get_ident` gives: REMOTE_ADDR, or with `NUM_PROXIES` (env TRUSTED_PROXIES) trusted proxies in
+front, the address the nearest of them saw; X-Forwarded-For is ignored when none is trusted.
+"""
 
 from __future__ import annotations
 
+import logging
+import time
+
 from django.conf import settings
+from django.core.cache import cache
+from rest_framework import status
+from rest_framework.exceptions import APIException
 from rest_framework.throttling import AnonRateThrottle
 
+logger = logging.getLogger(__name__)
+
 GUEST_LIMIT_MESSAGE = "Guests may play only so fast. Wait a minute, or sign in to play without a limit."
+GUEST_LIMIT_UNAVAILABLE = ("Guest play is paused for a moment (the rate limiter cannot be reached). "
+                           "Try again shortly, or sign in to play.")
+
+
+class GuestLimitUnavailable(APIException):
+    """The cache that counts guests is down: guests wait (503) rather than play uncounted."""
+
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = GUEST_LIMIT_UNAVAILABLE
+    default_code = "guest_limit_unavailable"
 
 
 class GuestPlayThrottle(AnonRateThrottle):
-    """Limits guests by IP; signed-in players are not limited (their cache key is None)."""
+    """Limits guests by address; signed-in players are not limited (their cache key is None)."""
 
     scope = "guest_play"
+    cache_format = "throttle:guest_play:%(ident)s"
 
     def get_rate(self) -> str | None:
         # Read the setting on every request so that override_settings and the env take effect.
         return settings.REST_FRAMEWORK.get("DEFAULT_THROTTLE_RATES", {}).get(self.scope)
 
+    def allow_request(self, request, view) -> bool:
+        if self.rate is None:
+            return True
+        self.key = self.get_cache_key(request, view)
+        if self.key is None:
+            return True
+        self.now = time.time()
+        window = int(self.now // self.duration)
+        self.window_ends = (window + 1) * self.duration
+        key = f"{self.key}:{window}"
+        try:
+            # The key outlives its window, so it cannot expire between add and incr while in use.
+            cache.add(key, 0, timeout=2 * self.duration + 1)
+            count = cache.incr(key)
+        except Exception as exc:  # the cache server is down or unreachable
+            logger.warning("guest rate limit unavailable: %s", exc)
+            raise GuestLimitUnavailable() from exc
+        return count <= self.num_requests
+
+    def wait(self) -> float:
+        return max(0.0, self.window_ends - self.now)
+
 
 def guest_may_play(request) -> bool:
-    """The same limit for the HTML views: True if this request may start a game or submit a turn."""
+    """The same limit for the HTML views: True if this request may start a game or submit a turn;
+    raises GuestLimitUnavailable when the limit cannot be counted."""
     return GuestPlayThrottle().allow_request(request, None)
+
+
+def guest_limit_reset(ident: str) -> None:
+    """Forget the current window's count of one client address (tests, support)."""
+    throttle = GuestPlayThrottle()
+    if throttle.rate:
+        window = int(time.time() // throttle.duration)
+        cache.delete_many([f"{throttle.cache_format % {'ident': ident}}:{w}" for w in (window - 1, window)])

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 from webapp.core.exceptions import ApplicationError
 from webapp.play import selectors, services
 from webapp.play.forms import AbandonForm, AnswerForm, ConfirmSecretForm, GameFilterForm, GameStartForm, QuestionForm
-from webapp.play.throttles import GUEST_LIMIT_MESSAGE, guest_may_play
+from webapp.play.throttles import GUEST_LIMIT_MESSAGE, GuestLimitUnavailable, guest_may_play
 from webapp.play.visitors import remember_game, visitor_from_request
 
 GAMES_PER_PAGE = 25
@@ -36,11 +36,20 @@ def play_new(request):
     return render(request, "play/new.html", selectors.new_game_choices())
 
 
+def _guest_refusal(request) -> tuple[str | None, int]:
+    """(message, status) refusing a guest over the rate limit or while it cannot be counted."""
+    try:
+        return (None, 200) if guest_may_play(request) else (GUEST_LIMIT_MESSAGE, 429)
+    except GuestLimitUnavailable as exc:
+        return str(exc.detail), exc.status_code
+
+
 @require_POST
 def game_start(request):
     form = GameStartForm(request.POST)
-    if not guest_may_play(request):
-        messages.error(request, GUEST_LIMIT_MESSAGE)
+    refusal, _ = _guest_refusal(request)
+    if refusal:
+        messages.error(request, refusal)
         return redirect("play:new")
     if not form.is_valid():
         messages.error(request, _form_error(form))
@@ -75,12 +84,10 @@ def _act(request, game_id: int, form_class, act):
     """Run one player action and answer with the refreshed game panel (or a redirect without htmx)."""
     visitor = visitor_from_request(request)
     form = form_class(request.POST)
-    error, status = None, 200
-    if not guest_may_play(request):
-        error, status = GUEST_LIMIT_MESSAGE, 429
-    elif not form.is_valid():
+    error, status = _guest_refusal(request)
+    if error is None and not form.is_valid():
         error, status = _form_error(form), 400
-    else:
+    elif error is None:
         try:
             act(visitor, form.cleaned_data)
         except ApplicationError as err:
@@ -105,6 +112,12 @@ def question_submit(request, game_id: int):
 def answer_submit(request, game_id: int):
     return _act(request, game_id, AnswerForm, lambda visitor, data: services.answer_submit(
         game_id=game_id, visitor=visitor, verdict=data["verdict"], expected_index=data["expected_index"]))
+
+
+@require_POST
+def answer_undo(request, game_id: int):
+    return _act(request, game_id, AbandonForm, lambda visitor, data: services.answer_undo(
+        game_id=game_id, visitor=visitor))
 
 
 @require_POST
@@ -169,7 +182,4 @@ def player_detail(request, username: str):
     user = get_object_or_404(get_user_model(), username=username)
     page = Paginator(selectors.player_games(user=user), GAMES_PER_PAGE).get_page(request.GET.get("page"))
     stats = selectors.player_stats(user=user)
-    rows = [("All games", stats["all"]), ("Asking (guesser)", stats["as_guesser"]),
-            ("Answering (judge)", stats["as_answerer"])]
-    return render(request, "play/player.html", {"profile": user, "stats": stats, "stats_rows": rows,
-                                                "page": page, "query": ""})
+    return render(request, "play/player.html", {"profile": user, "stats": stats, "page": page, "query": ""})

@@ -118,6 +118,9 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_THROTTLE_RATES": {"guest_play": env.str("GUEST_PLAY_RATE", default="120/minute")},
+    # Proxies in front of the app that append to X-Forwarded-For (0: the header is ignored and
+    # REMOTE_ADDR is the client, so a client cannot pick its own address for the guest limit).
+    "NUM_PROXIES": env.int("TRUSTED_PROXIES", default=0),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "20Q Lab API",
@@ -132,7 +135,9 @@ SPECTACULAR_SETTINGS = {
 # --- Cache (throttling, rate limits): Redis when configured, else per-process memory ---------
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env.str("REDIS_URL")}
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env.str("REDIS_URL"),
+         # fail fast when Redis is down: guests then get a 503, not a hung request
+         "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}}
         if env.str("REDIS_URL", default="")
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "twentyq"}
     )

@@ -34,8 +34,9 @@ def _kb_judge():
 
 
 def truthful_verdict(secret: str, question: str) -> str:
-    """What an honest person thinking of `secret` answers: the knowledge base's answer."""
-    if rules.names_secret(question, secret):
+    """What an honest person thinking of `secret` answers under the strict rule people play by:
+    "That's my word" for a guess of it, else the knowledge base's answer."""
+    if rules.wins(question, secret, "strict"):
         return Verdict.FINISHED.value
     verdict = _kb_judge().judge(secret, question).verdict
     return verdict.value if verdict in (Verdict.YES, Verdict.NO) else Verdict.UNKNOWN.value
@@ -43,9 +44,9 @@ def truthful_verdict(secret: str, question: str) -> str:
 
 def clear_guest_limit() -> None:
     """Empty the guest rate-limit bucket of the test IP (only that key: the cache may be shared)."""
-    from django.core.cache import cache
+    from webapp.play.throttles import guest_limit_reset
 
-    cache.delete(f"throttle_guest_play_{GUEST_IP}")
+    guest_limit_reset(GUEST_IP)
 
 
 def model_game(secret: str, questions: list[str], **fields):
