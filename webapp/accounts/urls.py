@@ -6,6 +6,7 @@ from webapp.accounts import views
 app_name = "accounts"
 urlpatterns = [
     path("signup/", views.signup, name="signup"),
-    path("login/", auth_views.LoginView.as_view(template_name="accounts/login.html"), name="login"),
+    path("login/", auth_views.LoginView.as_view(template_name="accounts/form.html", extra_context=views.LOGIN_PAGE),
+         name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
 ]
