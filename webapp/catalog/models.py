@@ -95,6 +95,11 @@ class ModelRole(models.TextChoices):
     JUDGE = "judge", "judge"
     BOTH = "both", "guesser and judge"
 
+    @classmethod
+    def able_to(cls, role: str) -> frozenset[str]:
+        """The roles of the models that can take `role` (guesser or judge); none for another."""
+        return frozenset({role, cls.BOTH}) if role in (cls.GUESSER, cls.JUDGE) else frozenset()
+
 
 class ModelSpec(models.Model):
     """Anything that plays or judges. Humans are users, not ModelSpecs."""
@@ -123,16 +128,12 @@ class ModelSpec(models.Model):
 
     @property
     def can_guess(self) -> bool:
-        return self.role in (ModelRole.GUESSER, ModelRole.BOTH)
+        return self.plays(ModelRole.GUESSER)
 
     @property
     def can_judge(self) -> bool:
-        return self.role in (ModelRole.JUDGE, ModelRole.BOTH)
+        return self.plays(ModelRole.JUDGE)
 
     def plays(self, role: str) -> bool:
         """Whether this model can take `role` ("guesser" or "judge"; empty: any role)."""
-        if role == "guesser":
-            return self.can_guess
-        if role == "judge":
-            return self.can_judge
-        return not role
+        return not role or self.role in ModelRole.able_to(role)

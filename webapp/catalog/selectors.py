@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Max, OuterRef, Subquery
 
-from webapp.catalog.models import ModelKind, ModelSpec, WordList
+from webapp.catalog.models import ModelKind, ModelRole, ModelSpec, WordList
 from webapp.core.exceptions import ApplicationError
 
 
@@ -45,12 +45,9 @@ def model_specs_heavy(names) -> bool:
 
 
 def model_specs_for(role: str):
+    """The active model specs that can take `role` ("guesser", "judge"; any other: every one)."""
     qs = ModelSpec.objects.filter(is_active=True)
-    if role == "guesser":
-        return qs.filter(role__in=["guesser", "both"])
-    if role == "judge":
-        return qs.filter(role__in=["judge", "both"])
-    return qs
+    return qs.filter(role__in=ModelRole.able_to(role)) if ModelRole.able_to(role) else qs
 
 
 def judge_sureness(p_yes, verdict) -> str:
