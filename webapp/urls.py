@@ -1,7 +1,8 @@
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from webapp.accounts import api as accounts_api
 from webapp.jobs import api as jobs_api
 from webapp.labelling import urls as labelling_urls
 from webapp.leaderboards import api as leaderboards_api
@@ -17,8 +18,10 @@ api_patterns = [
     *play_urls.api_urlpatterns,
     path("leaderboards/", leaderboards_api.LeaderboardApi.as_view(), name="leaderboards"),
     path("labelling/", include(labelling_urls.api_urlpatterns)),
+    path("auth/token/", accounts_api.TokenLoginApi.as_view(), name="auth-token"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    # the split view serves Swagger UI's start-up script as a file: no inline script (CSP)
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema"), name="docs"),
 ]
 
 urlpatterns = [

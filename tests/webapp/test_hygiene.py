@@ -186,7 +186,19 @@ def test_no_endpoint_or_form_gives_a_server_error_on_bad_input(client, fuzz_worl
     assert not failures, f"{len(failures)} server errors:\n" + "\n".join(failures[:60])
 
 
-def test_every_job_config_field_takes_any_json_value_without_a_crash(fuzz_world):
+@pytest.fixture(scope="session")
+def job_kinds_imported():
+    """Every kind's config and references check imported before a test's transaction opens (some
+    import torch: seconds a Postgres idle-in-transaction timeout may not allow)."""
+    from webapp.jobs import registry
+
+    for kind in registry.REGISTRY.values():
+        kind.config_class()
+        if kind.check:
+            registry._load(kind.check)
+
+
+def test_every_job_config_field_takes_any_json_value_without_a_crash(job_kinds_imported, fuzz_world):
     """Each kind × field × wrong-typed value: a field error (ValidationError), or a config whose
     references check answers with a field error too; never another exception."""
     import dataclasses

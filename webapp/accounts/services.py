@@ -4,6 +4,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
 from django.db import transaction
 
+from rest_framework.throttling import BaseThrottle
+
 from webapp.accounts.roles import PLAYER, RESEARCHER, ROLES
 
 
@@ -36,3 +38,9 @@ def user_grant_role(*, user, role: str) -> None:
         user.is_staff = True
         user.save(update_fields=["is_staff"])
     user.__dict__.pop("_role_cache", None)
+
+
+def client_ip(request) -> str:
+    """The client's address as the guest limit sees it: REMOTE_ADDR, or behind TRUSTED_PROXIES
+    proxies the address the nearest trusted one saw (DRF's NUM_PROXIES); used by django-axes."""
+    return BaseThrottle().get_ident(request)

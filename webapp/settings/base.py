@@ -6,7 +6,10 @@ mode (SQLite in WAL mode inside DATA_DIR and kombu's filesystem broker: no serve
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
+
+from csp.constants import NONE, SELF
 
 from webapp.settings.env import database_setting, env, int_setting, url_setting
 
@@ -32,6 +35,9 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",
+    "axes",  # login lockout
+    "csp",  # Content-Security-Policy header
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
@@ -47,6 +53,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "webapp.core.health.HealthCheckMiddleware",  # /healthz, before host checks and https redirects
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "webapp.core.hygiene.InputHygieneMiddleware",  # NUL, surrogates, deep JSON, huge ids: 400/404
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -56,6 +63,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a lockout into the lockout page
 ]
 
 ROOT_URLCONF = "webapp.urls"
@@ -87,6 +95,16 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# --- Login throttling (django-axes): after AXES_FAILURE_LIMIT wrong passwords for one username from
+# one address, that pair is refused, right password included, until the cool-off has passed.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]  # a stranger cannot lock a user out
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "webapp.accounts.services.client_ip"  # the guest limit's address
+AXES_LOCKOUT_TEMPLATE = "accounts/locked_out.html"
+AXES_HTTP_RESPONSE_CODE = 429
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "core:home"
 LOGOUT_REDIRECT_URL = "core:home"
@@ -106,12 +124,24 @@ STORAGES = {
 MEDIA_ROOT = EXPORTS_DIR
 MEDIA_URL = "media/"
 
+# --- Content-Security-Policy (django-csp): pages load only this site's scripts, styles and images;
+# no inline script or style (charts read JSON from json_script blocks), no eval, no framing.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF], "script-src": [SELF], "style-src": [SELF], "img-src": [SELF, "data:"],
+        "font-src": [SELF], "connect-src": [SELF], "object-src": [NONE], "base-uri": [SELF],
+        "form-action": [SELF], "frame-ancestors": [NONE],
+    },
+}
+
 # --- REST API --------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Basic auth (a password on every request) only where the settings module adds it: never in
+    # production. Scripts log in once at /api/auth/token/ (lockout as the login form) instead.
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "EXCEPTION_HANDLER": "webapp.core.exceptions.api_exception_handler",

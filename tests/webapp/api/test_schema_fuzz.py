@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
@@ -32,9 +30,10 @@ def api_schema(db):
 
 @pytest.fixture
 def auth_headers(make_user):
-    make_user("researcher", username="fuzzer")
-    token = base64.b64encode(b"fuzzer:a-long-test-password").decode()
-    return {"Authorization": f"Basic {token}"}
+    from rest_framework.authtoken.models import Token
+
+    token = Token.objects.create(user=make_user("researcher", username="fuzzer"))
+    return {"Authorization": f"Token {token.key}"}
 
 
 def test_api_has_no_server_errors(api_schema, auth_headers):

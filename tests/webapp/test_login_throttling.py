@@ -1,0 +1,88 @@
+"""Password guessing: django-axes locks a username out from an address after AXES_FAILURE_LIMIT wrong
+passwords, on the login form and the API token login; the right password is refused until the
+cool-off has passed; normal logins work; Basic auth is not accepted."""
+
+from __future__ import annotations
+
+import base64
+from datetime import timedelta
+
+import pytest
+from axes.models import AccessAttempt
+from django.conf import settings
+from rest_framework.test import APIClient
+
+pytestmark = pytest.mark.django_db
+PASSWORD = "a-long-test-password"
+
+
+@pytest.fixture
+def ada(make_user):
+    return make_user("player", username="ada")
+
+
+def _form_login(client, password: str, username: str = "ada"):
+    return client.post("/accounts/login/", {"username": username, "password": password})
+
+
+def _api_login(api, password: str, username: str = "ada"):
+    return api.post("/api/auth/token/", {"username": username, "password": password}, format="json")
+
+
+def test_the_login_form_logs_in_with_the_right_password(client, ada):
+    response = _form_login(client, PASSWORD)
+    assert response.status_code == 302 and client.session.get("_auth_user_id") == str(ada.pk)
+
+
+def test_wrong_passwords_lock_the_form_out_and_the_right_one_is_refused_until_cool_off(client, ada):
+    limit = settings.AXES_FAILURE_LIMIT
+    codes = [_form_login(client, f"wrong-{i}").status_code for i in range(limit)]
+    assert codes[:-1] == [200] * (limit - 1)  # the form again, with its error
+    assert codes[-1] == 429  # the last allowed failure locks out
+    locked = _form_login(client, PASSWORD)
+    assert locked.status_code == 429 and b"Too many failed logins" in locked.content
+    assert "_auth_user_id" not in client.session
+    # another account from the same address, and the same account from elsewhere, are not locked
+    assert _form_login(client, "x", username="someone-else").status_code == 200
+    assert client.post("/accounts/login/", {"username": "ada", "password": PASSWORD},
+                       REMOTE_ADDR="198.51.100.9").status_code == 302
+    # after the cool-off the right password works again
+    AccessAttempt.objects.update(attempt_time=AccessAttempt.objects.first().attempt_time
+                                 - settings.AXES_COOLOFF_TIME - timedelta(seconds=1))
+    client.logout()
+    assert _form_login(client, PASSWORD).status_code == 302
+
+
+def test_the_api_token_login_locks_out_too_and_its_token_authenticates(ada):
+    api = APIClient()
+    ok = _api_login(api, PASSWORD)
+    assert ok.status_code == 200 and len(ok.json()["token"]) == 40
+    token = ok.json()["token"]
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        assert _api_login(api, "wrong").status_code in (400, 429)
+    locked = _api_login(api, PASSWORD)
+    assert locked.status_code == 429 and "try again later" in locked.json()["detail"]
+    authed = APIClient(HTTP_AUTHORIZATION=f"Token {token}")
+    assert authed.post("/api/games/", {"role": "guesser"}, format="json").status_code != 401
+
+
+def test_the_form_and_the_api_count_the_same_failures(client, ada):
+    for i in range(settings.AXES_FAILURE_LIMIT - 1):
+        _form_login(client, f"wrong-{i}")
+    assert _api_login(APIClient(), "wrong").status_code == 429
+    assert _api_login(APIClient(), PASSWORD).status_code == 429
+
+
+def test_bad_api_login_input_is_a_400_not_a_500(ada):
+    api = APIClient()
+    for body in ({}, {"username": ["ada"], "password": 1}, {"username": None, "password": None}):
+        assert api.post("/api/auth/token/", body, format="json").status_code == 400
+
+
+def test_basic_auth_is_not_accepted(ada):
+    basic = base64.b64encode(f"ada:{PASSWORD}".encode()).decode()
+    api = APIClient(HTTP_AUTHORIZATION=f"Basic {basic}")
+    response = api.get("/api/jobs/")
+    assert response.status_code in (401, 403)
+    assert "rest_framework.authentication.BasicAuthentication" not in (
+        settings.REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"])
