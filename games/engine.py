@@ -100,7 +100,7 @@ class TwentyQuestions:
             index=len(traj.turns),
             question=question[:MAX_STORED_QUESTION_CHARS],
             verdict=verdict,
-            feedback=rules.VERDICT_FEEDBACK[verdict],
+            feedback=rules.feedback(verdict, final.raw),
             judge_raw=final.raw,
             reward=reward_parts(verdict, self.config),
             latency_ms=latency_ms,

@@ -14,7 +14,11 @@ ours ("no words"). Two win rules (`GameConfig.win_rule`):
   single tokens); here its words win when they appear consecutively.
 - `strict` — a guess of one thing ("Is it a rowboat?") that is the secret or the same thing
   (knowledge-base noun or a synonym of a dominant sense); a guess listing several things is
-  invalid; any other mention goes to the judge.
+  invalid; a guess of one other thing is answered No before any judge ("No, it is not a
+  canoe."), unless the secret is a kind of it in the knowledge base ("Is it a boat?" for a
+  dinghy: a category question, the judge answers) or it is a broad category; any other mention
+  goes to the judge. The reference rule keeps the reference's protocol: its judge answers
+  every question that does not name the secret (a false "finished" becomes Yes).
 """
 
 from __future__ import annotations
@@ -56,6 +60,19 @@ MAX_WORD_CHARS = 45  # longer tokens are not lemmatised (the reference's bound: 
 NAMES_SECRET = "names the secret"
 SEVERAL_THINGS = "a guess must name one thing"
 NO_QUESTION_WORD = "no question word"
+ANOTHER_THING = "a guess of another thing"  # "rule: a guess of another thing: a canoe"
+# A guessed noun that at least this many knowledge-base nouns are kinds of is a category, not a
+# thing: "Is it a fruit?" is left to the judge even where the KB does not file the secret under it.
+CATEGORY_MIN_KINDS = 100
+
+
+def feedback(verdict: Verdict, raw: str = "") -> str:
+    """The sentence a turn's asker reads: the fixed one for the verdict, or for a guess the rules
+    answered No, which thing it is not ("No, it is not a canoe.")."""
+    prefix = f"rule: {ANOTHER_THING}: "
+    if verdict is Verdict.NO and raw.startswith(prefix):
+        return f"No, it is not {raw[len(prefix):]}."
+    return VERDICT_FEEDBACK[verdict]
 
 
 def clean_text(text: str) -> str:
@@ -153,8 +170,9 @@ def content_words(question: str) -> list[str]:
 
 # -- naming the secret --------------------------------------------------------------------------
 def rule_verdict(question: str, secret: str, config: GameConfig) -> tuple[Verdict, str] | None:
-    """The rules' verdict on a question before any judge: (INVALID, why), (FINISHED, why), or
-    None when the judge decides. Invalid beats finished, as in the reference's `correct_obs`.
+    """The rules' verdict on a question before any judge: (INVALID, why), (FINISHED, why), under
+    `strict` (NO, ANOTHER_THING: the thing), or None when the judge decides. Invalid beats
+    finished, as in the reference's `correct_obs`.
 
     Both rules make a question with no question word invalid (the reference's `syntax` method;
     under `reference` a question whose words match the secret by lemma or stem is exempt, as
@@ -248,6 +266,38 @@ def guessed_things(question: str) -> list[tuple[str, bool]] | None:
     word rowboat?"): each item of its object, determiners dropped, with whether an article stood
     before it; None when the question is not a guess form. Items are split at commas and "or"
     (and "and" in a list with commas): "Is it a dog or a cat?" names two."""
+    parts = _guess_parts(question)
+    return [(phrase, article is not None) for phrase, article in parts[0]] if parts else None
+
+
+# what follows "Is it a ..." in a question about a kind, a part, a material or a relation
+_NOT_A_THING = re.compile(
+    r"^(?:kind|type|sort|form|species|variety|breed|part|piece|component|member|example|"
+    r"instance|made|related|connected|associated|used|found|bigger|smaller|larger|heavier|lighter|longer|shorter|"
+    r"something|anything|thing|object that|thing that)\b")
+_NAMES_THE_WORD = re.compile(r"(?:the|your) (?:secret )?(?:word|answer|noun)|your secret"
+                             r"|thinking (?:of|about)|do you mean| called | named ")
+
+
+def guessed_thing(question: str) -> str | None:
+    """The one thing a guess of one thing names, as the asker wrote it ("a rowboat"), or None:
+    a guess form with one item that reads as a thing, with an article or asking for the word
+    ("Is your word rowboat?"), not a kind, part or material ("Is it a kind of boat?", "Is it
+    made of wood?") nor an adjective ("Is it red?"). "That's my word" is offered only then."""
+    parts = _guess_parts(question)
+    if not parts or len(parts[0]) != 1:
+        return None
+    (phrase, article), explicit = parts[0][0], parts[1]
+    if (article is None and not explicit) or _NOT_A_THING.match(phrase):
+        return None
+    if len(phrase.split()) > 3 and _kb().lookup(phrase) is None:  # a description, not a name
+        return None
+    return f"{article} {phrase}" if article else phrase
+
+
+def _guess_parts(question: str) -> tuple[list[tuple[str, str | None]], bool] | None:
+    """(items with the article before each or None, whether the question asks for the word
+    itself) of a guess-form question, or None."""
     text = " ".join(_TOKEN_OR_COMMA.findall(clean_text(question).lower().replace("’", "'").replace(";", ",")))
     match = _GUESS.match(text)
     if not match:
@@ -256,12 +306,14 @@ def guessed_things(question: str) -> list[tuple[str, bool]] | None:
     pattern = r" , (?:(?:or|and) )?| or " + (r"| and " if " , " in obj else "")
     items = []
     for item in re.split(pattern, obj):
-        head, had_article = item.split(), False
+        head, article = item.split(), None
         while len(head) > 1 and head[0] in _LEADING:
-            had_article |= head.pop(0) in _ARTICLES
+            word = head.pop(0)
+            article = article or (word if word in _ARTICLES else None)
         if head and head != [","]:
-            items.append((" ".join(head), had_article))
-    return items or None
+            items.append((" ".join(head), article))
+    explicit = bool(_NAMES_THE_WORD.search(f" {text[:match.start('object')]}"))
+    return (items, explicit) if items else None
 
 
 @lru_cache(maxsize=1)
@@ -305,4 +357,36 @@ def _strict_verdict(text: str, secret: str) -> tuple[Verdict, str] | None:
         if sum(_names_a_thing(p, a, secret) for p, a in things) > 1:
             return Verdict.INVALID, SEVERAL_THINGS
         return None
-    return (Verdict.FINISHED, NAMES_SECRET) if same_thing(things[0][0], secret) else None
+    if same_thing(things[0][0], secret):
+        return Verdict.FINISHED, NAMES_SECRET
+    other = guessed_thing(text)
+    if other is not None and _another_thing(things[0][0], secret):
+        if other == things[0][0]:  # "Is your word canoe?": "No, it is not a canoe."
+            other = f"{'an' if other[0] in _VOWELS else 'a'} {other}"
+        return Verdict.NO, f"{ANOTHER_THING}: {other}"
+    return None
+
+
+def _another_thing(phrase: str, secret: str) -> bool:
+    """Whether a guessed noun (not the secret) is a thing the secret is not: a knowledge-base noun
+    that is neither a category the secret is filed under (any of its senses) nor a broad one.
+    False for a secret outside the knowledge base: there the judge answers."""
+    kb = _kb()
+    target, noun = kb.lookup(secret), kb.lookup(phrase)
+    if target is None or noun is None or phrase in kb.concepts["prop"]:
+        return False
+    kind = kb.concept("isa", phrase)
+    if kind is None:
+        return True
+    return not kb.holds(target, kind, "any") and _kinds_of(kind) < CATEGORY_MIN_KINDS
+
+
+@lru_cache(maxsize=1 << 12)
+def _kinds_of(feature: int) -> int:
+    """How many knowledge-base nouns (any sense) have this `isa` feature."""
+    return int(_kb_kind_counts()[feature])
+
+
+@lru_cache(maxsize=1)
+def _kb_kind_counts():
+    return _kb().coverage("any")

@@ -10,7 +10,8 @@ contradiction, so a wrong answer (a human, another judge) costs turns but not th
 the fact (weight `unknown_noise / (1 - unknown_noise)`): a judge that knew the fact would have
 said yes, and the open-world KB judge says unknown exactly where it stores no such fact. A
 candidate named by a question that did not finish the game is out for good (that is a rule of
-the engine, not a judgement). With `temperature` T > 0 it is an imperfect questioner: it draws
+the engine, not a judgement; under the strict win rule, set as `state.data["win_rule"]`, only a
+guess of one thing names). With `temperature` T > 0 it is an imperfect questioner: it draws
 each question with weight exp(score / T) (score in bits) instead of taking the best, seeded by the
 game seed and the turn; the last-turn guess stays the likeliest word. The questions are phrased in the KB judge's forms and answered
 by it exactly as predicted when both use the same knowledge base and sense mode.
@@ -125,7 +126,8 @@ class InfoGainGuesser(Guesser):
         if masks is None:
             return  # a question the knowledge base cannot ground (e.g. typed by a human)
         yes, named = masks
-        data["out"] |= named
+        if data.get("win_rule") != "strict" or rules.guessed_thing(text) is not None:
+            data["out"] |= named  # under strict only a guess wins: a mere mention tests nothing
         if turn.verdict is Verdict.UNKNOWN:
             data["unknowns"] += yes & ~named
             return
@@ -181,6 +183,8 @@ class InfoGainGuesser(Guesser):
         else:
             yes = model.yes_t @ p
             named = model.named_t @ p
+        if data.get("win_rule") == "strict":  # only a guess ("Is it a dog?") can win
+            named = np.where(model.question_guess >= 0, named, 0.0)
         no = 1.0 - yes - named
         info = _entropy_bits(yes, no, named)
         score = info + self.guess_bonus * named + data["jitter"]

@@ -148,3 +148,20 @@ def test_strict_games_win_on_a_guess_of_the_thing_only():
 def test_a_repeat_is_repeated_and_an_invalid_question_may_be_asked_again():
     results, _ = play(["Is it alive", "Is it alive?", "is it ALIVE?", "Is it a dog?"])
     assert [r.turn.verdict for r in results] == [Verdict.INVALID, Verdict.YES, Verdict.REPEATED, Verdict.FINISHED]
+
+
+def test_a_strict_guess_of_another_thing_is_no_whatever_the_judge_says():
+    class YesJudge(ScriptedJudge):
+        def judge_batch(self, requests):
+            return [JudgeAnswer(Verdict.YES, raw="yes-man") for _ in requests]
+
+    env = TwentyQuestions(YesJudge(), GameConfig(win_rule="strict"))
+    env.reset("dinghy", seed=1)
+    turn = env.step("Is it a canoe?").turn
+    assert turn.verdict is Verdict.NO and turn.feedback == "No, it is not a canoe."
+    assert turn.judge_raw == "rule: a guess of another thing: a canoe"
+    assert env.step("Is it a boat?").turn.verdict is Verdict.YES  # a category of the secret: the judge
+    # the reference rule leaves the guess to the judge, as the reference does
+    env = TwentyQuestions(YesJudge(), GameConfig())
+    env.reset("dinghy", seed=1)
+    assert env.step("Is it a canoe?").turn.verdict is Verdict.YES

@@ -181,3 +181,40 @@ def test_guessed_things():
     assert rules.guessed_things("Is your word rowboat or not?") == [("rowboat", False)]
     assert rules.guessed_things("Is it a dog or a cat?") == [("dog", True), ("cat", True)]
     assert rules.guessed_things("Does it have a tail?") is None
+
+
+def test_strict_answers_a_guess_of_another_thing_no_before_any_judge():
+    assert verdict("Is it a canoe?", "dinghy", STRICT) == (Verdict.NO, "a guess of another thing: a canoe")
+    assert rules.feedback(Verdict.NO, "rule: a guess of another thing: a canoe") == "No, it is not a canoe."
+    assert verdict("Is your word canoe?", "dinghy", STRICT) == (Verdict.NO, "a guess of another thing: a canoe")
+    assert verdict("Is it a wolf?", "dog", STRICT)[0] is Verdict.NO
+    # WordNet files rowboat and dinghy as one synset: the same thing, a win
+    assert verdict("Is it a rowboat?", "dinghy", STRICT) == (Verdict.FINISHED, "names the secret")
+    # categories the secret is filed under, broad categories, kinds, materials, adjectives: the judge
+    for question in ("Is it a boat?", "Is it a vehicle?", "Is it a fruit?", "Is it a kind of canoe?",
+                     "Is it made of wood?", "Is it red?", "Is it metal?", "Is it a dog or a cat?"):
+        assert verdict(question, "dinghy", STRICT) is None or verdict(question, "dinghy", STRICT)[0] is not Verdict.NO
+    # a secret outside the knowledge base, or kept to oneself: the judge (or the person) answers
+    assert verdict("Is it a canoe?", "zorblax", STRICT) is None
+    assert verdict("Is it a canoe?", "?", STRICT) is None
+    # the reference rule keeps the reference's protocol: the judge answers
+    assert verdict("Is it a canoe?", "dinghy") is None
+    assert rules.feedback(Verdict.NO) == "No." and rules.feedback(Verdict.YES, "rule: x") == "Yes."
+
+
+@pytest.mark.parametrize("question, thing", [
+    ("Is it a rowboat?", "a rowboat"),
+    ("Could it be an apple?", "an apple"),
+    ("Is your word rowboat?", "rowboat"),
+    ("Are you thinking of the eiffel tower?", "the eiffel tower"),
+    ("Is it a kind of physical object?", None),
+    ("Is it made of wood?", None),
+    ("Is it red?", None),
+    ("Is it alive?", None),
+    ("Is it something you eat?", None),
+    ("Is it a dog or a cat?", None),
+    ("Does it have a tail?", None),
+    (LIST_QUESTION, None),
+])
+def test_guessed_thing_is_a_guess_of_one_thing(question, thing):
+    assert rules.guessed_thing(question) == thing

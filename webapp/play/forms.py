@@ -30,7 +30,7 @@ class AnswerForm(forms.Form):
 
 
 class AbandonForm(forms.Form):
-    """Giving up needs nothing but the CSRF token."""
+    """Giving up (or taking an answer back) needs nothing but the CSRF token."""
 
 
 class ConfirmSecretForm(forms.Form):

@@ -8,9 +8,12 @@ from functools import lru_cache
 from django.db.models import Avg, Count, Q, QuerySet
 from django.urls import reverse
 
+from games import rules
+from games.types import Verdict
 from webapp.catalog import builders
 from webapp.catalog.models import ModelKind, ModelSpec
 from webapp.catalog.selectors import model_specs_for, word_list_summaries
+from webapp.play import services
 from webapp.play.models import Game, GameMode, GameOutcome, GameStatus, Turn
 from webapp.play.records import trajectory_of
 from webapp.play.services import DEFAULT_GUESSER, DEFAULT_WORD_LIST, KB_JUDGE, MAX_TURNS_LIMIT, default_judge
@@ -47,10 +50,13 @@ def new_game_choices() -> dict:
 def game_play_context(game: Game, visitor: Visitor) -> dict:
     """Everything the game page and its htmx fragments show."""
     turns = list(game_turns(game))
+    for turn in turns:
+        turn.rule_note = rule_note(turn)
     max_turns = int((game.config or {}).get("max_turns", 20))
     over = game.status != GameStatus.PLAYING
     helper = question_helper(game)
     pending = (game.state or {}).get("pending") if not over else None
+    owner = visitor.can_continue(game)
     return {
         "game": game, "turns": turns, "pending": pending, "over": over, "max_turns": max_turns,
         "turns_left": max(0, max_turns - game.n_turns), "next_index": game.n_turns,
@@ -66,7 +72,25 @@ def game_play_context(game: Game, visitor: Visitor) -> dict:
         "kb_forms": helper.forms() if helper is not None and not over else [],
         "has_candidates": any(t.top_candidates for t in turns),
         "answer_labels": ANSWER_LABELS,
+        "win_rule": (game.config or {}).get("win_rule", "reference"),
+        # "That's my word" only for a guess of one thing (games.rules.guessed_thing)
+        "pending_guess": (rules.guessed_thing(pending["question"])
+                          if pending and not game.secret else None),
+        "can_undo": owner and services.undoable_turn(game) is not None,
     }
+
+
+def rule_note(turn: Turn) -> str:
+    """Why the rules, not the judge, answered a turn ("Invalid: a guess must name one thing.",
+    "No, it is not a canoe."); "" for a judge's answer. Rule reasons never name the secret."""
+    if not turn.judge_raw.startswith("rule: "):
+        return ""
+    reason = turn.judge_raw[len("rule: "):]
+    if turn.verdict == Verdict.INVALID:
+        return f"Invalid: {reason}."
+    if turn.verdict == Verdict.NO:
+        return rules.feedback(Verdict.NO, turn.judge_raw)
+    return ""
 
 
 @lru_cache(maxsize=1)
@@ -201,19 +225,23 @@ def game_export(game: Game, visitor: Visitor | None) -> dict:
 
 # -- players ---------------------------------------------------------------------------------
 def player_stats(*, user) -> dict:
-    """Games, wins and mean questions of one player, overall and per role."""
+    """One player's finished games by role. Where the person asks (`as_guesser`), a win is theirs;
+    where a model asks and the person answers (`as_answerer`), a win is the model's (it found the
+    person's word), so it is never counted as the person's. `all` counts games only."""
     games = Game.objects.filter(player=user)
     ended = games.exclude(status=GameStatus.PLAYING)
 
     def summary(qs) -> dict:
         row = qs.aggregate(games=Count("pk"), wins=Count("pk", filter=Q(outcome=GameOutcome.WON)),
+                           abandoned=Count("pk", filter=Q(outcome=GameOutcome.ABANDONED)),
                            mean_questions=Avg("n_turns"),
                            mean_questions_won=Avg("n_turns", filter=Q(outcome=GameOutcome.WON)))
         row["win_rate"] = row["wins"] / row["games"] if row["games"] else None
         return row
 
     return {
-        "all": summary(ended), "as_guesser": summary(ended.filter(mode=GameMode.HUMAN_GUESSER)),
+        "all": {"games": ended.count()},
+        "as_guesser": summary(ended.filter(mode=GameMode.HUMAN_GUESSER)),
         "as_answerer": summary(ended.filter(mode=GameMode.HUMAN_JUDGE)),
         "playing": games.filter(status=GameStatus.PLAYING).count(),
     }
@@ -231,7 +259,8 @@ def turn_announcement(context: dict) -> str:
         last = turns[-1]
         label = ANSWER_LABELS.get(last.verdict, last.verdict)
         who = "You answered" if last.extra.get("judge") == "human" else "Answer"
-        parts.append(f"Question {last.index + 1}: “{last.question[:200]}” — {who}: {label}.")
+        note = f" {rule_note(last)}".rstrip()
+        parts.append(f"Question {last.index + 1}: “{last.question[:200]}” — {who}: {label}.{note}")
     if context["over"]:
         you = context["person_asks"]
         if game.outcome == GameOutcome.WON:

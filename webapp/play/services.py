@@ -45,6 +45,9 @@ HUMAN_VERDICTS = (Verdict.YES, Verdict.NO, Verdict.UNKNOWN, Verdict.INVALID, Ver
 # ("?" has no words, so no question can name it: only the person's "That's my word" ends the game).
 UNCONFIRMED_SECRET = "?"
 MAX_DRAW_TRIES = 200
+# People play under the strict win rule (games.rules): a guess names one thing, a question listing
+# several is invalid, a guess of another thing is No. Model games keep the rule of their job.
+PEOPLE_WIN_RULE = "strict"
 
 _rng = secrets_module.SystemRandom()
 log = logging.getLogger(__name__)
@@ -140,6 +143,9 @@ def answer_submit(*, game_id: int, visitor: Visitor, verdict: str, expected_inde
         if verdict is Verdict.FINISHED:
             if game.secret:  # a known word: the rules have already checked whether it was named
                 raise ApplicationError(f"“{question}” does not name your word “{game.secret}”: answer Yes or No.")
+            if rules.guessed_thing(question) is None:
+                raise ApplicationError(f"“{question}” is not a guess of one word, so it cannot have "
+                                       "found your word: answer Yes or No.")
             request = JudgeAnswer(Verdict.FINISHED, raw=raw)  # checked when the person confirms the word
         else:
             answer = JudgeAnswer(verdict, raw=raw)
@@ -167,7 +173,8 @@ def game_confirm_secret(*, game_id: int, visitor: Visitor, secret: str) -> Game:
     the winning question and compared with the knowledge-base and learned judges' answers."""
     game = _visible_game(game_id, visitor)
     word = _confirmable_word(game, secret)
-    check = judge_check(word, trajectory_of(game).turns)  # the judges: no lock held
+    trajectory = trajectory_of(game)
+    check = judge_check(word, trajectory.turns, trajectory.config)  # the judges: no lock held
     with transaction.atomic():
         game = _locked_game(game_id, visitor)
         if _confirmable_word(game, secret) != word:
@@ -189,9 +196,49 @@ def _confirmable_word(game: Game, secret: str) -> str:
         raise ApplicationError(f"The word of this game is already known: “{game.secret}”.", status=409)
     word = _clean_secret(secret)
     turns = trajectory_of(game).turns
-    if game.outcome == GameOutcome.WON and turns and not rules.names_secret(turns[-1].question, word):
-        raise ApplicationError(f"Your word must be the one the last question names: “{turns[-1].question}”.")
+    config = GameConfig.from_dict(game.config)  # the winning question names it under the game's rule
+    last = turns[-1].question if turns else ""
+    if game.outcome == GameOutcome.WON and turns and not rules.wins(last, word, config.win_rule, config):
+        raise ApplicationError(f"Your word must be the one the last question names: “{last}”. "
+                               "If it does not name your word, undo your answer.")
     return word
+
+
+def answer_undo(*, game_id: int, visitor: Visitor) -> Game:
+    """Take back the person's last answer in a game a model asks, until they answer the next
+    question: that turn and the ones the rules decided after it are removed, its question waits
+    again and a game it ended (e.g. a wrong "That's my word") goes on."""
+    with transaction.atomic():
+        game = _locked_game(game_id, visitor)
+        turn = undoable_turn(game)
+        if turn is None:
+            raise ApplicationError("There is no answer of yours to take back in this game.",
+                                   status=409)
+        JudgeVote.objects.filter(turn__game=game, turn__index__gte=turn.index).delete()
+        game.turns.filter(index__gte=turn.index).delete()
+        extra = dict(turn.extra or {})
+        guesser_ms = extra.pop("guesser_ms", None)
+        extra.pop("judge", None)
+        game.state["pending"] = {
+            "index": turn.index, "question": turn.question, "candidates_left": turn.candidates_left,
+            "top_candidates": turn.top_candidates, "extra": extra, "guesser_ms": guesser_ms,
+            "asked_at": time.time(),
+        }
+        game.state.pop("kb_check", None)
+        game.n_turns, game.finished_at = turn.index, None
+        game.status, game.outcome = GameStatus.PLAYING, GameOutcome.PLAYING
+        game.save()
+    return game
+
+
+def undoable_turn(game: Game) -> Turn | None:
+    """The person's last answer if it may still be taken back: in a game a model asks that is
+    going on, or that ended without the word confirmed (nothing was checked against it yet)."""
+    if game.mode != GameMode.HUMAN_JUDGE or game.status == GameStatus.ABANDONED:
+        return None
+    if game.status != GameStatus.PLAYING and game.secret:
+        return None
+    return game.turns.filter(extra__judge="human").order_by("-index").first()
 
 
 def game_abandon(*, game_id: int, visitor: Visitor) -> Game:
@@ -228,7 +275,7 @@ def default_judge() -> str:
     return LEARNED_JUDGE
 
 
-def judge_check(secret: str, turns: Sequence[TurnData]) -> dict:
+def judge_check(secret: str, turns: Sequence[TurnData], config: GameConfig | None = None) -> dict:
     """Every answer a person gave that another judge would give differently, for each active judge
     of CHECK_JUDGES: `judges` (per judge: how many answers it could compare and where it differs,
     with what it would have said and, for the learned judge, its p_yes) and `differences` (per
@@ -239,7 +286,7 @@ def judge_check(secret: str, turns: Sequence[TurnData]) -> dict:
     answered = [t for t in turns if t.extra.get("judge") == "human"]
     checks, answers = [], []  # answers: per comparable judge, its answer to each question (by turn index)
     for name in (n for n in CHECK_JUDGES if n in specs):
-        check, said = _one_judge_check(specs[name], secret, answered)
+        check, said = _one_judge_check(specs[name], secret, answered, config or GameConfig())
         checks.append(check)
         if check["available"]:
             answers.append((check, said))
@@ -259,7 +306,8 @@ def judge_check(secret: str, turns: Sequence[TurnData]) -> dict:
     return {**legacy, "judges": checks, "differences": differences}
 
 
-def _one_judge_check(spec: ModelSpec, secret: str, answered: Sequence[TurnData]) -> tuple[dict, dict[int, dict]]:
+def _one_judge_check(spec: ModelSpec, secret: str, answered: Sequence[TurnData],
+                     config: GameConfig) -> tuple[dict, dict[int, dict]]:
     """One judge against the person's answers: its summary, and its answer to each question by index."""
     unavailable = {"available": False, "judge": spec.name, "kind": spec.kind}
     try:
@@ -273,8 +321,9 @@ def _one_judge_check(spec: ModelSpec, secret: str, answered: Sequence[TurnData])
                 "note": f"“{secret}” is not in the knowledge base, so {spec.name}'s answers could not be compared."}, {}
     said, disagreements, ungrounded = {}, [], 0
     for turn in answered:
-        if rules.names_secret(turn.question, secret):
-            answer = JudgeAnswer(Verdict.FINISHED, raw="rule: names the secret")
+        decided = rules.rule_verdict(turn.question, secret, config)  # a win or a wrong guess
+        if decided is not None and decided[0] in (Verdict.FINISHED, Verdict.NO):
+            answer = JudgeAnswer(decided[0], raw=f"rule: {decided[1]}")
         else:
             answer = judge.judge(secret, turn.question)
         differs = answer.verdict is not Verdict.UNKNOWN and answer.verdict is not turn.verdict
@@ -303,10 +352,10 @@ def draw_secret(words: Sequence[str], judge: Judge | None) -> str:
 # -- the pieces ------------------------------------------------------------------------------
 def _config(max_turns: int | None) -> GameConfig:
     if max_turns is None:
-        return GameConfig()
+        return GameConfig(win_rule=PEOPLE_WIN_RULE)
     if not 1 <= int(max_turns) <= MAX_TURNS_LIMIT:
         raise ApplicationError(f"A game has between 1 and {MAX_TURNS_LIMIT} questions.")
-    return GameConfig(max_turns=int(max_turns))
+    return GameConfig(max_turns=int(max_turns), win_rule=PEOPLE_WIN_RULE)
 
 
 def _build(factory, spec: ModelSpec):
@@ -420,7 +469,9 @@ def _ended_plan(game: Game, env: TwentyQuestions | None, turns: list[TurnData],
                 decided: Sequence[TurnData] = ()) -> _Plan:
     """The game ends after `turns` (+ `decided`, to store): the judges' check of a known word."""
     every = [*turns, *decided]
-    check = judge_check(game.secret, every) if game.mode == GameMode.HUMAN_JUDGE and game.secret else None
+    config = GameConfig.from_dict(game.config)
+    checked = game.mode == GameMode.HUMAN_JUDGE and game.secret
+    check = judge_check(game.secret, every, config) if checked else None
     return _Plan(env, list(turns), list(decided), kb_check=check)
 
 
@@ -429,6 +480,7 @@ def _guesser_plan(game: Game, turns: list[TurnData]) -> _Plan:
     known word) are kept to store, the first one a person must judge becomes the pending one."""
     guesser = _build(builders.guesser_for, game.guesser)
     state = guesser.start(seed=game.seed)
+    state.data["win_rule"] = GameConfig.from_dict(game.config).win_rule  # what naming a word does
     for turn in turns:
         guesser.observe(state, turn)
     env = _engine(game, HumanVerdict(), turns)

@@ -12,6 +12,7 @@ urlpatterns = [
         path("", views.game_play, name="game"),
         path("ask/", views.question_submit, name="ask"),
         path("answer/", views.answer_submit, name="answer"),
+        path("undo/", views.answer_undo, name="undo"),
         path("confirm/", views.secret_confirm, name="confirm"),
         path("abandon/", views.game_abandon, name="abandon"),
         path("suggestions/", views.question_suggestions, name="suggestions"),

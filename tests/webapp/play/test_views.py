@@ -234,10 +234,19 @@ def test_a_players_page_shows_their_history_and_stats(client, catalog, player, f
     lost = services.game_start(visitor=visitor, role="guesser", max_turns=1)
     services.turn_submit(game_id=lost.pk, visitor=visitor, question="Is it a cat?", expected_index=0)
     services.game_start(visitor=visitor, role="guesser")  # still playing: not in the stats
+    # a game the player answered and the model won: the model's win, not the player's
+    answered = services.game_start(visitor=visitor, role="answerer", word_list="dbrl/paper_test")
+    Game.objects.filter(pk=answered.pk).update(status="finished", outcome="won", n_turns=4)
     html = client.get(f"/players/{player.username}/").content.decode()
-    row = re.search(r"<th scope=\"row\">All games</th>(.*?)</tr>", html, re.S)[1]
-    assert re.findall(r"<td>(.*?)</td>", row) == ["3", "2", "67%", "1.7", "2.0"]
-    assert "1 game in progress" in html and html.count('<td><a href="/games/') == 4
+
+    def cells(table_id):
+        table = re.search(rf'<table class="data stats" id="{table_id}">(.*?)</table>', html, re.S)[1]
+        return re.findall(r"<td>(.*?)</td>", table)
+
+    assert cells("stats-asking") == ["3", "2", "67%", "0", "1.7", "2.0"]
+    assert cells("stats-answering") == ["1", "1", "100%", "0", "4.0", "4.0"]
+    assert "The model found the word" in html and "Model's success rate" in html and "4 finished games" in html
+    assert "1 game in progress" in html and html.count('<td><a href="/games/') == 5
     client.force_login(player)
     assert client.get("/players/me/")["Location"] == f"/players/{player.username}/"
     assert Client().get("/players/me/")["Location"].startswith("/accounts/login/")
