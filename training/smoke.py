@@ -6,6 +6,7 @@ import socket
 import time
 from dataclasses import dataclass, field
 
+from training.common.config import check_between
 from training.reporting import Reporter, StopRequested
 
 
@@ -16,10 +17,8 @@ class SmokeConfig:
     seconds_per_step: float = field(default=0.0, metadata={"help": "sleep per step (to test cancel and heartbeats)"})
 
     def __post_init__(self) -> None:
-        if not 1 <= self.steps <= 10_000:
-            raise ValueError("steps must be between 1 and 10000")
-        if not 0 <= self.seconds_per_step <= 600:
-            raise ValueError("seconds_per_step must be between 0 and 600")
+        check_between(self, "steps", 1, 10_000)
+        check_between(self, "seconds_per_step", 0, 600)
         if len(self.message) > 1000:
             raise ValueError("message must be at most 1000 characters")
 

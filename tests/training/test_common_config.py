@@ -32,3 +32,17 @@ def test_new_defaults_refuses_a_field_the_base_does_not_have():
 def test_new_defaults_are_still_checked():
     with pytest.raises(ValueError, match="global_batch_size must be a multiple"):
         DPOJobConfig(per_device_batch_size=5)
+
+
+def test_range_and_choice_checks_name_the_field_and_what_it_may_be():
+    from training.common.config import check_between, check_choice
+    from training.grpo.config import GRPOConfig
+
+    config = GRPOConfig()
+    check_between(config, "steps", 1, 100_000)
+    with pytest.raises(ValueError, match=r"^steps must be between 1 and 10$"):
+        check_between(dataclasses.replace(config, steps=11), "steps", 1, 10)
+    with pytest.raises(ValueError, match=r"^advantage must be one of a, b$"):
+        check_choice(config, "advantage", ("a", "b"))
+    with pytest.raises(ValueError, match=r"^max_turns must be between 1 and 200$"):
+        GRPOConfig(max_turns=0)

@@ -26,6 +26,16 @@ def _check(condition: bool, message: str) -> None:
         raise ValueError(message)
 
 
+def check_between(config: Any, name: str, low: float, high: float) -> None:
+    """The field `name` of `config` lies in [low, high], else a ValueError saying so."""
+    _check(low <= getattr(config, name) <= high, f"{name} must be between {low} and {high}")
+
+
+def check_choice(config: Any, name: str, choices: tuple[str, ...]) -> None:
+    """The field `name` of `config` is one of `choices`, else a ValueError listing them."""
+    _check(getattr(config, name) in choices, f"{name} must be one of {', '.join(choices)}")
+
+
 def guesser_prompt_field() -> Any:
     """The `guesser_prompt` field of the jobs that train a guesser (sft, dpo, grpo)."""
     return field(default="", metadata={
@@ -98,23 +108,23 @@ class TrainConfig:
         _check(0 < self.epochs <= 1000, "epochs must be in (0, 1000]")
         _check(self.max_steps >= 0, "max_steps must be 0 (all epochs) or positive")
         _check(0 < self.learning_rate < 1, "learning_rate must be in (0, 1)")
-        _check(self.lr_scheduler in SCHEDULERS, f"lr_scheduler must be one of {', '.join(SCHEDULERS)}")
+        check_choice(self, "lr_scheduler", SCHEDULERS)
         _check(0 <= self.warmup_ratio < 1, "warmup_ratio must be in [0, 1)")
         _check(0 <= self.weight_decay < 1, "weight_decay must be in [0, 1)")
         _check(0 <= self.adam_beta1 < 1 and 0 <= self.adam_beta2 < 1, "adam_beta1 and adam_beta2 must be in [0, 1)")
         _check(self.max_grad_norm >= 0, "max_grad_norm must be >= 0")
-        _check(1 <= self.per_device_batch_size <= 4096, "per_device_batch_size must be between 1 and 4096")
+        check_between(self, "per_device_batch_size", 1, 4096)
         _check(self.per_device_batch_size <= self.global_batch_size <= 1 << 20,
                "global_batch_size must be at least per_device_batch_size")
         _check(self.global_batch_size % self.per_device_batch_size == 0,
                "global_batch_size must be a multiple of per_device_batch_size")
-        _check(16 <= self.max_tokens <= 1 << 17, "max_tokens must be between 16 and 131072")
+        check_between(self, "max_tokens", 16, 1 << 17)
         _check(1 <= self.lora_rank <= 1024 and self.lora_alpha >= 1, "lora_rank must be in [1, 1024], lora_alpha >= 1")
         _check(0 <= self.lora_dropout < 1, "lora_dropout must be in [0, 1)")
         _check(bool(self.lora_target_modules.strip()), "lora_target_modules: all-linear or module names")
-        _check(self.precision in PRECISIONS, f"precision must be one of {', '.join(PRECISIONS)}")
+        check_choice(self, "precision", PRECISIONS)
         _check(self.save_steps >= 0, "save_steps must be 0 (only the last step) or positive")
-        _check(0 <= self.cpu_threads <= 1024, "cpu_threads must be between 0 and 1024")
+        check_between(self, "cpu_threads", 0, 1024)
 
     @property
     def target_modules(self) -> str | list[str]:
@@ -153,13 +163,13 @@ class GameDataConfig(TrainConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _check(self.source in SOURCES, f"source must be one of {', '.join(SOURCES)}")
+        check_choice(self, "source", SOURCES)
         _check(self.source != "teacher" or bool(self.teacher.strip()), "teacher: name the teacher guesser")
         _check(bool(self.judge.strip()), "judge: name a judge")
         _check(self.source != "teacher" or bool(self.word_list.strip()), "word_list: name the words to play")
         _check(self.split in SPLITS, f"split must be one of {', '.join(repr(s) for s in SPLITS)}")
-        _check(1 <= self.teacher_samples <= 64, "teacher_samples must be between 1 and 64")
-        _check(1 <= self.max_turns <= 200, "max_turns must be between 1 and 200")
+        check_between(self, "teacher_samples", 1, 64)
+        check_between(self, "max_turns", 1, 200)
         _check(self.games_job >= 0, "games_job must be 0 (any) or a job id")
-        _check(self.selection in SELECTIONS, f"selection must be one of {', '.join(SELECTIONS)}")
+        check_choice(self, "selection", SELECTIONS)
         _check(self.limit_words >= 0, "limit_words must be 0 (all) or positive")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from training.common.config import check_between, check_choice
+
 SOURCES = ("word_lists", "top_nouns", "text")
 SPLIT_UNITS = ("fraction", "count")
 DIFFICULTY_MODELS = ("rasch", "logit")
@@ -84,8 +86,7 @@ class CurationConfig:
         name = self.name.strip()
         if not name or len(name) > 80 or name != self.name:
             raise ValueError("name: 1-80 characters without surrounding spaces")
-        if self.source not in SOURCES:
-            raise ValueError(f"source must be one of {', '.join(SOURCES)}")
+        check_choice(self, "source", SOURCES)
         if self.source == "word_lists" and not [n for n in self.word_lists if n.strip()]:
             raise ValueError("word_lists: name at least one word list")
         if self.source == "top_nouns" and not 1 <= self.top_n <= 100_000:
@@ -103,20 +104,15 @@ class CurationConfig:
         bad = [n for n in self.exclude_lexnames if not n.startswith("noun.")]
         if bad:
             raise ValueError(f"exclude_lexnames: WordNet noun lexical files look like noun.act, not {bad[0]!r}")
-        if self.guesser_pool not in GUESSER_POOLS:
-            raise ValueError(f"guesser_pool must be one of {', '.join(GUESSER_POOLS)}")
-        if not 1 <= self.samples <= 256:
-            raise ValueError("samples must be between 1 and 256")
+        check_choice(self, "guesser_pool", GUESSER_POOLS)
+        check_between(self, "samples", 1, 256)
         if not 0 <= self.min_solved <= self.samples:
             raise ValueError("min_solved must be between 0 and samples")
-        if not 1 <= self.max_turns <= 200:
-            raise ValueError("max_turns must be between 1 and 200")
+        check_between(self, "max_turns", 1, 200)
         if not 0.0 <= self.answer_noise < 0.5:
             raise ValueError("answer_noise must be in [0, 0.5)")
-        if not 1 <= self.batch_size <= 4096:
-            raise ValueError("batch_size must be between 1 and 4096")
-        if self.difficulty not in DIFFICULTY_MODELS:
-            raise ValueError(f"difficulty must be one of {', '.join(DIFFICULTY_MODELS)}")
+        check_between(self, "batch_size", 1, 4096)
+        check_choice(self, "difficulty", DIFFICULTY_MODELS)
         self._check_splits()
         if not 0.0 <= self.rl_band_low <= self.rl_band_high <= 1.0:
             raise ValueError("rl_band_low/rl_band_high: need 0 <= low <= high <= 1")
@@ -126,8 +122,7 @@ class CurationConfig:
             raise ValueError("curriculum: distinct solve-rate thresholds in (0, 1]")
 
     def _check_splits(self) -> None:
-        if self.split_by not in SPLIT_UNITS:
-            raise ValueError(f"split_by must be one of {', '.join(SPLIT_UNITS)}")
+        check_choice(self, "split_by", SPLIT_UNITS)
         values = self.split_values
         if any(not math.isfinite(v) or v < 0 for v in values.values()):
             raise ValueError("val, test, sft and rl must be finite and 0 or more")

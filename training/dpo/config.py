@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from training.common.config import GameDataConfig, _check, check_guesser_prompt, guesser_prompt_field, new_defaults
+from training.common.config import (
+    GameDataConfig, _check, check_between, check_choice, check_guesser_prompt, guesser_prompt_field, new_defaults,
+)
 from training.dpo.pairs import REWARDS
 
 LOSS_TYPES = ("sigmoid", "ipo", "hinge", "robust")
@@ -45,19 +47,19 @@ class DPOJobConfig(GameDataConfig):
         super().__post_init__()
         check_guesser_prompt(self.guesser_prompt)
         _check(self.prefixes_per_game >= 0, "prefixes_per_game must be 0 (every turn) or positive")
-        _check(2 <= self.candidates <= 64, "candidates must be between 2 and 64")
-        _check(self.reward in REWARDS, f"reward must be one of {', '.join(REWARDS)}")
+        check_between(self, "candidates", 2, 64)
+        check_choice(self, "reward", REWARDS)
         spec = self.rating_model.strip()
         _check(self.reward != "rating" or bool(spec),
                "rating_model: reward=rating needs the model spec of the rating judge (e.g. hf:FOLDER)")
         if spec:
             self.check_rating_model(spec)
         _check(self.min_reward_gap >= 0, "min_reward_gap must be >= 0")
-        _check(1 <= self.continuations <= 64, "continuations must be between 1 and 64")
+        check_between(self, "continuations", 1, 64)
         _check(0 < self.temperature <= 5, "temperature must be in (0, 5]")
-        _check(1 <= self.max_new_tokens <= 1024, "max_new_tokens must be between 1 and 1024")
+        check_between(self, "max_new_tokens", 1, 1024)
         _check(self.beta > 0, "beta must be > 0")
-        _check(self.loss_type in LOSS_TYPES, f"loss_type must be one of {', '.join(LOSS_TYPES)}")
+        check_choice(self, "loss_type", LOSS_TYPES)
 
     def check_rating_model(self, spec: str) -> None:
         """A games registry spec KIND:TARGET (the web app, where it is a model-spec name, overrides this)."""

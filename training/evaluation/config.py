@@ -3,6 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from games.types import WIN_RULES
+from training.common.config import check_between, check_choice
 
 SPLITS = ("", "sft", "rl", "val", "test")
 
@@ -32,13 +33,9 @@ class EvaluationConfig:
             raise ValueError("word_list: name a word list")
         if self.split not in SPLITS:
             raise ValueError(f"split must be one of {', '.join(repr(s) for s in SPLITS)}")
-        if not 1 <= self.samples <= 256:
-            raise ValueError("samples must be between 1 and 256")
-        if not 1 <= self.max_turns <= 200:
-            raise ValueError("max_turns must be between 1 and 200")
-        if self.win_rule not in WIN_RULES:
-            raise ValueError(f"win_rule must be one of {', '.join(WIN_RULES)}")
-        if not 1 <= self.batch_size <= 4096:
-            raise ValueError("batch_size must be between 1 and 4096")
+        check_between(self, "samples", 1, 256)
+        check_between(self, "max_turns", 1, 200)
+        check_choice(self, "win_rule", WIN_RULES)
+        check_between(self, "batch_size", 1, 4096)
         if self.limit < 0:
             raise ValueError("limit must be 0 (all words) or positive")

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from games.types import WIN_RULES
-from training.common.config import check_guesser_prompt, guesser_prompt_field
+from training.common.config import check_between, check_choice, check_guesser_prompt, guesser_prompt_field
 
 ADVANTAGES = ("turn", "trajectory")
 LOSS_AGG_MODES = ("token-mean", "seq-mean-token-mean")
@@ -151,37 +151,37 @@ class GRPOConfig:
         _check(bool(self.word_list.strip()), "word_list: name the training secrets")
         _check(self.split in SPLITS, f"split must be one of {', '.join(repr(s) for s in SPLITS)}")
         _check(self.limit_words >= 0, "limit_words must be 0 (all) or positive")
-        _check(1 <= self.steps <= 100_000, "steps must be between 1 and 100000")
-        _check(1 <= self.secrets_per_step <= 4096, "secrets_per_step must be between 1 and 4096")
+        check_between(self, "steps", 1, 100_000)
+        check_between(self, "secrets_per_step", 1, 4096)
         _check(2 <= self.num_generations <= 256, "num_generations must be between 2 and 256 (a group needs two)")
-        _check(1 <= self.max_turns <= 200, "max_turns must be between 1 and 200")
+        check_between(self, "max_turns", 1, 200)
         check_guesser_prompt(self.guesser_prompt)
-        _check(self.win_rule in WIN_RULES, f"win_rule must be one of {', '.join(WIN_RULES)}")
+        check_choice(self, "win_rule", WIN_RULES)
         _check(0 < self.temperature <= 10, "temperature must be in (0, 10] (GRPO samples; greedy has no ratio)")
-        _check(1 <= self.max_completion_length <= 4096, "max_completion_length must be between 1 and 4096")
-        _check(self.advantage in ADVANTAGES, f"advantage must be one of {', '.join(ADVANTAGES)}")
+        check_between(self, "max_completion_length", 1, 4096)
+        check_choice(self, "advantage", ADVANTAGES)
         _check(0 <= self.belief_coef <= 100, "belief_coef must be in [0, 100]")
         _check(0 <= self.infogain_coef <= 100, "infogain_coef must be in [0, 100]")
         _check(not self.pool_word_list or self.infogain_coef > 0,
                "pool_word_list is the information-gain reward's candidates: set infogain_coef > 0 to use it")
         rewards = (self.win_reward, self.turn_penalty, self.invalid_penalty, self.repeated_penalty, self.unknown_penalty)
         _check(all(math.isfinite(v) for v in rewards), "rewards must be finite numbers")
-        _check(self.scale_rewards in SCALE_REWARDS, f"scale_rewards must be one of {', '.join(SCALE_REWARDS)}")
+        check_choice(self, "scale_rewards", SCALE_REWARDS)
         _check(0 < self.rollout_filter_ratio <= 1, "rollout_filter_ratio must be in (0, 1]")
         _check(0 <= self.epsilon < 1, "epsilon must be in [0, 1)")
         _check(0 <= self.epsilon_high <= 10, "epsilon_high must be in [0, 10]")
         _check(0 <= self.beta <= 100, "beta must be in [0, 100]")
         _check(self.loss_agg_mode in ("", *LOSS_AGG_MODES),
                f"loss_agg_mode must be empty (the paper's) or one of {', '.join(LOSS_AGG_MODES)}")
-        _check(self.turn_penalty_at in PENALTY_AT, f"turn_penalty_at must be one of {', '.join(PENALTY_AT)}")
+        check_choice(self, "turn_penalty_at", PENALTY_AT)
         _check(self.turn_normalisation in TURN_NORMALISATIONS,
                f"turn_normalisation must be one of {', '.join(TURN_NORMALISATIONS)}")
         _check(0 <= self.adam_beta1 < 1 and 0 <= self.adam_beta2 < 1, "adam_beta1 and adam_beta2 must be in [0, 1)")
-        _check(1 <= self.num_iterations <= 64, "num_iterations must be between 1 and 64")
-        _check(1 <= self.mini_batches <= 1024, "mini_batches must be between 1 and 1024")
+        check_between(self, "num_iterations", 1, 64)
+        check_between(self, "mini_batches", 1, 1024)
         _check(self.mini_batches <= self.secrets_per_step * self.num_generations,
                "mini_batches cannot exceed the games per step (secrets_per_step × num_generations)")
-        _check(1 <= self.forward_batch_size <= 4096, "forward_batch_size must be between 1 and 4096")
+        check_between(self, "forward_batch_size", 1, 4096)
         _check(0 < self.learning_rate < 1, "learning_rate must be in (0, 1)")
         _check(0 <= self.weight_decay < 1, "weight_decay must be in [0, 1)")
         _check(self.max_grad_norm >= 0, "max_grad_norm must be >= 0")
@@ -193,10 +193,10 @@ class GRPOConfig:
         _check(self.rollout_backend != "vllm" or self.lora,
                "rollout_backend=vllm needs lora=true (the adapter is what is synced to vLLM each step)")
         _check(0 < self.vllm_gpu_memory_utilization < 1, "vllm_gpu_memory_utilization must be in (0, 1)")
-        _check(self.precision in PRECISIONS, f"precision must be one of {', '.join(PRECISIONS)}")
-        _check(0 <= self.cpu_threads <= 1024, "cpu_threads must be between 0 and 1024")
+        check_choice(self, "precision", PRECISIONS)
+        check_between(self, "cpu_threads", 0, 1024)
         _check(self.save_steps >= 1, "save_steps must be >= 1")
-        _check(2 <= self.warn_window <= 1000, "warn_window must be between 2 and 1000")
+        check_between(self, "warn_window", 2, 1000)
         _check(0 < self.warn_drop_fraction < 1, "warn_drop_fraction must be in (0, 1)")
         _check(self.warn_grad_norm_factor > 1, "warn_grad_norm_factor must be > 1")
         _check(0 <= self.val_secrets <= 4096, "val_secrets must be between 0 (no validation) and 4096")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from games.kb.knowledge import DEFAULT_SENSE, SENSE_MODES
-from training.common.config import TrainConfig, _check, new_defaults
+from training.common.config import TrainConfig, _check, check_between, check_choice, new_defaults
 
 
 @dataclass(frozen=True)
@@ -31,8 +31,8 @@ class KnowledgeJobConfig(TrainConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         _check(bool(self.word_list.strip()), "word_list: name the pool of words")
-        _check(self.sense in SENSE_MODES, f"sense must be one of {', '.join(SENSE_MODES)}")
-        _check(1 <= self.sequences_per_word <= 64, "sequences_per_word must be between 1 and 64")
-        _check(1 <= self.facts_per_sequence <= 64, "facts_per_sequence must be between 1 and 64")
-        _check(0 <= self.negatives_per_sequence <= 32, "negatives_per_sequence must be between 0 and 32")
+        check_choice(self, "sense", SENSE_MODES)
+        check_between(self, "sequences_per_word", 1, 64)
+        check_between(self, "facts_per_sequence", 1, 64)
+        check_between(self, "negatives_per_sequence", 0, 32)
         _check(self.limit_words >= 0, "limit_words must be 0 (all) or positive")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from training.common.config import GameDataConfig, check_guesser_prompt, guesser_prompt_field
+from training.common.config import GameDataConfig, check_between, check_guesser_prompt, guesser_prompt_field
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,6 @@ class SFTJobConfig(GameDataConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         check_guesser_prompt(self.guesser_prompt)
-        if not 0 <= self.recovery_per_game <= 16:
-            raise ValueError("recovery_per_game must be between 0 and 16")
+        check_between(self, "recovery_per_game", 0, 16)
         if self.recovery_per_game and self.source != "teacher":
             raise ValueError("recovery_per_game needs source=teacher (the teacher labels the recovery)")

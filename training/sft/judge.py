@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from games.llm.chat import judge_messages
 from games.types import Trajectory, Verdict
-from training.common.config import GameDataConfig, _check
+from training.common.config import GameDataConfig, check_between
 from training.common.data import MakeGuesser, gather_games, read_jsonl, select_games, write_jsonl
 from training.common.trainer import resume_checkpoint
 from training.reporting import Reporter
@@ -36,7 +36,7 @@ class JudgeSFTJobConfig(GameDataConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _check(0 <= self.cross_questions <= 256, "cross_questions must be between 0 and 256")
+        check_between(self, "cross_questions", 0, 256)
 
 
 def judge_example(secret: str, question: str, verdict: Verdict) -> dict:
