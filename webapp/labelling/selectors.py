@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
+from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -195,3 +195,31 @@ def undoable_label(user, now=None) -> Label | None:
     if label is None or label.item.gold or (now or timezone.now()) - label.created_at > UNDO_WINDOW:
         return None
     return label
+
+
+# -- blindness -------------------------------------------------------------------------------------
+def secrets_under_labelling():
+    """The secrets of items still asking for labels (a subquery of `secret` values)."""
+    return DisagreementItem.objects.filter(gold="", labels_count__lt=F("labels_needed")).values("secret")
+
+
+def games_not_blinded(games, visitor):
+    """`games` without those that would show a judge's answer to a question still being labelled:
+    a game whose secret is under labelling is shown only to researchers and to its own player (an
+    annotator could otherwise read the answer, signed in or out, in /games/?word=…)."""
+    from webapp.accounts.roles import is_researcher
+
+    user = getattr(visitor, "user", None)
+    if user is not None and is_researcher(user):
+        return games
+    own = Q(pk__in=list(getattr(visitor, "session_games", ())))
+    if user is not None:
+        own |= Q(player_id=user.pk)
+    return games.filter(own | ~Q(secret__in=secrets_under_labelling()))
+
+
+def game_blinded(game, visitor) -> bool:
+    """True if `game` is hidden from `visitor` (see games_not_blinded)."""
+    from webapp.play.models import Game
+
+    return not games_not_blinded(Game.objects.filter(pk=game.pk), visitor).exists()

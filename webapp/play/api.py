@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from webapp.core.api import validated
+from webapp.labelling.selectors import game_blinded
 from webapp.play import selectors, services
 from webapp.play.forms import MAX_QUESTION_INPUT
 from webapp.play.serializers import GameOutputSerializer, TurnResultSerializer
@@ -62,8 +63,10 @@ class GameDetailApi(APIView):
 
     @extend_schema(responses=GameOutputSerializer)
     def get(self, request, game_id: int):
-        game = _game_or_404(game_id)
-        return Response(GameOutputSerializer(selectors.game_api_data(game, visitor_from_request(request))).data)
+        game, visitor = _game_or_404(game_id), visitor_from_request(request)
+        if game_blinded(game, visitor):  # its secret is being labelled: no judge's answer may show
+            raise Http404("no such game")
+        return Response(GameOutputSerializer(selectors.game_api_data(game, visitor)).data)
 
 
 class TurnSubmitApi(_GuestThrottled, APIView):

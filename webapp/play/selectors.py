@@ -209,6 +209,8 @@ def game_export(game: Game, visitor: Visitor | None) -> dict:
                     created_at=row.created_at.isoformat())
         if not visible:
             turn["judge_raw"] = ""  # a model judge's text may name the secret
+        if game.status == GameStatus.PLAYING:
+            turn["top_candidates"] = None  # the guesser's candidates would point at the secret
     if not visible:
         data["secret"] = None
     data.update(
@@ -311,6 +313,8 @@ def turn_data(turn: Turn, visitor: Visitor | None) -> dict:
         "feedback": turn.feedback, "judge_raw": turn.judge_raw if visible else "",
         "judged_by": turn.judged_by.get_username() if turn.judged_by else None, "reward": turn.reward,
         "belief": turn.belief, "delta_belief": turn.delta_belief, "advantage": turn.advantage,
-        "candidates_left": turn.candidates_left, "top_candidates": turn.top_candidates,
+        "candidates_left": turn.candidates_left,
+        # the guesser's candidates point at the secret: shown once the game is over
+        "top_candidates": turn.top_candidates if turn.game.status != GameStatus.PLAYING else None,
         "latency_ms": turn.latency_ms, "extra": turn.extra, "created_at": turn.created_at,
     }

@@ -18,8 +18,9 @@ class TurnOutputSerializer(serializers.Serializer):
     delta_belief = serializers.FloatField(allow_null=True)
     advantage = serializers.FloatField(allow_null=True)
     candidates_left = serializers.IntegerField(allow_null=True)
-    top_candidates = serializers.ListField(child=serializers.ListField(), allow_null=True,
-                                           help_text="[word, probability] pairs: the guesser's top candidates")
+    top_candidates = serializers.ListField(
+        child=serializers.ListField(), allow_null=True,
+        help_text="[word, probability] pairs: the guesser's top candidates (null while the game runs)")
     latency_ms = serializers.FloatField(allow_null=True)
     extra = serializers.DictField()
     created_at = serializers.DateTimeField()

@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from webapp.core.exceptions import ApplicationError
+from webapp.labelling.selectors import game_blinded, games_not_blinded
 from webapp.play import selectors, services
 from webapp.play.forms import AbandonForm, AnswerForm, ConfirmSecretForm, GameFilterForm, GameStartForm, QuestionForm
 from webapp.play.throttles import GUEST_LIMIT_MESSAGE, GuestLimitUnavailable, guest_may_play
@@ -24,6 +25,14 @@ def _game_or_404(game_id: int):
     if game is None:
         raise Http404("no such game")
     return game
+
+
+def _shown_game_or_404(request, game_id: int):
+    """The game and the visitor, or a 404 when the game is hidden while its secret is labelled."""
+    game, visitor = _game_or_404(game_id), visitor_from_request(request)
+    if game_blinded(game, visitor):
+        raise Http404("no such game")
+    return game, visitor
 
 
 def _form_error(form) -> str:
@@ -73,8 +82,8 @@ def game_start(request):
 
 @require_GET
 def game_play(request, game_id: int):
-    game = _game_or_404(game_id)
-    context = selectors.game_play_context(game, visitor_from_request(request))
+    game, visitor = _shown_game_or_404(request, game_id)
+    context = selectors.game_play_context(game, visitor)
     if request.htmx:
         return render(request, "play/partials/game_panel.html", context)
     return render(request, "play/game.html", context)
@@ -144,7 +153,8 @@ def question_suggestions(request, game_id: int):
 def game_list(request):
     form = GameFilterForm(request.GET or None)
     filters = form.filters() if form.is_bound and form.is_valid() else {}
-    page = Paginator(selectors.game_list(**filters), GAMES_PER_PAGE).get_page(request.GET.get("page"))
+    games = games_not_blinded(selectors.game_list(**filters), visitor_from_request(request))
+    page = Paginator(games, GAMES_PER_PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     context = {"form": form, "page": page, "query": query.urlencode(), **selectors.filter_choices()}
@@ -154,8 +164,7 @@ def game_list(request):
 
 @require_GET
 def game_detail(request, game_id: int):
-    game = _game_or_404(game_id)
-    visitor = visitor_from_request(request)
+    game, visitor = _shown_game_or_404(request, game_id)
     context = selectors.game_play_context(game, visitor)
     context["chart_data"] = selectors.turn_chart_data(context["turns"])
     return render(request, "play/trajectory.html", context)
@@ -163,8 +172,8 @@ def game_detail(request, game_id: int):
 
 @require_GET
 def game_json(request, game_id: int):
-    game = _game_or_404(game_id)
-    response = JsonResponse(selectors.game_export(game, visitor_from_request(request)), json_dumps_params={"indent": 1})
+    game, visitor = _shown_game_or_404(request, game_id)
+    response = JsonResponse(selectors.game_export(game, visitor), json_dumps_params={"indent": 1})
     response["Content-Disposition"] = f'attachment; filename="game-{game.pk}.json"'
     return response
 
@@ -180,6 +189,7 @@ def my_games(request):
 @require_GET
 def player_detail(request, username: str):
     user = get_object_or_404(get_user_model(), username=username)
-    page = Paginator(selectors.player_games(user=user), GAMES_PER_PAGE).get_page(request.GET.get("page"))
+    games = games_not_blinded(selectors.player_games(user=user), visitor_from_request(request))
+    page = Paginator(games, GAMES_PER_PAGE).get_page(request.GET.get("page"))
     stats = selectors.player_stats(user=user)
     return render(request, "play/player.html", {"profile": user, "stats": stats, "page": page, "query": ""})

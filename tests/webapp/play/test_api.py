@@ -146,3 +146,17 @@ def test_the_schema_documents_the_play_endpoints(api):
     assert {"/api/games/", "/api/games/{game_id}/", "/api/games/{game_id}/turns/"} <= set(paths)
     turn_body = paths["/api/games/{game_id}/turns/"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     assert "expected_index" in str(schema["components"]["schemas"]) and turn_body
+
+
+def test_a_running_game_never_shows_the_guessers_top_candidates(api, catalog, player):
+    api.force_authenticate(player)
+    game = start(api, role="answerer")
+    answered = send(api, game["id"], verdict="no", expected_index=game["pending"]["index"])
+    assert answered.status_code == 201 and answered.json()["turn"]["top_candidates"] is None
+    for reader in (api, APIClient()):
+        running = reader.get(f"/api/games/{game['id']}/").json()
+        assert running["status"] == "playing" and running["turns"][0]["top_candidates"] is None
+    assert api.get(f"/games/{game['id']}.json").json()["turns"][0]["top_candidates"] is None
+    assert send(api, game["id"], action="abandon").status_code == 200
+    ended = api.get(f"/api/games/{game['id']}/").json()
+    assert ended["status"] != "playing" and len(ended["turns"][0]["top_candidates"]) == 5
