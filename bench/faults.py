@@ -21,6 +21,7 @@ status right. Prints JSON and writes bench/results/faults.json."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.cookiejar
 import json
 import os
@@ -56,40 +57,88 @@ class Lab:
         self.redis: subprocess.Popen | None = None
         self.pg_data = workdir / "pg"
         self.env = {
-            **os.environ, "DJANGO_SETTINGS_MODULE": "webapp.settings.local", "DEBUG": "false",
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "webapp.settings.local",
+            "DEBUG": "false",
             "DATABASE_URL": f"postgres://postgres@127.0.0.1:{PG_PORT}/faults",
-            "CELERY_BROKER_URL": f"redis://127.0.0.1:{REDIS_PORT}/0", "REDIS_URL": "",
-            "DATA_DIR": str(workdir / "data"), "JOB_STALE_SECONDS": str(STALE),
-            "JOB_HEARTBEAT_SECONDS": str(HEARTBEAT), "JOB_REAP_SECONDS": str(REAP),
-            "JOB_REPUBLISH_SECONDS": str(REPUBLISH), "ALLOWED_HOSTS": "127.0.0.1,localhost",
-            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+            "CELERY_BROKER_URL": f"redis://127.0.0.1:{REDIS_PORT}/0",
+            "REDIS_URL": "",
+            "DATA_DIR": str(workdir / "data"),
+            "JOB_STALE_SECONDS": str(STALE),
+            "JOB_HEARTBEAT_SECONDS": str(HEARTBEAT),
+            "JOB_REAP_SECONDS": str(REAP),
+            "JOB_REPUBLISH_SECONDS": str(REPUBLISH),
+            "ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "OPENBLAS_NUM_THREADS": "1",
+            "OMP_NUM_THREADS": "1",
         }
 
     # -- services --------------------------------------------------------------------------------
     def postgres_init(self) -> None:
         self.pg_data.mkdir()
         shutil.chown(self.pg_data, "postgres", "postgres")
-        self._as_postgres([str(PG_BIN / "initdb"), "-D", str(self.pg_data), "-A", "trust", "-U", "postgres"])
+        self._as_postgres(
+            [str(PG_BIN / "initdb"), "-D", str(self.pg_data), "-A", "trust", "-U", "postgres"]
+        )
         self.postgres_start()
-        self._as_postgres([str(PG_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(PG_PORT), "-U", "postgres",
-                           "faults"])
+        self._as_postgres(
+            [
+                str(PG_BIN / "createdb"),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(PG_PORT),
+                "-U",
+                "postgres",
+                "faults",
+            ]
+        )
 
     def postgres_start(self) -> None:
-        self._as_postgres([str(PG_BIN / "pg_ctl"), "-D", str(self.pg_data), "-l", str(self.pg_data / "log"),
-                           "-o", f"-p {PG_PORT} -k {self.pg_data} -c listen_addresses=127.0.0.1", "-w", "start"])
+        self._as_postgres(
+            [
+                str(PG_BIN / "pg_ctl"),
+                "-D",
+                str(self.pg_data),
+                "-l",
+                str(self.pg_data / "log"),
+                "-o",
+                f"-p {PG_PORT} -k {self.pg_data} -c listen_addresses=127.0.0.1",
+                "-w",
+                "start",
+            ]
+        )
 
     def postgres_stop(self) -> None:
-        self._as_postgres([str(PG_BIN / "pg_ctl"), "-D", str(self.pg_data), "-m", "fast", "-w", "stop"])
+        self._as_postgres(
+            [str(PG_BIN / "pg_ctl"), "-D", str(self.pg_data), "-m", "fast", "-w", "stop"]
+        )
 
     @staticmethod
     def _as_postgres(cmd: list[str]) -> None:
-        subprocess.run(["runuser", "-u", "postgres", "--", *cmd], check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            ["runuser", "-u", "postgres", "--", *cmd], check=True, capture_output=True, timeout=120
+        )
 
     def redis_start(self) -> None:
         """A fresh, empty redis-server without persistence (a restart loses every message)."""
         self.redis = subprocess.Popen(
-            ["redis-server", "--port", str(REDIS_PORT), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", str(self.dir)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                "redis-server",
+                "--port",
+                str(REDIS_PORT),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.dir),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         wait_for(lambda: _redis_ping(), 20, "redis to start")
 
     def redis_stop(self) -> None:
@@ -101,37 +150,99 @@ class Lab:
     def start(self, name: str, cmd: list[str], ready: str) -> subprocess.Popen:
         log = self.dir / f"{name}-{time.monotonic_ns()}.log"
         self.logs[name] = log
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=open(log, "w"), stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        with open(log, "w") as out:  # the child keeps its own copy of the descriptor
+            proc = subprocess.Popen(
+                cmd,
+                cwd=ROOT,
+                env=self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         self.procs[name] = proc
-        wait_for(lambda: ready in log.read_text(errors="replace") or proc.poll() is not None, 90, f"{name} ready")
+        wait_for(
+            lambda: ready in log.read_text(errors="replace") or proc.poll() is not None,
+            90,
+            f"{name} ready",
+        )
         if proc.poll() is not None:
             raise RuntimeError(f"{name} exited: {log.read_text(errors='replace')[-3000:]}")
         return proc
 
     def worker(self, name: str, queues: str = "cpu", concurrency: int = 1) -> subprocess.Popen:
-        return self.start(name, [
-            sys.executable, "-m", "celery", "-A", "workers.celery:app", "worker", "-Q", queues,
-            "--concurrency", str(concurrency), "--without-gossip", "--without-mingle", "-l", "INFO",
-            "--hostname", f"{name}@%h"], " ready.")
+        return self.start(
+            name,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "workers.celery:app",
+                "worker",
+                "-Q",
+                queues,
+                "--concurrency",
+                str(concurrency),
+                "--without-gossip",
+                "--without-mingle",
+                "-l",
+                "INFO",
+                "--hostname",
+                f"{name}@%h",
+            ],
+            " ready.",
+        )
 
     def housekeeping(self) -> subprocess.Popen:
-        return self.start("housekeeping", [
-            sys.executable, "-m", "celery", "-A", "workers.celery:app", "worker", "-Q", "housekeeping",
-            "--pool", "solo", "-B", "--schedule", str(self.dir / "beat-schedule"), "--without-gossip",
-            "--without-mingle", "-l", "INFO", "--hostname", "housekeeping@%h"], " ready.")
+        return self.start(
+            "housekeeping",
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "workers.celery:app",
+                "worker",
+                "-Q",
+                "housekeeping",
+                "--pool",
+                "solo",
+                "-B",
+                "--schedule",
+                str(self.dir / "beat-schedule"),
+                "--without-gossip",
+                "--without-mingle",
+                "-l",
+                "INFO",
+                "--hostname",
+                "housekeeping@%h",
+            ],
+            " ready.",
+        )
 
     def web(self) -> subprocess.Popen:
-        return self.start("web", [sys.executable, "-m", "gunicorn", "webapp.wsgi:application", "--bind",
-                                  f"127.0.0.1:{WEB_PORT}", "--workers", "1", "--threads", "2"], "Booting worker")
+        return self.start(
+            "web",
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "webapp.wsgi:application",
+                "--bind",
+                f"127.0.0.1:{WEB_PORT}",
+                "--workers",
+                "1",
+                "--threads",
+                "2",
+            ],
+            "Booting worker",
+        )
 
     def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
         proc = self.procs.pop(name, None)
         if proc is not None and proc.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, sig)
-            except ProcessLookupError:
-                pass
             if sig in (signal.SIGKILL, signal.SIGTERM):
                 try:
                     proc.wait(30)
@@ -147,17 +258,23 @@ class Lab:
             self.kill(name, signal.SIGKILL)
         self.redis_stop()
         if self.pg_data.exists():
-            try:
+            with contextlib.suppress(subprocess.CalledProcessError):
                 self.postgres_stop()
-            except subprocess.CalledProcessError:
-                pass
         if not keep:
             shutil.rmtree(self.dir, ignore_errors=True)
 
     # -- jobs --------------------------------------------------------------------------------------
     def eval_params(self, seed: int) -> dict:
-        return {"guesser": "infogain", "judge": "kb", "word_list": "dbrl/paper_test", "samples": self.samples,
-                "limit": self.words, "batch_size": 2, "max_turns": 20, "seed": seed}
+        return {
+            "guesser": "infogain",
+            "judge": "kb",
+            "word_list": "dbrl/paper_test",
+            "samples": self.samples,
+            "limit": self.words,
+            "batch_size": 2,
+            "max_turns": 20,
+            "seed": seed,
+        }
 
 
 def _redis_ping() -> bool:
@@ -193,26 +310,44 @@ def db(fn, default=None):
 def job_state(job_id: int) -> dict:
     from webapp.jobs.models import Job
 
-    return db(lambda: Job.objects.filter(pk=job_id).values("status", "claim", "requeues", "error", "worker",
-                                                           "config").first(), {}) or {}
+    return (
+        db(
+            lambda: (
+                Job.objects.filter(pk=job_id)
+                .values("status", "claim", "requeues", "error", "worker", "config")
+                .first()
+            ),
+            {},
+        )
+        or {}
+    )
 
 
 def games_of(job_id: int) -> tuple[int, int]:
     """(games stored, distinct (word, sample) pairs among them)."""
     from webapp.play.models import Game
 
-    rows = db(lambda: list(Game.objects.filter(job_id=job_id).values_list("secret", "sample_index")), [])
+    rows = db(
+        lambda: list(Game.objects.filter(job_id=job_id).values_list("secret", "sample_index")), []
+    )
     return len(rows), len(set(rows))
 
 
-def outcome(lab: Lab, job_id: int, t_fault: float, t_recovered: float | None, extra: dict | None = None,
-            timeout: float = 240) -> dict:
-    """Wait for the job to settle; count its games against what the evaluation should have played."""
-    try:
-        wait_for(lambda: job_state(job_id).get("status") in ("finished", "failed", "stopped"), timeout,
-                 f"job {job_id} to settle")
-    except TimeoutError:
-        pass
+def outcome(
+    lab: Lab,
+    job_id: int,
+    t_fault: float,
+    t_recovered: float | None,
+    extra: dict | None = None,
+    timeout: float = 240,
+) -> dict:
+    """Wait for the job to settle; count its games against what the evaluation should play."""
+    with contextlib.suppress(TimeoutError):
+        wait_for(
+            lambda: job_state(job_id).get("status") in ("finished", "failed", "stopped"),
+            timeout,
+            f"job {job_id} to settle",
+        )
     state = job_state(job_id)
     stored, distinct = games_of(job_id)
     from webapp.jobs.models import Job
@@ -220,14 +355,24 @@ def outcome(lab: Lab, job_id: int, t_fault: float, t_recovered: float | None, ex
     result = db(lambda: Job.objects.get(pk=job_id).result, {}) or {}
     expected = (lab.words - len(result.get("skipped_words", []))) * lab.samples
     record = {
-        "job": job_id, "final_status": state.get("status"), "final_status_right": state.get("status") == "finished"
-        and not state.get("error"), "expected_games": expected, "lost": max(expected - distinct, 0),
-        "duplicated": stored - distinct, "claims": state.get("claim"),
+        "job": job_id,
+        "final_status": state.get("status"),
+        "final_status_right": state.get("status") == "finished" and not state.get("error"),
+        "expected_games": expected,
+        "lost": max(expected - distinct, 0),
+        "duplicated": stored - distinct,
+        "claims": state.get("claim"),
         "seconds_to_recover": None if t_recovered is None else round(t_recovered - t_fault, 2),
-        "seconds_to_finish": round(time.monotonic() - t_fault, 2), **(extra or {}),
+        "seconds_to_finish": round(time.monotonic() - t_fault, 2),
+        **(extra or {}),
     }
-    record["recovered"] = bool(record["final_status_right"] and record["lost"] == 0 and record["duplicated"] == 0
-                               and t_recovered is not None and record.get("within_target", True))
+    record["recovered"] = bool(
+        record["final_status_right"]
+        and record["lost"] == 0
+        and record["duplicated"] == 0
+        and t_recovered is not None
+        and record.get("within_target", True)
+    )
     return record
 
 
@@ -238,22 +383,31 @@ def submit_eval(lab: Lab, seed: int) -> int:
 
 
 def wait_games(job_id: int, at_least: int, timeout: float = 180) -> None:
-    wait_for(lambda: games_of(job_id)[1] >= at_least and job_state(job_id).get("status") == "running", timeout,
-             f"job {job_id} to store {at_least} games")
+    wait_for(
+        lambda: games_of(job_id)[1] >= at_least and job_state(job_id).get("status") == "running",
+        timeout,
+        f"job {job_id} to store {at_least} games",
+    )
 
 
 def wait_reclaimed(job_id: int, claim: int, timeout: float = 120) -> float | None:
     """When the job runs again under a later claim (or is finished by one), or None."""
     try:
-        wait_for(lambda: (s := job_state(job_id)).get("claim", 0) > claim
-                 and s.get("status") in ("running", "finished"), timeout, f"job {job_id} to be claimed again",
-                 interval=0.1)
+        wait_for(
+            lambda: (
+                (s := job_state(job_id)).get("claim", 0) > claim
+                and s.get("status") in ("running", "finished")
+            ),
+            timeout,
+            f"job {job_id} to be claimed again",
+            interval=0.1,
+        )
         return time.monotonic()
     except TimeoutError:
         return None
 
 
-# -- scenarios ---------------------------------------------------------------------------------------
+# -- scenarios --------------------------------------------------------------------------------
 def scenario_kill9(lab: Lab, trial: int) -> dict:
     job_id = submit_eval(lab, 1000 + trial)
     wait_games(job_id, lab.words * lab.samples // 3)
@@ -268,24 +422,37 @@ def scenario_sigstop(lab: Lab, trial: int) -> dict:
     job_id = submit_eval(lab, 2000 + trial)
     wait_games(job_id, lab.words * lab.samples // 3)
     state = job_state(job_id)
-    pid = int(state["worker"].rsplit(":", 1)[1])  # worker_name(): host:native thread id = the pool child
+    pid = int(
+        state["worker"].rsplit(":", 1)[1]
+    )  # worker_name(): host:native thread id = the pool child
     t_fault = time.monotonic()
     os.kill(pid, signal.SIGSTOP)
     try:
         t_back = wait_reclaimed(job_id, state["claim"], timeout=STALE + 60)
-        if t_back is not None:  # let the new claim store a batch (or finish) before the old one wakes
+        # let the new claim store a batch (or finish) before the old one wakes
+        if t_back is not None:
             played = games_of(job_id)[1]
-            try:
-                wait_for(lambda: games_of(job_id)[1] > played or job_state(job_id).get("status") == "finished",
-                         60, "the new claim to store games")
-            except TimeoutError:
-                pass
+            with contextlib.suppress(TimeoutError):
+                wait_for(
+                    lambda: (
+                        games_of(job_id)[1] > played
+                        or job_state(job_id).get("status") == "finished"
+                    ),
+                    60,
+                    "the new claim to store games",
+                )
     finally:
         os.kill(pid, signal.SIGCONT)
     record = outcome(lab, job_id, t_fault, t_back)
     try:  # the woken task ends with "superseded", not a failure
-        wait_for(lambda: f"job {job_id}: claim {state['claim']} was superseded" in
-                 lab.log_text("jobs-a") + lab.log_text("jobs-b"), 60, "the stale task to stop")
+        wait_for(
+            lambda: (
+                f"job {job_id}: claim {state['claim']} was superseded"
+                in lab.log_text("jobs-a") + lab.log_text("jobs-b")
+            ),
+            60,
+            "the stale task to stop",
+        )
         record["stale_worker_stopped_quietly"] = True
     except TimeoutError:
         record["stale_worker_stopped_quietly"] = False
@@ -293,21 +460,34 @@ def scenario_sigstop(lab: Lab, trial: int) -> dict:
     return record
 
 
-def scenario_redis_outage(lab: Lab, trial: int, session: urllib.request.OpenerDirector, csrf: str) -> dict:
+def scenario_redis_outage(
+    lab: Lab, trial: int, session: urllib.request.OpenerDirector, csrf: str
+) -> dict:
     lab.redis_stop()
     t_down = time.monotonic()
-    status, body = api_post(session, csrf, "/api/jobs/", {"kind": "evaluation", "config": lab.eval_params(3000 + trial)})
+    status, body = api_post(
+        session, csrf, "/api/jobs/", {"kind": "evaluation", "config": lab.eval_params(3000 + trial)}
+    )
     seconds_to_answer = round(time.monotonic() - t_down, 2)
     job_id = body.get("id")
     state = job_state(job_id) if job_id else {}
     time.sleep(2)
     lab.redis_start()  # back, empty: nothing was persisted
     t_back = time.monotonic()
-    extra = {"http_status": status, "seconds_to_answer": seconds_to_answer,
-             "queued_after_503": state.get("status") == "queued"}
+    extra = {
+        "http_status": status,
+        "seconds_to_answer": seconds_to_answer,
+        "queued_after_503": state.get("status") == "queued",
+    }
     if job_id is None:
-        return {"recovered": False, "lost": lab.words * lab.samples, "duplicated": 0, "final_status_right": False,
-                **extra, "body": body}
+        return {
+            "recovered": False,
+            "lost": lab.words * lab.samples,
+            "duplicated": 0,
+            "final_status_right": False,
+            **extra,
+            "body": body,
+        }
     record = outcome(lab, job_id, t_back, wait_reclaimed(job_id, 0, timeout=120), extra)
     record["recovered"] = record["recovered"] and status == 503 and extra["queued_after_503"]
     return record
@@ -326,7 +506,11 @@ def scenario_busy_queue(lab: Lab, trial: int) -> dict:
     if "jobs-busy" not in lab.procs:
         lab.worker("jobs-busy", concurrency=2)
     busy = [long_job(), long_job()]
-    wait_for(lambda: Job.objects.filter(pk__in=busy, status="running").count() == 2, 90, "jobs-busy's slots")
+    wait_for(
+        lambda: Job.objects.filter(pk__in=busy, status="running").count() == 2,
+        90,
+        "jobs-busy's slots",
+    )
     job_id = submit_eval(lab, 4000 + trial)
     lab.worker("jobs-a")
     wait_games(job_id, lab.words * lab.samples // 4)
@@ -335,8 +519,12 @@ def scenario_busy_queue(lab: Lab, trial: int) -> dict:
     t_fault = time.monotonic()
     lab.kill("jobs-a", signal.SIGKILL)
     try:
-        wait_for(lambda: job_state(job_id).get("requeues", 0) > state["requeues"], STALE + 60,
-                 "the reaper to re-queue", interval=0.1)
+        wait_for(
+            lambda: job_state(job_id).get("requeues", 0) > state["requeues"],
+            STALE + 60,
+            "the reaper to re-queue",
+            interval=0.1,
+        )
         t_requeued = time.monotonic()
     except TimeoutError:
         t_requeued = None
@@ -346,11 +534,18 @@ def scenario_busy_queue(lab: Lab, trial: int) -> dict:
         job_cancel(job=Job.objects.get(pk=pk))
     lab.worker("jobs-a")
     seconds = None if t_requeued is None else t_requeued - t_fault
-    extra = {"busy_slots_at_requeue": slots, "backlog_at_requeue": backlog, "target_seconds": STALE + 10,
-             "within_target": seconds is not None and seconds <= STALE + 10}
+    extra = {
+        "busy_slots_at_requeue": slots,
+        "backlog_at_requeue": backlog,
+        "target_seconds": STALE + 10,
+        "within_target": seconds is not None and seconds <= STALE + 10,
+    }
     record = outcome(lab, job_id, t_fault, t_requeued, extra)
-    wait_for(lambda: not Job.objects.filter(pk__in=busy, status__in=["running", "stopping"]).exists(), 60,
-             "the long jobs to stop")
+    wait_for(
+        lambda: not Job.objects.filter(pk__in=busy, status__in=["running", "stopping"]).exists(),
+        60,
+        "the long jobs to stop",
+    )
     return record
 
 
@@ -363,21 +558,30 @@ def scenario_pg_outage(lab: Lab, trial: int, outage: float) -> dict:
     time.sleep(outage)
     lab.postgres_start()
     t_back = time.monotonic()
-    record = outcome(lab, job_id, t_back, wait_reclaimed(job_id, claim, timeout=STALE + 90),
-                     {"outage_seconds": round(t_back - t_fault, 2)})
+    record = outcome(
+        lab,
+        job_id,
+        t_back,
+        wait_reclaimed(job_id, claim, timeout=STALE + 90),
+        {"outage_seconds": round(t_back - t_fault, 2)},
+    )
     return record
 
 
-# -- HTTP --------------------------------------------------------------------------------------------
+# -- HTTP -------------------------------------------------------------------------------------
 def login() -> tuple[urllib.request.OpenerDirector, str]:
     jar = http.cookiejar.CookieJar()
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
     base = f"http://127.0.0.1:{WEB_PORT}"
     opener.open(f"{base}/accounts/login/", timeout=30).read()
     csrf = next(c.value for c in jar if c.name == "csrftoken")
-    data = urllib.parse.urlencode({"username": USER, "password": PASSWORD, "csrfmiddlewaretoken": csrf}).encode()
-    opener.open(urllib.request.Request(f"{base}/accounts/login/", data=data, headers={"Referer": base}),
-                timeout=30).read()
+    data = urllib.parse.urlencode(
+        {"username": USER, "password": PASSWORD, "csrfmiddlewaretoken": csrf}
+    ).encode()
+    opener.open(
+        urllib.request.Request(f"{base}/accounts/login/", data=data, headers={"Referer": base}),
+        timeout=30,
+    ).read()
     csrf = next(c.value for c in jar if c.name == "csrftoken")
     if not any(c.name == "sessionid" for c in jar):
         raise RuntimeError("could not log in to the web app")
@@ -386,8 +590,15 @@ def login() -> tuple[urllib.request.OpenerDirector, str]:
 
 def api_post(opener, csrf: str, path: str, payload: dict) -> tuple[int, dict]:
     request = urllib.request.Request(
-        f"http://127.0.0.1:{WEB_PORT}{path}", data=json.dumps(payload).encode(), method="POST",
-        headers={"Content-Type": "application/json", "X-CSRFToken": csrf, "Referer": f"http://127.0.0.1:{WEB_PORT}"})
+        f"http://127.0.0.1:{WEB_PORT}{path}",
+        data=json.dumps(payload).encode(),
+        method="POST",
+        headers={
+            "Content-Type": "application/json",
+            "X-CSRFToken": csrf,
+            "Referer": f"http://127.0.0.1:{WEB_PORT}",
+        },
+    )
     try:
         with opener.open(request, timeout=60) as response:
             return response.status, json.loads(response.read() or b"{}")
@@ -399,15 +610,19 @@ def api_post(opener, csrf: str, path: str, payload: dict) -> tuple[int, dict]:
             return exc.code, {"raw": body[:300].decode(errors="replace")}
 
 
-# -- the run -----------------------------------------------------------------------------------------
+# -- the run ----------------------------------------------------------------------------------
 def summarise(records: list[dict]) -> dict:
     seconds = [r["seconds_to_recover"] for r in records if r.get("seconds_to_recover") is not None]
     return {
-        "trials": len(records), "recovered": sum(bool(r.get("recovered")) for r in records),
-        "lost": sum(r.get("lost", 0) for r in records), "duplicated": sum(r.get("duplicated", 0) for r in records),
+        "trials": len(records),
+        "recovered": sum(bool(r.get("recovered")) for r in records),
+        "lost": sum(r.get("lost", 0) for r in records),
+        "duplicated": sum(r.get("duplicated", 0) for r in records),
         "final_status_right": sum(bool(r.get("final_status_right")) for r in records),
-        "seconds_to_recover": {"median": round(statistics.median(seconds), 2) if seconds else None,
-                               "max": max(seconds) if seconds else None},
+        "seconds_to_recover": {
+            "median": round(statistics.median(seconds), 2) if seconds else None,
+            "max": max(seconds) if seconds else None,
+        },
         "runs": records,
     }
 
@@ -430,9 +645,16 @@ def run(args) -> dict:
     workdir = Path(tempfile.mkdtemp(prefix="twentyq-faults-", dir="/tmp"))
     os.chmod(workdir, 0o755)
     lab = Lab(workdir, words=args.words, samples=args.samples)
-    results: dict = {"settings": {"JOB_STALE_SECONDS": STALE, "JOB_HEARTBEAT_SECONDS": HEARTBEAT,
-                                  "JOB_REAP_SECONDS": REAP, "JOB_REPUBLISH_SECONDS": REPUBLISH,
-                                  "games_per_job": args.words * args.samples, "trials": args.trials}}
+    results: dict = {
+        "settings": {
+            "JOB_STALE_SECONDS": STALE,
+            "JOB_HEARTBEAT_SECONDS": HEARTBEAT,
+            "JOB_REAP_SECONDS": REAP,
+            "JOB_REPUBLISH_SECONDS": REPUBLISH,
+            "games_per_job": args.words * args.samples,
+            "trials": args.trials,
+        }
+    }
     try:
         setup(lab)
         lab.housekeeping()
@@ -454,10 +676,16 @@ def run(args) -> dict:
                         record = scenario_pg_outage(lab, trial, args.pg_outage_seconds)
                     else:
                         record = globals()[f"scenario_{name}"](lab, trial)
-                except Exception as exc:  # a trial that could not even be set up counts as not recovered
+                except (
+                    Exception
+                ) as exc:  # a trial that could not even be set up counts as not recovered
                     record = {"recovered": False, "error": f"{type(exc).__name__}: {exc}"[:500]}
                 records.append(record)
-                print(json.dumps({"scenario": name, "trial": trial, **record}), file=sys.stderr, flush=True)
+                print(
+                    json.dumps({"scenario": name, "trial": trial, **record}),
+                    file=sys.stderr,
+                    flush=True,
+                )
             for extra in ("jobs-b", "jobs-busy", "web"):
                 lab.kill(extra, signal.SIGTERM)
             if "jobs-a" not in lab.procs:
@@ -471,13 +699,18 @@ def run(args) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=10)
-    parser.add_argument("--scenarios", default=",".join(SCENARIOS),
-                        type=lambda s: [x for x in s.split(",") if x])
+    parser.add_argument(
+        "--scenarios", default=",".join(SCENARIOS), type=lambda s: [x for x in s.split(",") if x]
+    )
     parser.add_argument("--words", type=int, default=30, help="words per evaluation job")
     parser.add_argument("--samples", type=int, default=2, help="games per word")
     parser.add_argument("--pg-outage-seconds", type=float, default=15.0)
-    parser.add_argument("--keep", action="store_true", help="keep the work folder (logs) under /tmp")
-    parser.add_argument("--no-save", action="store_true", help="print only; do not write bench/results/faults.json")
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the work folder (logs) under /tmp"
+    )
+    parser.add_argument(
+        "--no-save", action="store_true", help="print only; do not write bench/results/faults.json"
+    )
     args = parser.parse_args()
     unknown = set(args.scenarios) - set(SCENARIOS)
     if unknown:

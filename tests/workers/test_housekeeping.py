@@ -1,5 +1,5 @@
-"""Housekeeping (reaper, republish sweep, leaderboard refresh) has its own queue, consumed by its own
-worker process in every layout; `make run` serves with gunicorn and DEBUG off unless asked."""
+"""Housekeeping (reaper, republish sweep, leaderboard refresh) has its own queue, consumed by its
+own worker process in every layout; `make run` serves with gunicorn and DEBUG off unless asked."""
 
 from __future__ import annotations
 
@@ -57,7 +57,10 @@ def test_devrun_keeps_debug_off_unless_asked(monkeypatch):
     parser = devrun.Command().create_parser("manage.py", "devrun")
     assert parser.parse_args([]).debug is False
     assert parser.parse_args(["--debug"]).debug is True
-    assert devrun.environment(False)["DEBUG"] == "false" and devrun.environment(True)["DEBUG"] == "true"
+    assert (
+        devrun.environment(False)["DEBUG"] == "false"
+        and devrun.environment(True)["DEBUG"] == "true"
+    )
     monkeypatch.setenv("DEBUG", "true")
     assert devrun.Command().create_parser("manage.py", "devrun").parse_args([]).debug is True
 
@@ -65,14 +68,23 @@ def test_devrun_keeps_debug_off_unless_asked(monkeypatch):
 def test_the_embedded_settings_have_debug_off_by_default(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "DATABASE_URL")}
     env.update(DJANGO_SETTINGS_MODULE="webapp.settings.local", DATA_DIR=str(tmp_path))
-    out = subprocess.run([sys.executable, "-c", "from django.conf import settings; print(settings.DEBUG)"],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", "from django.conf import settings; print(settings.DEBUG)"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.stdout.strip() == "False", out.stderr
 
 
 def test_compose_has_a_housekeeping_worker_and_job_workers_do_not_consume_it():
     services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
-    queues = {name: s["command"][s["command"].index("-Q") + 1] for name, s in services.items()
-              if "worker" in s.get("command", [])}
+    queues = {
+        name: s["command"][s["command"].index("-Q") + 1]
+        for name, s in services.items()
+        if "worker" in s.get("command", [])
+    }
     assert queues.pop("housekeeping") == "housekeeping"
     assert queues and all("housekeeping" not in q for q in queues.values())

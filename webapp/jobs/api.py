@@ -22,15 +22,19 @@ class JobListSubmitApi(APIView):
         jobs = Job.objects.select_related("created_by").order_by("-created_at")[:100]
         return Response(JobOutputSerializer(jobs, many=True).data)
 
-    @extend_schema(request=JobSubmitInputSerializer, responses={202: JobOutputSerializer, 503: JobOutputSerializer})
+    @extend_schema(
+        request=JobSubmitInputSerializer,
+        responses={202: JobOutputSerializer, 503: JobOutputSerializer},
+    )
     def post(self, request):
-        """202 once queued; 503 with the stored job (its id and url) when the broker is unreachable:
-        the job stays queued and is published again automatically, so the client must not resubmit."""
+        """202 once queued; 503 with the stored job (its id and url) when the broker is down: the
+        job stays queued and is published again automatically, so the client must not resubmit."""
         data = validated(JobSubmitInputSerializer, request.data)
         try:
             job = services.job_submit(kind=data["kind"], params=data["config"], user=request.user)
         except services.JobNotPublished as exc:
-            body = {**JobOutputSerializer(Job.objects.get(pk=exc.job_id)).data, "detail": exc.message}
+            job = Job.objects.get(pk=exc.job_id)
+            body = {**JobOutputSerializer(job).data, "detail": exc.message}
             return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE,
                             headers={"Location": body["url"], "Retry-After": "30"})
         body = JobOutputSerializer(job).data

@@ -9,9 +9,9 @@ made. A worker that was paused, re-queued by the reaper and superseded by anothe
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -25,7 +25,7 @@ OWNED_STATUSES = (JobStatus.RUNNING, JobStatus.STOPPING)
 
 
 class JobFenced(Exception):
-    """This worker's claim on the job is no longer the latest (or the job left running): stop quietly."""
+    """This worker's claim on the job is superseded (or the job left running): stop quietly."""
 
 
 def job_output_path(job_id: int) -> Path:
@@ -52,7 +52,9 @@ class Fence:
 
     def _rows(self):
         rows = Job.objects.filter(pk=self.job_id)
-        return rows if self.claim is None else rows.filter(claim=self.claim, status__in=OWNED_STATUSES)
+        return (
+            rows if self.claim is None else rows.filter(claim=self.claim, status__in=OWNED_STATUSES)
+        )
 
     def holds(self) -> bool:
         return self._rows().exists()
@@ -71,7 +73,9 @@ class Fence:
         """A transaction that first takes the job row under this claim (so neither the reaper nor a
         new claim can move the job until it commits), then runs the caller's writes."""
         with transaction.atomic():
-            if connection.vendor == "postgresql":  # a paused worker must not hold the row lock for long
+            if (
+                connection.vendor == "postgresql"
+            ):  # a paused worker must not hold the row lock for long
                 seconds = int(settings.JOB_FENCE_IDLE_SECONDS)
                 with connection.cursor() as cursor:
                     cursor.execute(f"SET LOCAL idle_in_transaction_session_timeout = '{seconds}s'")
@@ -88,7 +92,7 @@ class DatabaseReporter:
         self._stop = False
 
     def fenced(self):
-        """A transaction for the caller's own writes (e.g. games) that holds only under this claim."""
+        """A transaction for the caller's own writes (e.g. games), only under this claim."""
         return self.fence.transaction()
 
     def ensure_owner(self) -> None:
@@ -97,21 +101,33 @@ class DatabaseReporter:
 
     def progress(self, fraction: float, message: str = "") -> None:
         fraction = min(max(float(fraction), 0.0), 1.0)
-        self.fence.update(progress=fraction, progress_message=message[:300], heartbeat_at=timezone.now())
+        self.fence.update(
+            progress=fraction, progress_message=message[:300], heartbeat_at=timezone.now()
+        )
 
     def metrics(self, step: int, values: dict[str, float]) -> None:
         with self.fenced():
-            Metric.objects.bulk_create([Metric(job_id=self.job_id, step=step, name=name[:100], value=float(v))
-                                        for name, v in values.items()])
+            Metric.objects.bulk_create(
+                [
+                    Metric(job_id=self.job_id, step=step, name=name[:100], value=float(v))
+                    for name, v in values.items()
+                ]
+            )
 
     def log(self, message: str, level: str = "info") -> None:
         with self.fenced():
-            JobLog.objects.create(job_id=self.job_id, level=level[:10], message=str(message)[:MAX_LOG_CHARS])
+            JobLog.objects.create(
+                job_id=self.job_id, level=level[:10], message=str(message)[:MAX_LOG_CHARS]
+            )
 
     def checkpoint(self, step, path, *, metrics=None, config=None, is_adapter=False) -> Checkpoint:
         with self.fenced():
             return Checkpoint.objects.create(
-                job_id=self.job_id, step=step, path=str(path), metrics=metrics or {}, config=config or {},
+                job_id=self.job_id,
+                step=step,
+                path=str(path),
+                metrics=metrics or {},
+                config=config or {},
                 is_adapter=is_adapter,
             )
 
@@ -120,7 +136,12 @@ class DatabaseReporter:
         size = path.stat().st_size if path.exists() and path.is_file() else 0
         with self.fenced():
             return Artifact.objects.create(
-                job_id=self.job_id, kind=kind, name=name, path=str(path), size_bytes=size, meta=meta or {}
+                job_id=self.job_id,
+                kind=kind,
+                name=name,
+                path=str(path),
+                size_bytes=size,
+                meta=meta or {},
             )
 
     def should_stop(self) -> bool:
@@ -131,7 +152,9 @@ class DatabaseReporter:
             row = Job.objects.filter(pk=self.job_id).values_list("status", "claim").first()
             if row is None:
                 self._stop = True
-            elif self.fence.claim is not None and (row[1] != self.fence.claim or row[0] not in OWNED_STATUSES):
+            elif self.fence.claim is not None and (
+                row[1] != self.fence.claim or row[0] not in OWNED_STATUSES
+            ):
                 raise JobFenced(f"job {self.job_id}: claim {self.fence.claim} was superseded")
             else:
                 self._stop = row[0] == JobStatus.STOPPING
@@ -141,5 +164,10 @@ class DatabaseReporter:
         ckpt = Checkpoint.objects.filter(job_id=self.job_id).order_by("-step", "-id").first()
         if ckpt is None:
             return None
-        return {"step": ckpt.step, "path": ckpt.path, "metrics": ckpt.metrics, "config": ckpt.config,
-                "is_adapter": ckpt.is_adapter}
+        return {
+            "step": ckpt.step,
+            "path": ckpt.path,
+            "metrics": ckpt.metrics,
+            "config": ckpt.config,
+            "is_adapter": ckpt.is_adapter,
+        }

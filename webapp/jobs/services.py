@@ -16,7 +16,13 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import InterfaceError, OperationalError, close_old_connections, connection, transaction
+from django.db import (
+    InterfaceError,
+    OperationalError,
+    close_old_connections,
+    connection,
+    transaction,
+)
 from django.db.models import Q
 from django.utils import timezone
 
@@ -41,7 +47,8 @@ class JobNotPublished(ApplicationError):
         super().__init__(
             f"job {job_id} is saved but the job queue is unreachable ({reason}); "
             "it will be queued again automatically once the queue is back",
-            extra={"id": job_id}, status=503,
+            extra={"id": job_id},
+            status=503,
         )
         self.job_id = job_id
 
@@ -81,8 +88,13 @@ def job_submit(*, kind: str, params: dict | None, user=None, retry_of: Job | Non
     config = registry.build_config(job_kind, params)
     job_kind.check_references(config)
     job = Job(
-        kind=kind, config=registry.config_to_dict(config), queue=job_kind.queue_for(config), created_by=user,
-        task_id=str(uuid.uuid4()), retry_of=retry_of, attempt=(retry_of.attempt + 1) if retry_of else 1,
+        kind=kind,
+        config=registry.config_to_dict(config),
+        queue=job_kind.queue_for(config),
+        created_by=user,
+        task_id=str(uuid.uuid4()),
+        retry_of=retry_of,
+        attempt=(retry_of.attempt + 1) if retry_of else 1,
     )
     job.full_clean()
     job.save()
@@ -97,17 +109,29 @@ def job_cancel(*, job: Job) -> Job:
     elif not _move(job.pk, [JobStatus.RUNNING], JobStatus.STOPPING):
         job.refresh_from_db()
         if job.status != JobStatus.STOPPING:
-            raise ApplicationError(f"job {job.pk} is {job.status}; only queued or running jobs can be cancelled", status=409)
+            raise ApplicationError(
+                f"job {job.pk} is {job.status}; only queued or running jobs can be cancelled",
+                status=409,
+            )
     job.refresh_from_db()
     return job
 
 
 @transaction.atomic
 def job_resume(*, job: Job) -> Job:
-    """Put a stopped or failed job back in the queue; its runner continues from the last checkpoint."""
-    if not _move(job.pk, [JobStatus.STOPPED, JobStatus.FAILED], JobStatus.QUEUED,
-                 error="", task_id=str(uuid.uuid4()), finished_at=None, published_at=None):
-        raise ApplicationError(f"job {job.pk} is {job.status}; only stopped or failed jobs can be resumed", status=409)
+    """Put a stopped or failed job back in the queue; its runner continues from its checkpoint."""
+    if not _move(
+        job.pk,
+        [JobStatus.STOPPED, JobStatus.FAILED],
+        JobStatus.QUEUED,
+        error="",
+        task_id=str(uuid.uuid4()),
+        finished_at=None,
+        published_at=None,
+    ):
+        raise ApplicationError(
+            f"job {job.pk} is {job.status}; only stopped or failed jobs can be resumed", status=409
+        )
     job.refresh_from_db()
     JobLog.objects.create(job=job, message="resumed")
     _enqueue(job)
@@ -119,11 +143,15 @@ def job_retry(*, job: Job, user=None) -> Job:
     if job.is_active:
         raise ApplicationError(f"job {job.pk} is still {job.status}", status=409)
     try:
-        return job_submit(kind=job.kind, params=job.config, user=user or job.created_by, retry_of=job)
+        return job_submit(
+            kind=job.kind, params=job.config, user=user or job.created_by, retry_of=job
+        )
     except ValidationError as exc:  # the kind or its config changed since the job ran
         problems = "; ".join(exc.messages)
-        raise ApplicationError(f"job {job.pk} cannot be retried: its stored config no longer validates "
-                               f"({problems}); launch a new job instead") from exc
+        raise ApplicationError(
+            f"job {job.pk} cannot be retried: its stored config no longer validates "
+            f"({problems}); launch a new job instead"
+        ) from exc
 
 
 class _Heartbeat(threading.Thread):
@@ -139,10 +167,13 @@ class _Heartbeat(threading.Thread):
             self.fence.update(heartbeat_at=now)
         except JobFenced:
             self.stopped.set()  # superseded: the runner stops at its next write or stop check
-            log.warning("job %s: claim %s superseded; heartbeats stop", self.fence.job_id, self.fence.claim)
+            log.warning(
+                "job %s: claim %s superseded; heartbeats stop", self.fence.job_id, self.fence.claim
+            )
         job_id = None if self.stopped.is_set() else self.fence.job_id
         WorkerHeartbeat.objects.update_or_create(
-            hostname=self.worker, defaults={"last_seen": now, "queues": self.queue, "active_job_id": job_id}
+            hostname=self.worker,
+            defaults={"last_seen": now, "queues": self.queue, "active_job_id": job_id},
         )
 
     def run(self) -> None:
@@ -152,7 +183,8 @@ class _Heartbeat(threading.Thread):
                     self.beat()
                 except Exception:  # a missed beat is not fatal; the reaper tolerates a few
                     log.exception("heartbeat failed for job %s", self.fence.job_id)
-                    connection.close_if_unusable_or_obsolete()  # reconnect once the database is back
+                    # reconnect once the database is back
+                    connection.close_if_unusable_or_obsolete()
         finally:
             connection.close()
 
@@ -168,8 +200,16 @@ def _claim(job_id: int, worker: str) -> int | None:
     if current is None:
         return None
     now = timezone.now()
-    claimed = _move(job_id, [JobStatus.QUEUED], JobStatus.RUNNING, where={"claim": current}, claim=current + 1,
-                    worker=worker, started_at=now, heartbeat_at=now)
+    claimed = _move(
+        job_id,
+        [JobStatus.QUEUED],
+        JobStatus.RUNNING,
+        where={"claim": current},
+        claim=current + 1,
+        worker=worker,
+        started_at=now,
+        heartbeat_at=now,
+    )
     return current + 1 if claimed else None
 
 
@@ -179,11 +219,22 @@ def _requeue_after_connection_loss(job: Job, claim: int, exc: BaseException) -> 
     if job.requeues >= MAX_REQUEUES:
         return False
     task_id = str(uuid.uuid4())
-    if not _move(job.pk, [JobStatus.RUNNING], JobStatus.QUEUED, where={"claim": claim},
-                 requeues=job.requeues + 1, task_id=task_id, worker="", published_at=None):
+    if not _move(
+        job.pk,
+        [JobStatus.RUNNING],
+        JobStatus.QUEUED,
+        where={"claim": claim},
+        requeues=job.requeues + 1,
+        task_id=task_id,
+        worker="",
+        published_at=None,
+    ):
         return False
-    JobLog.objects.create(job_id=job.pk, level="warning",
-                          message=f"database connection lost ({type(exc).__name__}); re-queued")
+    JobLog.objects.create(
+        job_id=job.pk,
+        level="warning",
+        message=f"database connection lost ({type(exc).__name__}); re-queued",
+    )
     try:
         with transaction.atomic():
             _enqueue(Job(pk=job.pk, queue=job.queue, task_id=task_id))
@@ -193,8 +244,12 @@ def _requeue_after_connection_loss(job: Job, claim: int, exc: BaseException) -> 
 
 
 def _superseded(job_id: int, claim: int) -> str:
-    log.warning("job %s: claim %s was superseded (re-queued and claimed again, or moved on); "
-                "this worker stops without writing", job_id, claim)
+    log.warning(
+        "job %s: claim %s was superseded (re-queued and claimed again, or moved on); "
+        "this worker stops without writing",
+        job_id,
+        claim,
+    )
     return "superseded"
 
 
@@ -222,34 +277,63 @@ def job_run(*, job_id: int, worker: str | None = None) -> str:
     except JobFenced:
         return _superseded(job_id, claim)
     except StopRequested:
-        if _move(job_id, [JobStatus.STOPPING], JobStatus.STOPPED, where=mine, finished_at=timezone.now()):
+        if _move(
+            job_id, [JobStatus.STOPPING], JobStatus.STOPPED, where=mine, finished_at=timezone.now()
+        ):
             JobLog.objects.create(job_id=job_id, message="stopped on request")
             return JobStatus.STOPPED
-        if _move(job_id, [JobStatus.RUNNING], JobStatus.FAILED, where=mine, finished_at=timezone.now(),
-                 error="the runner stopped without a stop request"):
+        if _move(
+            job_id,
+            [JobStatus.RUNNING],
+            JobStatus.FAILED,
+            where=mine,
+            finished_at=timezone.now(),
+            error="the runner stopped without a stop request",
+        ):
             return JobStatus.FAILED
         return _superseded(job_id, claim)
     except BaseException as exc:  # includes Celery's SoftTimeLimitExceeded
         close_old_connections()
-        if isinstance(exc, Exception) and not fence.holds():  # e.g. a unique key the new claim wrote first
+        if (
+            isinstance(exc, Exception) and not fence.holds()
+        ):  # e.g. a unique key the new claim wrote first
             return _superseded(job_id, claim)
-        if isinstance(exc, DatabaseConnectionLost) and _requeue_after_connection_loss(job, claim, exc):
+        if isinstance(exc, DatabaseConnectionLost) and _requeue_after_connection_loss(
+            job, claim, exc
+        ):
             return JobStatus.QUEUED
         message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         if isinstance(exc, ValidationError):
             message = f"invalid config: {exc.messages}"
-        if _move(job_id, [JobStatus.RUNNING, JobStatus.STOPPING], JobStatus.FAILED, where=mine,
-                 error=message[:5000], finished_at=timezone.now()):
-            JobLog.objects.create(job_id=job_id, level="error", message=traceback.format_exc()[-MAX_TRACE:])
+        if _move(
+            job_id,
+            [JobStatus.RUNNING, JobStatus.STOPPING],
+            JobStatus.FAILED,
+            where=mine,
+            error=message[:5000],
+            finished_at=timezone.now(),
+        ):
+            JobLog.objects.create(
+                job_id=job_id, level="error", message=traceback.format_exc()[-MAX_TRACE:]
+            )
         if not isinstance(exc, Exception):
             raise
         return JobStatus.FAILED
     finally:
         heartbeat.stopped.set()
         heartbeat.join(timeout=5)
-        WorkerHeartbeat.objects.filter(hostname=worker).update(active_job_id=None, last_seen=timezone.now())
-    if not _move(job_id, [JobStatus.RUNNING, JobStatus.STOPPING], JobStatus.FINISHED, where=mine,
-                 result=_jsonable(result), progress=1.0, finished_at=timezone.now()):
+        WorkerHeartbeat.objects.filter(hostname=worker).update(
+            active_job_id=None, last_seen=timezone.now()
+        )
+    if not _move(
+        job_id,
+        [JobStatus.RUNNING, JobStatus.STOPPING],
+        JobStatus.FINISHED,
+        where=mine,
+        result=_jsonable(result),
+        progress=1.0,
+        finished_at=timezone.now(),
+    ):
         return _superseded(job_id, claim)
     JobLog.objects.create(job_id=job_id, message="finished")
     return JobStatus.FINISHED
@@ -267,33 +351,61 @@ def _jsonable(result) -> dict:
 
 
 def jobs_reap_stale() -> dict[str, list[int]]:
-    """Jobs whose worker stopped sending heartbeats (killed, even by SIGKILL) are re-queued or failed."""
+    """Jobs whose worker stopped sending heartbeats (even after SIGKILL): re-queued or failed."""
     cutoff = timezone.now() - timezone.timedelta(seconds=settings.JOB_STALE_SECONDS)
     report: dict[str, list[int]] = {"requeued": [], "failed": [], "stopped": []}
     still_silent = {"heartbeat_at__lt": cutoff}  # a heartbeat after the select spares the job
     stale = Job.objects.filter(status__in=[JobStatus.RUNNING, JobStatus.STOPPING], **still_silent)
     for job in stale:
-        silence = f"no heartbeat from {job.worker or 'its worker'} since {job.heartbeat_at:%H:%M:%S}"
+        silence = (
+            f"no heartbeat from {job.worker or 'its worker'} since {job.heartbeat_at:%H:%M:%S}"
+        )
         if job.status == JobStatus.STOPPING:
-            if _move(job.pk, [JobStatus.STOPPING], JobStatus.STOPPED, where=still_silent,
-                     finished_at=timezone.now()):
-                JobLog.objects.create(job=job, level="warning", message=f"worker lost while stopping ({silence})")
+            if _move(
+                job.pk,
+                [JobStatus.STOPPING],
+                JobStatus.STOPPED,
+                where=still_silent,
+                finished_at=timezone.now(),
+            ):
+                JobLog.objects.create(
+                    job=job, level="warning", message=f"worker lost while stopping ({silence})"
+                )
                 report["stopped"].append(job.pk)
         elif job.requeues < MAX_REQUEUES:
-            if _move(job.pk, [JobStatus.RUNNING], JobStatus.QUEUED, where=still_silent,
-                     requeues=job.requeues + 1, task_id=str(uuid.uuid4()), worker="", published_at=None):
+            if _move(
+                job.pk,
+                [JobStatus.RUNNING],
+                JobStatus.QUEUED,
+                where=still_silent,
+                requeues=job.requeues + 1,
+                task_id=str(uuid.uuid4()),
+                worker="",
+                published_at=None,
+            ):
                 job.refresh_from_db()
-                JobLog.objects.create(job=job, level="warning", message=f"worker lost ({silence}); re-queued")
+                JobLog.objects.create(
+                    job=job, level="warning", message=f"worker lost ({silence}); re-queued"
+                )
                 report["requeued"].append(job.pk)
                 try:
                     with transaction.atomic():
                         _enqueue(job)
                 except JobNotPublished:
-                    pass  # stays queued and unpublished: jobs_republish_lost sends it once the broker is back
-        elif _move(job.pk, [JobStatus.RUNNING], JobStatus.FAILED, where=still_silent,
-                   finished_at=timezone.now(), error=f"worker lost ({silence}) after {job.requeues} re-queues"):
-            JobLog.objects.create(job=job, level="error",
-                                  message=f"worker lost ({silence}) after {job.requeues} re-queues; failed")
+                    pass  # stays unpublished: jobs_republish_lost sends it when the broker is back
+        elif _move(
+            job.pk,
+            [JobStatus.RUNNING],
+            JobStatus.FAILED,
+            where=still_silent,
+            finished_at=timezone.now(),
+            error=f"worker lost ({silence}) after {job.requeues} re-queues",
+        ):
+            JobLog.objects.create(
+                job=job,
+                level="error",
+                message=f"worker lost ({silence}) after {job.requeues} re-queues; failed",
+            )
             report["failed"].append(job.pk)
     return report
 
@@ -309,7 +421,9 @@ def broker_holds(queue: str, task_id: str) -> bool | None:
         client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
         needle = task_id.encode()
         waiting = client.lrange(queue, 0, -1)
-        return any(needle in m for m in waiting) or any(needle in m for m in client.hvals("unacked"))
+        return any(needle in m for m in waiting) or any(
+            needle in m for m in client.hvals("unacked")
+        )
     if url.startswith("filesystem://"):
         from pathlib import Path
 
@@ -330,25 +444,32 @@ def jobs_republish_lost() -> list[int]:
     are published again under the same task id. Safe with the claim: a job whose message turns
     out to exist twice is still claimed, and run, once."""
     now = timezone.now()
-    unpublished = Q(published_at__isnull=True, created_at__lt=now - timedelta(seconds=PUBLISH_GRACE_SECONDS))
+    unpublished = Q(
+        published_at__isnull=True, created_at__lt=now - timedelta(seconds=PUBLISH_GRACE_SECONDS)
+    )
     old = Q(published_at__lt=now - timedelta(seconds=settings.JOB_REPUBLISH_SECONDS))
     republished = []
-    for job in Job.objects.filter(unpublished | old, status=JobStatus.QUEUED).order_by("pk")[:REPUBLISH_BATCH]:
+    for job in Job.objects.filter(unpublished | old, status=JobStatus.QUEUED).order_by("pk")[
+        :REPUBLISH_BATCH
+    ]:
         try:
             if job.published_at is not None and broker_holds(job.queue, job.task_id) is not False:
-                continue  # the message is there (or we cannot tell and it was sent): wait for a worker
+                continue  # there (or unknowable, and it was sent): a worker will take it
         except Exception as exc:  # the broker is down: nothing to do until it is back
             log.warning("republish sweep: cannot ask the broker (%s)", exc)
             break
         # take the right to publish this job's message with a compare-and-set, so one sweep sends it
-        if not Job.objects.filter(pk=job.pk, status=JobStatus.QUEUED, task_id=job.task_id,
-                                  published_at=job.published_at).update(published_at=now):
+        if not Job.objects.filter(
+            pk=job.pk, status=JobStatus.QUEUED, task_id=job.task_id, published_at=job.published_at
+        ).update(published_at=now):
             continue
         try:
             _publish(job.pk, job.queue, job.task_id)
         except JobNotPublished:
             Job.objects.filter(pk=job.pk, published_at=now).update(published_at=None)
             break
-        JobLog.objects.create(job=job, level="warning", message="queued job's message was missing; published again")
+        JobLog.objects.create(
+            job=job, level="warning", message="queued job's message was missing; published again"
+        )
         republished.append(job.pk)
     return republished

@@ -22,7 +22,9 @@ SMOKE = {"message": "fenced", "steps": 2, "seconds_per_step": 0.0}
 
 @pytest.fixture
 def broker_down():
-    with mock.patch("workers.tasks.job_run_task.apply_async", side_effect=BrokerDown("connection refused")) as m:
+    with mock.patch(
+        "workers.tasks.job_run_task.apply_async", side_effect=BrokerDown("connection refused")
+    ) as m:
         yield m
 
 
@@ -43,15 +45,20 @@ def age(job: Job, seconds: float, **fields) -> None:
 def test_api_submit_with_the_broker_down_is_503_with_the_job_id_and_the_job_stays_queued(
     rclient, broker_down
 ):
-    response = rclient.post("/api/jobs/", {"kind": "smoke", "config": SMOKE}, content_type="application/json")
+    response = rclient.post(
+        "/api/jobs/", {"kind": "smoke", "config": SMOKE}, content_type="application/json"
+    )
     assert response.status_code == 503
     body = response.json()
     job = Job.objects.get(pk=body["id"])
     assert response["Location"] == body["url"] and "queued again automatically" in body["detail"]
     assert job.status == JobStatus.QUEUED and job.published_at is None and job.task_id
     broker_down.assert_called_once()
-    assert broker_down.call_args.kwargs == {"kwargs": {"job_id": job.pk}, "queue": job.queue,
-                                            "task_id": job.task_id}
+    assert broker_down.call_args.kwargs == {
+        "kwargs": {"job_id": job.pk},
+        "queue": job.queue,
+        "task_id": job.task_id,
+    }
 
 
 @pytest.mark.django_db(transaction=True)
@@ -65,7 +72,9 @@ def test_launch_form_with_the_broker_down_goes_to_the_run_page_with_a_warning(rc
 @pytest.mark.django_db(transaction=True)
 def test_a_published_job_records_when(rclient):
     with mock.patch("workers.tasks.job_run_task.apply_async") as apply_async:
-        response = rclient.post("/api/jobs/", {"kind": "smoke", "config": SMOKE}, content_type="application/json")
+        response = rclient.post(
+            "/api/jobs/", {"kind": "smoke", "config": SMOKE}, content_type="application/json"
+        )
     assert response.status_code == 202
     apply_async.assert_called_once()
     assert Job.objects.get(pk=response.json()["id"]).published_at is not None
@@ -73,8 +82,14 @@ def test_a_published_job_records_when(rclient):
 
 @pytest.mark.django_db(transaction=True)
 def test_reaper_requeue_with_the_broker_down_leaves_the_job_for_the_sweep(broker_down):
-    job = Job.objects.create(kind="smoke", config=SMOKE, status=JobStatus.RUNNING, task_id="t",
-                             heartbeat_at=timezone.now() - timedelta(hours=1), published_at=timezone.now())
+    job = Job.objects.create(
+        kind="smoke",
+        config=SMOKE,
+        status=JobStatus.RUNNING,
+        task_id="t",
+        heartbeat_at=timezone.now() - timedelta(hours=1),
+        published_at=timezone.now(),
+    )
     assert services.jobs_reap_stale()["requeued"] == [job.pk]
     job.refresh_from_db()
     assert job.status == JobStatus.QUEUED and job.published_at is None and job.requeues == 1
@@ -94,7 +109,9 @@ def test_sweep_sends_an_unpublished_job_once_when_the_broker_is_back(broker_down
     assert services.jobs_republish_lost() == [job.pk]
     assert services.jobs_republish_lost() == []  # once
     sent = [c for c in broker_down.call_args_list if c.kwargs["task_id"] == job.task_id]
-    assert len(sent) == 3  # the submit, the sweep while the broker was down, the one that went through
+    assert (
+        len(sent) == 3
+    )  # the submit, the sweep while the broker was down, the one that went through
     assert Job.objects.get(pk=job.pk).published_at is not None
     assert JobLog.objects.filter(job=job, message__contains="published again").count() == 1
 
@@ -108,7 +125,11 @@ def test_sweep_republishes_a_lost_message_exactly_once_and_leaves_held_ones_alon
     services._publish(job.pk, queue, job.task_id)
     try:
         assert services.broker_holds(queue, job.task_id) is True
-        age(job, settings.JOB_REPUBLISH_SECONDS + 1, published_at=timezone.now() - timedelta(hours=1))
+        age(
+            job,
+            settings.JOB_REPUBLISH_SECONDS + 1,
+            published_at=timezone.now() - timedelta(hours=1),
+        )
         assert services.jobs_republish_lost() == []  # held: a worker will take it
         _drop_messages(queue)
         assert services.broker_holds(queue, job.task_id) is False
@@ -128,7 +149,9 @@ def _drop_messages(queue: str) -> None:
     else:
         from pathlib import Path
 
-        for path in Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"]).glob(f"*.{queue}.msg"):
+        for path in Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"]).glob(
+            f"*.{queue}.msg"
+        ):
             path.unlink()
 
 
@@ -136,7 +159,9 @@ def _drop_messages(queue: str) -> None:
 def test_sweep_leaves_running_finished_and_fresh_jobs_alone():
     fresh = Job.objects.create(kind="smoke", config=SMOKE, task_id="a")
     running = Job.objects.create(kind="smoke", config=SMOKE, task_id="b", status=JobStatus.RUNNING)
-    finished = Job.objects.create(kind="smoke", config=SMOKE, task_id="c", status=JobStatus.FINISHED)
+    finished = Job.objects.create(
+        kind="smoke", config=SMOKE, task_id="c", status=JobStatus.FINISHED
+    )
     for job in (running, finished):
         age(job, 3600)
     with mock.patch("workers.tasks.job_run_task.apply_async") as apply_async:
@@ -165,7 +190,7 @@ def test_claims_count_up_and_a_second_claim_of_the_same_queued_state_loses():
     assert Job.objects.get(pk=job.pk).worker == "w2"
 
 
-# --- fencing: a superseded worker's writes are refused ---------------------------------------------
+# --- fencing: a superseded worker's writes are refused ----------------------------------------
 @pytest.fixture
 def superseded(db):
     """A job claimed by w1 (claim 1), re-queued by the reaper and claimed by w2 (claim 2)."""
@@ -180,8 +205,12 @@ def superseded(db):
 
 def test_stale_status_moves_are_refused(superseded):
     for target in (JobStatus.FINISHED, JobStatus.FAILED):
-        assert not services._move(superseded.pk, [JobStatus.RUNNING], target, where=Fence(superseded.pk, 1).where)
-    assert services._move(superseded.pk, [JobStatus.RUNNING], JobStatus.FINISHED, where=Fence(superseded.pk, 2).where)
+        assert not services._move(
+            superseded.pk, [JobStatus.RUNNING], target, where=Fence(superseded.pk, 1).where
+        )
+    assert services._move(
+        superseded.pk, [JobStatus.RUNNING], JobStatus.FINISHED, where=Fence(superseded.pk, 2).where
+    )
 
 
 def test_stale_heartbeat_is_refused_and_stops(superseded):
@@ -211,7 +240,11 @@ def test_stale_progress_metric_log_checkpoint_and_artifact_writes_are_refused(su
             write()
     job = Job.objects.get(pk=superseded.pk)
     assert job.progress == 0 and job.status == JobStatus.RUNNING and job.claim == 2
-    assert not Metric.objects.exists() and not Checkpoint.objects.exists() and not JobLog.objects.exists()
+    assert (
+        not Metric.objects.exists()
+        and not Checkpoint.objects.exists()
+        and not JobLog.objects.exists()
+    )
     assert not job.artifacts.exists()
     owner = DatabaseReporter(superseded, fence=Fence(superseded.pk, 2))
     owner.metrics(5, {"loss": 1.0})
@@ -227,7 +260,9 @@ def test_a_stale_fenced_transaction_writes_nothing(superseded):
 
 
 def test_writes_after_the_job_left_running_are_refused_even_under_the_latest_claim(superseded):
-    Job.objects.filter(pk=superseded.pk).update(status=JobStatus.QUEUED)  # re-queued, not claimed yet
+    Job.objects.filter(pk=superseded.pk).update(
+        status=JobStatus.QUEUED
+    )  # re-queued, not claimed yet
     with pytest.raises(JobFenced):
         DatabaseReporter(superseded, fence=Fence(superseded.pk, 2)).metrics(1, {"x": 1.0})
 
@@ -237,9 +272,13 @@ def test_a_training_callback_will_not_save_a_checkpoint_folder_once_fenced(super
 
     from training.common.trainer import ReporterCallback
 
-    callback = ReporterCallback(DatabaseReporter(superseded, fence=Fence(superseded.pk, 1)), {}, is_adapter=False)
+    callback = ReporterCallback(
+        DatabaseReporter(superseded, fence=Fence(superseded.pk, 1)), {}, is_adapter=False
+    )
     control = TrainerControl(should_save=True)
-    callback.reporter._last_poll = float("inf")  # the rate-limited stop poll is not what fences here
+    callback.reporter._last_poll = float(
+        "inf"
+    )  # the rate-limited stop poll is not what fences here
     with pytest.raises(JobFenced):
         callback.on_step_end(None, TrainerState(), control)
 
@@ -248,11 +287,14 @@ def test_a_training_callback_will_not_save_a_checkpoint_folder_once_fenced(super
 def _runner_that_is_superseded(then):
     """A runner whose worker is paused mid-run: meanwhile the reaper re-queues the job and another
     worker claims and finishes it; then this one wakes and does `then(reporter)`."""
+
     def run(config, reporter):
         reporter.metrics(0, {"before": 1.0})
         Job.objects.filter(pk=reporter.job_id).update(status=JobStatus.QUEUED)
         assert services._claim(reporter.job_id, "other-worker") == 2
-        Job.objects.filter(pk=reporter.job_id).update(status=JobStatus.FINISHED, result={"by": "other"})
+        Job.objects.filter(pk=reporter.job_id).update(
+            status=JobStatus.FINISHED, result={"by": "other"}
+        )
         then(reporter)
         return {"by": "stale"}
 
@@ -271,11 +313,15 @@ def _wake_and_finish(reporter):
     pass
 
 
-@pytest.mark.django_db(transaction=True)  # job_run closes a connection left in an error, as in a worker
+@pytest.mark.django_db(
+    transaction=True
+)  # job_run closes a connection left in an error, as in a worker
 @pytest.mark.parametrize("then", [_wake_and_write, _wake_and_hit_a_unique_key, _wake_and_finish])
 def test_a_superseded_worker_neither_fails_nor_overwrites_the_job(then):
     job = Job.objects.create(kind="smoke", config=SMOKE, task_id="t")
-    with mock.patch.object(registry.JobKind, "runner_fn", return_value=_runner_that_is_superseded(then)):
+    with mock.patch.object(
+        registry.JobKind, "runner_fn", return_value=_runner_that_is_superseded(then)
+    ):
         assert services.job_run(job_id=job.pk, worker="paused-worker") == "superseded"
     job.refresh_from_db()
     assert job.status == JobStatus.FINISHED and job.result == {"by": "other"} and job.error == ""
@@ -292,12 +338,21 @@ def test_a_lost_database_connection_requeues_the_job_instead_of_failing_it():
         raise OperationalError("server closed the connection unexpectedly")
 
     job = Job.objects.create(kind="smoke", config=SMOKE, task_id="t")
-    with mock.patch.object(registry.JobKind, "runner_fn", return_value=run), \
-            mock.patch("workers.tasks.job_run_task.apply_async") as apply_async:
+    with (
+        mock.patch.object(registry.JobKind, "runner_fn", return_value=run),
+        mock.patch("workers.tasks.job_run_task.apply_async") as apply_async,
+    ):
         assert services.job_run(job_id=job.pk) == JobStatus.QUEUED
         job.refresh_from_db()
-        assert job.status == JobStatus.QUEUED and job.requeues == 1 and job.error == "" and job.task_id != "t"
-        apply_async.assert_called_once_with(kwargs={"job_id": job.pk}, queue=job.queue, task_id=job.task_id)
+        assert (
+            job.status == JobStatus.QUEUED
+            and job.requeues == 1
+            and job.error == ""
+            and job.task_id != "t"
+        )
+        apply_async.assert_called_once_with(
+            kwargs={"job_id": job.pk}, queue=job.queue, task_id=job.task_id
+        )
         Job.objects.filter(pk=job.pk).update(requeues=services.MAX_REQUEUES)
         assert services.job_run(job_id=job.pk) == JobStatus.FAILED  # not for ever
     assert "server closed the connection" in Job.objects.get(pk=job.pk).error
