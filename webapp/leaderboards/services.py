@@ -13,14 +13,19 @@ Boards
   ``games.metrics.summarise`` does), mean turns (all / solved), games, words. Rows with fewer than
   ``PRELIMINARY_GAMES`` games are marked preliminary. An index snapshot (board ``models_index``)
   lists the keys.
-- ``humans``: person-asks games by signed-in player: win rate with a Wilson interval, mean
-  questions in won games; ranked by the interval's lower end so one lucky game does not top the
-  board. Guests (no account) are pooled into one unranked "guests" row at the end.
-- ``ability``: one Rasch fit over people (person-asks games) and guesser models (model-vs-model
-  games) with words as items, so people and models are ranked on one scale.
+- ``humans``: person-asks games played under the strict win rule (as people play since issue 22;
+  older reference-rule games, which a question listing many words could win, do not count), by
+  signed-in player: win rate with a Wilson interval, mean questions in won games; ranked by the
+  interval's lower end so one lucky game does not top the board. Guests (no account) are pooled
+  into one unranked "guests" row at the end. The meta lists the word lists the games drew from.
+- ``ability``: one Rasch fit over people (their strict-rule games) and guesser models (model-vs-model
+  games) with words as items, so people and models are ranked on one scale; a model's win counts
+  only if its winning question also wins under the strict rule, so everyone is on one rule.
 
-Won and lost games count; abandoned ones do not (the humans board shows how many a player
-abandoned). Games without ``max_turns`` in their config count as 20-turn games, without
+Model-vs-model games count only when the evaluation job that played them finished: a cancelled,
+stopped, failed or still running job's games (a partial sample) never reach a board or the
+ability scale (its run page shows them as partial results). Won and lost games count; abandoned
+ones do not (the humans board shows how many a player abandoned). Games without ``max_turns`` in their config count as 20-turn games, without
 ``win_rule`` as reference-rule games (the defaults).
 
 History: a refresh whose numbers equal the newest snapshot's only stamps ``meta.checked_at`` on
@@ -33,10 +38,10 @@ import json
 import math
 from collections import defaultdict
 from datetime import datetime
-from typing import Any
+from typing import Any, Iterable
 
 from django.db import transaction
-from django.db.models import Count, F, Max, Q, Sum
+from django.db.models import Count, F, Max, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -45,6 +50,7 @@ from games.metrics import mean_at_k_interval, pass_at_k, wilson_interval, won_un
 from games.rating import rasch_fit, theta_interval
 from games.types import WIN_RULES, GameConfig
 from webapp.catalog.models import ModelSpec, WordList
+from webapp.jobs.models import JobStatus
 from webapp.leaderboards.models import LeaderboardSnapshot
 from webapp.play.models import Game, GameMode, GameOutcome, Turn
 
@@ -57,6 +63,7 @@ DEFAULT_MAX_TURNS = GameConfig().max_turns
 DEFAULT_WIN_RULE = GameConfig().win_rule
 FINISHED = (GameOutcome.WON, GameOutcome.LOST)
 _WON = Q(outcome=GameOutcome.WON)
+PEOPLE_RULE = ABILITY_RULE = "strict"  # the rule people play under (webapp.play.services)
 DIGITS = 6
 
 
@@ -99,9 +106,18 @@ def _ability_turns_q() -> Q:
 
 # --- the boards --------------------------------------------------------------------------------
 
-def models_boards() -> tuple[list[dict], dict[str, tuple[list[dict], dict]]]:
-    """(index rows, {key: (rows, meta)}) for every word list / judge / max turns / win rule with model games."""
-    games = Game.objects.filter(mode=GameMode.MODEL_VS_MODEL, outcome__in=FINISHED, guesser__isnull=False)
+def model_games(finishing_jobs: Iterable[int] = ()) -> QuerySet[Game]:
+    """Model-vs-model games that count: won or lost, of evaluation jobs that finished (and of
+    `finishing_jobs`, whose runner is storing its result right now)."""
+    done = Q(job__status=JobStatus.FINISHED) | Q(job_id__in=list(finishing_jobs))
+    return Game.objects.filter(done, mode=GameMode.MODEL_VS_MODEL, outcome__in=FINISHED,
+                               guesser__isnull=False, job__isnull=False)
+
+
+def models_boards(finishing_jobs: Iterable[int] = ()) -> tuple[list[dict], dict[str, tuple[list[dict], dict]]]:
+    """(index rows, {key: (rows, meta)}) for every word list / judge / max turns / win rule with
+    model games (see model_games)."""
+    games = model_games(finishing_jobs)
     per_word = (
         games.values("guesser_id", "word_list_id", "judge_id", "config__max_turns", "config__win_rule", "secret")
         .annotate(n=Count("id"), wins=Count("id", filter=_WON), turns=Sum("n_turns"),
@@ -152,13 +168,14 @@ def models_boards() -> tuple[list[dict], dict[str, tuple[list[dict], dict]]]:
             f"{wl['name']} v{wl['version']}" if wl else "no word list",
             f"judge {judge['name']}" if judge else "no judge",
             f"{max_turns} turns",
-            *([f"{win_rule} rule"] if win_rule != DEFAULT_WIN_RULE else []),
+            f"{win_rule} rule",
         ])
         key = models_key(wl_id, judge_id, max_turns, win_rule)
         last = max((r["last_game_at"] for r in rows if r["last_game_at"]), default=None)
+        ks = sorted({r["k"] for r in rows})
         meta = {"label": label, "word_list": word_list, "judge": judge, "max_turns": max_turns, "win_rule": win_rule,
                 "games": sum(r["games"] for r in rows), "guessers": len(rows), "last_game_at": last,
-                "preliminary_games": PRELIMINARY_GAMES}
+                "preliminary_games": PRELIMINARY_GAMES, "k_min": ks[0], "k_max": ks[-1]}
         boards[key] = (rows, meta)
         index.append({"key": key, "label": label, "word_list": word_list, "judge": judge, "max_turns": max_turns,
                       "win_rule": win_rule, "games": meta["games"], "guessers": len(rows), "last_game_at": last})
@@ -180,11 +197,23 @@ def _other_rule(rule: str) -> str:
     return next(r for r in WIN_RULES if r != rule)
 
 
-def _winning_questions(games):
+def _not_won_under(games, rule: str) -> set[int]:
+    """Ids of won games whose winning question does not win under `rule`."""
+    out = set()
+    for won in _winning_questions(games, with_pk=True):
+        stored = won["game__config"] if isinstance(won["game__config"], dict) else {}
+        played = _win_rule(stored.get("win_rule"))
+        if not won_under(rule, won=True, played_rule=played, question=won["question"], secret=won["game__secret"],
+                         config=_game_config(stored)):
+            out.add(won["game_id"])
+    return out
+
+
+def _winning_questions(games, with_pk: bool = False):
     """The last question of every won game (the one that won), with what re-judging it needs."""
     return (Turn.objects.filter(game__in=games.filter(_WON), index=F("game__n_turns") - 1)
             .values("question", "game__secret", "game__config", "game__guesser_id", "game__word_list_id",
-                    "game__judge_id").order_by().iterator())
+                    "game__judge_id", *(["game_id"] if with_pk else [])).order_by().iterator())
 
 
 def _model_row(guesser_id: int, name: str, words: dict[str, list], win_rule: str) -> dict:
@@ -212,9 +241,15 @@ def _model_row(guesser_id: int, name: str, words: dict[str, list], win_rule: str
     }
 
 
+def _people_games() -> QuerySet[Game]:
+    """Person-asks games played under the people's rule."""
+    return Game.objects.filter(mode=GameMode.HUMAN_GUESSER, config__win_rule=PEOPLE_RULE)
+
+
 def humans_board() -> tuple[list[dict], dict]:
+    people = _people_games()
     per_player = (
-        Game.objects.filter(mode=GameMode.HUMAN_GUESSER, outcome__in=(*FINISHED, GameOutcome.ABANDONED))
+        people.filter(outcome__in=(*FINISHED, GameOutcome.ABANDONED))
         .values("player_id", "player__username")
         .annotate(games=Count("id", filter=Q(outcome__in=FINISHED)), wins=Count("id", filter=_WON),
                   abandoned=Count("id", filter=Q(outcome=GameOutcome.ABANDONED)),
@@ -243,22 +278,28 @@ def humans_board() -> tuple[list[dict], dict]:
         row["rank"] = rank
     if guests:
         rows.append(guests)  # everyone without an account, pooled; not ranked
+    lists = (people.filter(outcome__in=FINISHED).values("word_list__name", "word_list__version")
+             .annotate(games=Count("id")).order_by("-games", "word_list__name"))
     meta = {"players": sum(1 for r in rows if r["kind"] == "user"),
             "games": sum(r["games"] for r in rows), "guest_games": guests["games"] if guests else 0,
-            "ranked_by": "lower end of the 95% Wilson interval of the win rate"}
+            "ranked_by": "lower end of the 95% Wilson interval of the win rate", "win_rule": PEOPLE_RULE,
+            "word_lists": [{"name": wl["word_list__name"] or "a chosen word", "version": wl["word_list__version"],
+                            "games": wl["games"]} for wl in lists]}
     return rows, meta
 
 
-def ability_board() -> tuple[list[dict], dict]:
+def ability_board(finishing_jobs: Iterable[int] = ()) -> tuple[list[dict], dict]:
     turns = _ability_turns_q()
-    humans = (Game.objects.filter(turns, mode=GameMode.HUMAN_GUESSER, outcome__in=FINISHED, player__isnull=False)
+    humans = (_people_games().filter(turns, outcome__in=FINISHED, player__isnull=False)
               .order_by("pk").values_list("player_id", "secret", "outcome"))
-    models = (Game.objects.filter(turns, mode=GameMode.MODEL_VS_MODEL, outcome__in=FINISHED, guesser__isnull=False)
-              .order_by("pk").values_list("guesser_id", "secret", "outcome"))
+    models = model_games(finishing_jobs).filter(turns)
+    lost_under_rule = _not_won_under(models, ABILITY_RULE)
     responses = [(("human", pid), _word(secret), outcome == GameOutcome.WON) for pid, secret, outcome in humans.iterator()]
-    responses += [(("model", gid), _word(secret), outcome == GameOutcome.WON) for gid, secret, outcome in models.iterator()]
+    responses += [(("model", gid), _word(secret), outcome == GameOutcome.WON and pk not in lost_under_rule)
+                  for pk, gid, secret, outcome in models.order_by("pk")
+                  .values_list("pk", "guesser_id", "secret", "outcome").iterator()]
     meta: dict[str, Any] = {"max_turns": ABILITY_MAX_TURNS, "responses": len(responses),
-                            "preliminary_games": ABILITY_PRELIMINARY_GAMES}
+                            "preliminary_games": ABILITY_PRELIMINARY_GAMES, "win_rule": ABILITY_RULE}
     if not responses:
         return [], {**meta, "players": 0, "words": 0}
     fit = rasch_fit(responses)
@@ -308,12 +349,14 @@ def _snapshot_store(*, board: str, key: str, rows: list, meta: dict, now: dateti
     return True
 
 
-def leaderboards_refresh(*, now: datetime | None = None) -> dict:
-    """Compute every board from the games and store the snapshots (the beat task calls this)."""
+def leaderboards_refresh(*, now: datetime | None = None, finishing_jobs: Iterable[int] = ()) -> dict:
+    """Compute every board from the games and store the snapshots (the beat task calls this).
+    `finishing_jobs`: evaluation jobs whose runner calls this just before the job is marked
+    finished, so their games count already."""
     now = now or timezone.now()
-    index, boards = models_boards()
+    index, boards = models_boards(finishing_jobs)
     humans = humans_board()
-    ability = ability_board()
+    ability = ability_board(finishing_jobs)
     written = 0
     with transaction.atomic():
         for key, (rows, meta) in boards.items():

@@ -28,10 +28,14 @@ def word_list(db):
 
 @pytest.fixture
 def make_game(db):
-    """make_game(secret, won, n_turns, **fields): one finished game (model vs model unless mode= says otherwise)."""
+    """make_game(secret, won, n_turns, **fields): one finished game (model vs model unless mode= says
+    otherwise). A model game belongs to a finished evaluation job and a person's game is played
+    under the strict rule, unless job= or config= say otherwise: only those count on the boards."""
+    from webapp.jobs.models import Job
     from webapp.play.models import Game
 
     counter = {"n": 0}
+    finished_job = Job.objects.create(kind="evaluation", status="finished")
 
     def make(secret: str, won: bool | None, n_turns: int = 10, *, max_turns: int | None = 20, outcome: str | None = None,
              **fields):
@@ -40,7 +44,11 @@ def make_game(db):
         status = {"won": "finished", "lost": "finished", "abandoned": "abandoned", "playing": "playing"}[outcome]
         fields.setdefault("mode", "model")
         fields.setdefault("finished_at", T0 + timedelta(minutes=counter["n"]))
-        fields.setdefault("config", {"max_turns": max_turns} if max_turns is not None else {})
+        rule = {"win_rule": "strict"} if fields["mode"] == "human_guesser" else {}
+        fields.setdefault("config", {"max_turns": max_turns, **rule} if max_turns is not None else rule)
+        if fields["mode"] == "model":
+            fields.setdefault("job", finished_job)
+            fields.setdefault("sample_index", counter["n"])  # a job stores each (word, sample) once
         return Game.objects.create(secret=secret, outcome=outcome, status=status, n_turns=n_turns, **fields)
 
     return make

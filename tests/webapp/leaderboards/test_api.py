@@ -36,7 +36,7 @@ def test_models_board_default_key_rows_and_key_list(client, refreshed):
     assert [k["max_turns"] for k in body["keys"]] == [20, 50]
     assert {k["win_rule"] for k in body["keys"]} == {"reference"}
     assert body["keys"][0]["word_list"] == {"id": wl.pk, "name": "test/words", "version": 2}
-    assert body["computed_at"] and body["checked_at"] and body["meta"]["label"].endswith("20 turns")
+    assert body["computed_at"] and body["checked_at"] and body["meta"]["label"].endswith("20 turns · reference rule")
 
     other = client.get(URL, {"board": "models", "key": models_key(wl.pk, kb.pk, 50)}).json()
     assert other["key"].endswith("turns:50") and other["rows"][0]["games"] == 1

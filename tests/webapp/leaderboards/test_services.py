@@ -67,7 +67,8 @@ def test_models_board_numbers_on_two_guessers_three_words_k2(two_guessers):
     assert first["preliminary"] and second["preliminary"]  # 6 < PRELIMINARY_GAMES
     assert first["last_game_at"] == (T0 + timedelta(minutes=12)).isoformat()
 
-    assert snapshot.meta["label"] == "test/words v2 · judge kb · 20 turns"
+    assert snapshot.meta["label"] == "test/words v2 · judge kb · 20 turns · reference rule"
+    assert (snapshot.meta["k_min"], snapshot.meta["k_max"]) == (2, 2)
     assert snapshot.meta["games"] == 12 and snapshot.meta["max_turns"] == 20
     assert snapshot.meta["judge"] == {"id": kb.pk, "name": "kb"}
 
@@ -96,12 +97,14 @@ def test_uneven_samples_use_the_smallest_count_as_k(spec, make_game):
 
 
 def test_preliminary_mark_goes_at_the_threshold(spec, make_game):
+    from webapp.jobs.models import Job
     from webapp.play.models import Game
 
     many, few = spec("many"), spec("few")
+    job = Job.objects.create(kind="evaluation", status="finished")
     Game.objects.bulk_create([
         Game(mode="model", secret=f"w{i % 50}", guesser=many, outcome="won" if i % 3 else "lost", status="finished",
-             n_turns=12, config={"max_turns": 20}, finished_at=T0)
+             n_turns=12, config={"max_turns": 20}, finished_at=T0, job=job, sample_index=i)
         for i in range(PRELIMINARY_GAMES)
     ])
     for i in range(PRELIMINARY_GAMES - 1):
@@ -257,7 +260,7 @@ def test_models_board_reports_success_under_both_win_rules(spec, word_list, make
 
     reference = leaderboard_latest("models", models_key(word_list.pk, kb.pk, 20))
     (row,) = reference.rows
-    assert reference.meta["win_rule"] == "reference" and reference.meta["label"] == "test/words v2 · judge kb · 20 turns"
+    assert reference.meta["win_rule"] == "reference" and reference.meta["label"] == "test/words v2 · judge kb · 20 turns · reference rule"
     # per word (jacket, city, bread): reference 1, 1/2, 1; strict 1/2, 0, 1
     assert row["success"] == row["reference_success"] == pytest.approx(2.5 / 3, abs=1e-6)
     assert row["strict_success"] == pytest.approx(1.5 / 3, abs=1e-6)

@@ -56,14 +56,14 @@ def test_models_key_selector_switches_board_and_htmx_gets_only_the_table(client,
     other = models_key(boards["word_list"].pk, boards["kb"].pk, 50)
     html = client.get(URL, {"key": other}).content.decode()
     assert f'<option value="{other}" selected>' in html
-    assert "test/words v2 · judge kb · 50 turns</caption>" in html
+    assert "test/words v2 · judge kb · 50 turns · reference rule</caption>" in html
 
     partial = client.get(URL, {"key": other, "board": "models"}, HTTP_HX_REQUEST="true").content.decode()
     assert partial.lstrip().startswith('<div id="models-board">')
-    assert "<html" not in partial and "50 turns</caption>" in partial
+    assert "<html" not in partial and "50 turns · reference rule</caption>" in partial
 
     missing = client.get(URL, {"key": "wl:999|judge:-|turns:20"}).content.decode()
-    assert "does not exist" in missing and "20 turns</caption>" in missing
+    assert "does not exist" in missing and "20 turns · reference rule</caption>" in missing
 
 
 def test_page_renders_before_anything_was_computed(client, db):

@@ -75,7 +75,7 @@ def run(config: EvaluationConfig, reporter) -> dict:
     results = {**evaluation_results(job_id, k=config.samples), **progress, "skipped_words": skipped}
     from webapp.leaderboards.services import leaderboards_refresh
 
-    leaderboards_refresh()  # the new results show on the leaderboard right away
+    leaderboards_refresh(finishing_jobs=[job_id])  # on the boards right away (finished next)
     return results
 
 
