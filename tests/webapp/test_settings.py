@@ -102,3 +102,58 @@ def test_healthz_answers_before_host_checks_and_https_redirects(client, settings
     response = client.get("/healthz", HTTP_HOST="127.0.0.1:8000")
     assert response.status_code == 200 and response.content == b"ok\n"
     assert client.get("/", HTTP_HOST="127.0.0.1:8000").status_code == 400  # other paths: host checked
+
+
+def _compose() -> dict:
+    import yaml
+
+    return yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+
+
+def test_compose_flower_needs_a_login_and_listens_on_loopback_only():
+    flower = _compose()["flower"]
+    script = flower["command"][-1].replace("$$", "$")  # compose turns $$ into $
+    assert "--basic-auth=\"$FLOWER_BASIC_AUTH\"" in script
+    assert all(port.startswith("127.0.0.1:") for port in flower["ports"])
+    env = {k: v for k, v in os.environ.items() if k != "FLOWER_BASIC_AUTH"}
+    refused = subprocess.run(["sh", "-c", script.replace("exec celery", "exec echo celery")], env=env,
+                             capture_output=True, text=True, timeout=10)
+    assert refused.returncode != 0 and "FLOWER_BASIC_AUTH" in refused.stderr
+    started = subprocess.run(["sh", "-c", script.replace("exec celery", "exec echo celery")],
+                             env={**env, "FLOWER_BASIC_AUTH": "ops:a-long-password"},
+                             capture_output=True, text=True, timeout=10)
+    assert started.returncode == 0 and "--basic-auth=ops:a-long-password" in started.stdout
+
+
+def test_compose_trusts_forwarded_headers_only_behind_its_tls_proxy():
+    services = _compose()
+    web = services["web"]
+    assert web["environment"]["BEHIND_TLS_PROXY"] == "true" and web["environment"]["TRUSTED_PROXIES"] == "1"
+    assert all(port.startswith("127.0.0.1:") for port in web["ports"])  # clients reach it via the proxy
+    proxy = services["proxy"]
+    assert "reverse-proxy" in proxy["command"] and "web:8000" in proxy["command"]
+    assert "/healthz" in " ".join(web["healthcheck"]["test"])
+
+
+def test_production_uses_session_and_token_auth_a_csp_and_the_login_lockout(tmp_path):
+    code = ("import django; django.setup(); from django.conf import settings as s; "
+            "print(s.REST_FRAMEWORK['DEFAULT_AUTHENTICATION_CLASSES']); "
+            "print(s.CONTENT_SECURITY_POLICY['DIRECTIVES']['script-src']); "
+            "print(s.AUTHENTICATION_BACKENDS[0], s.REST_FRAMEWORK['NUM_PROXIES'])")
+    env = {**{k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}, **PRODUCTION,
+           "DATA_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    auth, script_src, axes = out.stdout.strip().splitlines()
+    assert "BasicAuthentication" not in auth and "TokenAuthentication" in auth and "Session" in auth
+    assert script_src == "[\"'self'\"]"
+    assert axes == "axes.backends.AxesStandaloneBackend 0"
+
+
+@pytest.mark.django_db
+def test_pages_carry_a_content_security_policy_without_unsafe_inline(client):
+    policy = client.get("/")["Content-Security-Policy"]
+    assert "script-src 'self'" in policy and "style-src 'self'" in policy
+    assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
+    assert "frame-ancestors 'none'" in policy

@@ -160,6 +160,9 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",  # served from our own static files, no CDN
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # two `role` choice sets (the role to play, a game's role for the viewer): one name each
+    "ENUM_NAME_OVERRIDES": {"PlayRoleEnum": ["guesser", "answerer"],
+                            "GameRoleEnum": ["guesser", "answerer", "none"]},
 }
 
 # --- Cache (throttling, rate limits): Redis when configured, else per-process memory ---------
