@@ -86,3 +86,11 @@ def test_basic_auth_is_not_accepted(ada):
     assert response.status_code in (401, 403)
     assert "rest_framework.authentication.BasicAuthentication" not in (
         settings.REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"])
+
+
+def test_an_overlong_username_is_a_failed_login_not_a_database_error(client, ada):
+    response = _form_login(client, "x" * 3000, username="y" * 3000)
+    assert response.status_code == 200
+    assert AccessAttempt.objects.get().username == "y" * 150
+    api = _api_login(APIClient(), "x", username="z" * 3000)
+    assert api.status_code == 400

@@ -44,3 +44,14 @@ def client_ip(request) -> str:
     """The client's address as the guest limit sees it: REMOTE_ADDR, or behind TRUSTED_PROXIES
     proxies the address the nearest trusted one saw (DRF's NUM_PROXIES); used by django-axes."""
     return BaseThrottle().get_ident(request)
+
+
+USERNAME_MAX = 150  # Django's username length; the login form does not enforce it server-side
+
+
+def login_attempt_username(request, credentials: dict | None) -> str | None:
+    """The username django-axes records for a login attempt, cut to a length a username can have
+    (axes' column holds 255 characters: a longer one would be a database error on Postgres)."""
+    data = credentials or getattr(request, "data", None) or request.POST
+    username = data.get("username")
+    return username[:USERNAME_MAX] if isinstance(username, str) else None

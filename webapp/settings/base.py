@@ -103,6 +103,7 @@ AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_COOLOFF_MINUTES", default=1
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]  # a stranger cannot lock a user out
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "webapp.accounts.services.client_ip"  # the guest limit's address
+AXES_USERNAME_CALLABLE = "webapp.accounts.services.login_attempt_username"
 AXES_LOCKOUT_TEMPLATE = "accounts/locked_out.html"
 AXES_HTTP_RESPONSE_CODE = 429
 LOGIN_URL = "accounts:login"
