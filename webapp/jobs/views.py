@@ -16,8 +16,8 @@ from webapp.core.exceptions import ApplicationError
 from webapp.core.hygiene import InputError, parse_ids
 from webapp.jobs import registry, selectors, services
 from webapp.jobs.forms import add_validation_errors, config_form_class
-from webapp.jobs.kinds.evaluation import standard_evaluation
-from webapp.jobs.models import Artifact, Job
+from webapp.jobs.kinds.evaluation import evaluation_results, standard_evaluation
+from webapp.jobs.models import Artifact, Job, JobStatus
 
 QUICK_EVAL = standard_evaluation("infogain")
 
@@ -82,9 +82,21 @@ def detail(request, job_id: int):
         "by_difficulty": sorted((result.get("by_difficulty") or {}).items()), "checkpoints": job.checkpoints.all(),
         "artifacts": job.artifacts.all(), "games_count": job.games.count(), "retries": job.retries.all(),
         "metric_names": sorted(selectors.job_metric_series([job.pk])[job.pk]),
+        "partial": None if request.htmx else _partial_results(job),
     }
     template = "jobs/partials/status.html" if request.htmx else "jobs/detail.html"
     return render(request, template, context)
+
+
+def _partial_results(job: Job) -> dict | None:
+    """A stopped or failed evaluation's metrics over the games it stored (they count nowhere else:
+    the leaderboards take finished evaluations only)."""
+    if job.kind != "evaluation" or job.status not in (JobStatus.STOPPED, JobStatus.FAILED):
+        return None
+    results = evaluation_results(job.pk, k=None)  # k: the fewest samples any word got so far
+    if not results.get("n_games"):
+        return None
+    return {"results": results, "by_difficulty": sorted((results.get("by_difficulty") or {}).items())}
 
 
 @role_required(RESEARCHER)

@@ -76,3 +76,20 @@ def test_boards_state_rule_k_and_word_list_and_link_names(client, jobs_of_every_
     assert 'id="ability-facts"><strong>Rule:</strong> strict' in html
     assert "Win chance is not success rate." in html
     assert "from-stopped" not in html and "from-running" not in html
+
+
+def test_a_stopped_evaluation_shows_its_partial_results_on_its_run_page(client, researcher, spec, word_list,
+                                                                       make_game):
+    kb, guesser = spec("kb", role="judge", kind="kb"), spec("quitter")
+    job = Job.objects.create(kind="evaluation", status="stopped", progress=0.25, config={"samples": 8})
+    for i, won in enumerate([True, True, False]):
+        make_game(f"w{i}", won, 6, guesser=guesser, judge=kb, word_list=word_list, job=job)
+    client.force_login(researcher)
+    html = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert 'id="partial-results"' in html and "stopped, partial" in html
+    assert "stopped after 3 games (25% of" in html and "with k = 1" in html
+    assert "<td>0.667</td>" in html  # success over the games it played
+    leaderboards_refresh()
+    assert leaderboard_latest("models") is None  # and none of it reaches a board
+    Job.objects.filter(pk=job.pk).update(status="finished")
+    assert 'id="partial-results"' not in client.get(f"/jobs/{job.pk}/").content.decode()
