@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from games import rules
 from webapp.play import services
 from webapp.play.models import Game
 
@@ -117,3 +118,45 @@ def test_the_trajectory_page_renders_its_charts(page, play_catalog):
     highlight = page.evaluate("getComputedStyle(document.getElementById('turn-2')).backgroundColor")
     assert highlight == "rgb(255, 244, 194)"
     screenshot(page, "08-trajectory")
+
+
+def test_a_list_of_words_is_invalid_and_a_wrong_guess_is_no_with_the_reason_shown(page, play_catalog, monkeypatch):
+    monkeypatch.setattr(services, "draw_secret", lambda words, judge: "dinghy")
+    page.goto("/play/")
+    page.select_option("#ask-judge", "kb")
+    page.click("#start-asking")
+    new_game_id(page)
+    page.fill("#question-input", "Is it a canoe, a kayak, a raft, a yacht, a dinghy or a barge?")
+    page.click("#question-form button[type=submit]")
+    page.wait_for_selector("#play-turn-1 .verdict-invalid")
+    assert "Invalid: a guess must name one thing." in page.inner_text("#play-turn-1")
+    assert "a guess must name one thing" in page.inner_text("#announcer")
+    page.fill("#question-input", "Is it a canoe?")
+    page.click("#question-form button[type=submit]")
+    page.wait_for_selector("#play-turn-2 .verdict-no")
+    assert "No, it is not a canoe." in page.inner_text("#play-turn-2")
+    assert page.locator("#game-panel").get_attribute("data-over") == "false"
+
+
+def test_thats_my_word_only_on_a_guess_and_it_can_be_undone(page, play_catalog):
+    page.goto("/play/")
+    page.click("#start-judging")
+    game_id = new_game_id(page)
+    index = 0
+    while True:  # answer truthfully for "dog" until the guesser makes a guess of one thing
+        question = page.inner_text("#pending-question")
+        if rules.guessed_thing(question):
+            break
+        assert page.locator("#my-word").count() == 0, question
+        page.click(f"#game-panel button[value={truthful_verdict('dog', question)}]")
+        index = wait_past_turn(page, index)
+    page.click("#my-word")  # pressed on a guess, whichever it is
+    page.wait_for_selector("#secret-input")
+    assert "found your word in" in page.inner_text(".end-screen")
+    page.click("#undo-answer")
+    page.wait_for_selector("#pending-question")
+    assert page.inner_text("#pending-question") == question
+    assert page.locator("#game-panel").get_attribute("data-over") == "false"
+    game = Game.objects.get(pk=game_id)
+    assert (game.status, game.n_turns) == ("playing", index)
+    screenshot(page, "09-undo")
