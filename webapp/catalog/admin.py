@@ -2,6 +2,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 
 from webapp.catalog.models import ModelSpec, Word, WordList, WordListEntry
+from webapp.core.exceptions import ApplicationError
 
 
 @admin.register(Word)
@@ -64,5 +65,7 @@ class ModelSpecAdmin(admin.ModelAdmin):
                 job = job_submit(kind="evaluation", user=request.user, params=standard_evaluation(spec.name))
             except ValidationError as exc:
                 self.message_user(request, f"{spec.name}: {'; '.join(exc.messages)}", messages.ERROR)
+            except ApplicationError as exc:  # stored, but the broker is down: the sweep sends it
+                self.message_user(request, f"{spec.name}: {exc.message}", messages.WARNING)
             else:
                 self.message_user(request, f"Queued evaluation job {job.pk} for {spec.name}.")

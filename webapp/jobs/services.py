@@ -7,6 +7,7 @@ its fencing token: its status moves, heartbeats and reporter writes all hold onl
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import threading
@@ -65,10 +66,27 @@ def _publish(job_id: int, queue: str, task_id: str) -> None:
     Job.objects.filter(pk=job_id, task_id=task_id).update(published_at=timezone.now())
 
 
-def _enqueue(job: Job) -> None:
-    """Publish after commit (a worker must find the row); a failure leaves it for the sweep."""
+def _enqueue(job: Job) -> dict:
+    """Publish after commit (a worker must find the row). A failure is logged and left for the
+    sweep; the returned outcome lets a caller that owns the transaction report it (503)."""
     job_id, queue, task_id = job.pk, job.queue, job.task_id
-    transaction.on_commit(lambda: _publish(job_id, queue, task_id))
+    outcome: dict = {"error": None}
+
+    def publish() -> None:
+        try:
+            _publish(job_id, queue, task_id)
+        except JobNotPublished as exc:
+            outcome["error"] = exc
+
+    transaction.on_commit(publish)
+    return outcome
+
+
+def _raise_if_unpublished(outcome: dict) -> None:
+    """After the caller's transaction: JobNotPublished if the publish already ran and failed (in
+    an outer transaction, e.g. the admin's, it runs later and only the sweep will notice)."""
+    if outcome["error"] is not None:
+        raise outcome["error"]
 
 
 def _move(job_id: int, from_statuses, to: str, *, where: dict | None = None, **fields) -> bool:
@@ -80,7 +98,6 @@ def _move(job_id: int, from_statuses, to: str, *, where: dict | None = None, **f
     return rows.update(status=to, **fields) == 1
 
 
-@transaction.atomic
 def job_submit(*, kind: str, params: dict | None, user=None, retry_of: Job | None = None) -> Job:
     """Validate the config (refusing bad input before anything is queued), store and enqueue.
     Raises JobNotPublished (503, with the id) after the commit if the broker is unreachable."""
@@ -97,8 +114,10 @@ def job_submit(*, kind: str, params: dict | None, user=None, retry_of: Job | Non
         attempt=(retry_of.attempt + 1) if retry_of else 1,
     )
     job.full_clean()
-    job.save()
-    _enqueue(job)
+    with transaction.atomic():
+        job.save()
+        published = _enqueue(job)
+    _raise_if_unpublished(published)
     return job
 
 
@@ -117,24 +136,26 @@ def job_cancel(*, job: Job) -> Job:
     return job
 
 
-@transaction.atomic
 def job_resume(*, job: Job) -> Job:
     """Put a stopped or failed job back in the queue; its runner continues from its checkpoint."""
-    if not _move(
-        job.pk,
-        [JobStatus.STOPPED, JobStatus.FAILED],
-        JobStatus.QUEUED,
-        error="",
-        task_id=str(uuid.uuid4()),
-        finished_at=None,
-        published_at=None,
-    ):
-        raise ApplicationError(
-            f"job {job.pk} is {job.status}; only stopped or failed jobs can be resumed", status=409
-        )
-    job.refresh_from_db()
-    JobLog.objects.create(job=job, message="resumed")
-    _enqueue(job)
+    with transaction.atomic():
+        if not _move(
+            job.pk,
+            [JobStatus.STOPPED, JobStatus.FAILED],
+            JobStatus.QUEUED,
+            error="",
+            task_id=str(uuid.uuid4()),
+            finished_at=None,
+            published_at=None,
+        ):
+            raise ApplicationError(
+                f"job {job.pk} is {job.status}; only stopped or failed jobs can be resumed",
+                status=409,
+            )
+        job.refresh_from_db()
+        JobLog.objects.create(job=job, message="resumed")
+        published = _enqueue(job)
+    _raise_if_unpublished(published)
     return job
 
 
@@ -235,11 +256,8 @@ def _requeue_after_connection_loss(job: Job, claim: int, exc: BaseException) -> 
         level="warning",
         message=f"database connection lost ({type(exc).__name__}); re-queued",
     )
-    try:
-        with transaction.atomic():
-            _enqueue(Job(pk=job.pk, queue=job.queue, task_id=task_id))
-    except JobNotPublished:
-        pass  # the sweep sends it once the broker is back
+    with contextlib.suppress(JobNotPublished):  # the sweep sends it once the broker is back
+        _publish(job.pk, job.queue, task_id)
     return True
 
 
@@ -388,11 +406,8 @@ def jobs_reap_stale() -> dict[str, list[int]]:
                     job=job, level="warning", message=f"worker lost ({silence}); re-queued"
                 )
                 report["requeued"].append(job.pk)
-                try:
-                    with transaction.atomic():
-                        _enqueue(job)
-                except JobNotPublished:
-                    pass  # stays unpublished: jobs_republish_lost sends it when the broker is back
+                with contextlib.suppress(JobNotPublished):  # the sweep sends it later
+                    _publish(job.pk, job.queue, job.task_id)
         elif _move(
             job.pk,
             [JobStatus.RUNNING],

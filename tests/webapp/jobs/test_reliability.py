@@ -95,6 +95,43 @@ def test_reaper_requeue_with_the_broker_down_leaves_the_job_for_the_sweep(broker
     assert job.status == JobStatus.QUEUED and job.published_at is None and job.requeues == 1
 
 
+@pytest.mark.django_db(transaction=True)
+def test_admin_add_with_the_broker_down_stores_the_job_for_the_sweep_without_a_500(
+    rclient, broker_down
+):
+    """The admin's own transaction commits after the view: the failure is logged, not raised."""
+    response = rclient.post("/admin/jobs/job/add/", {"kind": "smoke", "config": '{"steps": 2}'})
+    job = Job.objects.get()
+    assert response.status_code == 302 and broker_down.call_count == 1
+    assert job.status == JobStatus.QUEUED and job.published_at is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_api_resume_with_the_broker_down_is_503_with_the_job_id(rclient, broker_down):
+    job = Job.objects.create(kind="smoke", config=SMOKE, status=JobStatus.STOPPED, task_id="t")
+    response = rclient.post(f"/api/jobs/{job.pk}/resume/")
+    assert response.status_code == 503 and response.json()["id"] == job.pk
+    job.refresh_from_db()
+    assert job.status == JobStatus.QUEUED and job.published_at is None and job.task_id != "t"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_admin_evaluate_action_with_the_broker_down_warns_instead_of_a_500(rclient, broker_down):
+    from webapp.catalog.models import ModelSpec
+    from webapp.catalog.services import seed_model_specs, seed_word_lists
+
+    seed_word_lists()
+    seed_model_specs()
+    spec = ModelSpec.objects.get(name="infogain")
+    response = rclient.post(
+        "/admin/catalog/modelspec/", {"action": "evaluate_models", "_selected_action": [spec.pk]}
+    )
+    job = Job.objects.get()
+    assert (
+        response.status_code == 302 and job.status == JobStatus.QUEUED and job.published_at is None
+    )
+
+
 # --- the republish sweep ------------------------------------------------------------------------
 @pytest.mark.django_db(transaction=True)
 def test_sweep_sends_an_unpublished_job_once_when_the_broker_is_back(broker_down):
