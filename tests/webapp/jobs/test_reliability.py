@@ -393,3 +393,41 @@ def test_a_lost_database_connection_requeues_the_job_instead_of_failing_it():
         Job.objects.filter(pk=job.pk).update(requeues=services.MAX_REQUEUES)
         assert services.job_run(job_id=job.pk) == JobStatus.FAILED  # not for ever
     assert "server closed the connection" in Job.objects.get(pk=job.pk).error
+
+
+@pytest.mark.django_db(transaction=True)
+def test_on_postgres_a_paused_worker_cannot_hold_the_job_row_past_the_idle_limit(settings):
+    """A worker stopped (SIGSTOP) inside its fenced write holds the job row's lock; the server ends
+    that session after JOB_FENCE_IDLE_SECONDS, so the reaper waits that long at most."""
+    import threading
+    import time
+
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("idle_in_transaction_session_timeout is a Postgres setting")
+    settings.JOB_FENCE_IDLE_SECONDS = 1
+    job = Job.objects.create(kind="smoke", config=SMOKE, task_id="t")
+    assert services._claim(job.pk, "w1") == 1
+    inside, outcome = threading.Event(), {}
+
+    def paused_worker():
+        try:
+            with Fence(job.pk, 1).transaction():
+                inside.set()
+                time.sleep(4)  # stopped mid-write
+                JobLog.objects.create(job_id=job.pk, message="late write")
+        except Exception as exc:  # the server ended the session
+            outcome["error"] = exc
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=paused_worker)
+    worker.start()
+    assert inside.wait(10)
+    started = time.monotonic()
+    moved = services._move(job.pk, [JobStatus.RUNNING], JobStatus.QUEUED, where={"claim": 1})
+    waited = time.monotonic() - started
+    worker.join(10)
+    assert moved and waited < 3.5, waited
+    assert "error" in outcome and not JobLog.objects.filter(message="late write").exists()
