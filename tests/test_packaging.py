@@ -4,10 +4,12 @@ run here: the files are read, and the Makefile is dry-run with `make -n`)."""
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tomllib
 from importlib import metadata
 from pathlib import Path
@@ -226,3 +228,59 @@ def test_browser_tests_fail_instead_of_skipping_in_ci(monkeypatch):
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="no chromium"):
         browser_unavailable("no chromium")
+
+
+# --- every third-party import is declared ----------------------------------------------------
+
+FIRST_PARTY = {"webapp", "games", "training", "workers", "bench", "tests", "manage"}
+
+
+def third_party_imports(paths: list[Path]) -> dict[str, set[str]]:
+    """top-level module -> files importing it (absolute imports, stdlib and first party aside)."""
+    found: dict[str, set[str]] = {}
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for root in {name.split(".")[0] for name in names}:
+                if root not in sys.stdlib_module_names and root not in FIRST_PARTY:
+                    where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+                    found.setdefault(root, set()).add(str(where))
+    return found
+
+
+def undeclared(paths: list[Path], declared: list[Requirement]) -> dict[str, list[str]]:
+    names = {canonicalize_name(r.name) for r in declared}
+    distributions = metadata.packages_distributions()
+    missing = {}
+    for module, files in third_party_imports(paths).items():
+        # a module not installed here (vllm) counts as its own distribution name
+        owners = {canonicalize_name(d) for d in distributions.get(module, [module])}
+        if not owners & names:
+            missing[module] = sorted(files)[:3]
+    return missing
+
+
+def test_every_third_party_import_is_declared():
+    """A package the code imports must be in pyproject (or gpu.in), not merely arrive with
+    another: otherwise a fresh install from the lock can miss it."""
+    source = [
+        p for top in sorted(FIRST_PARTY - {"tests", "manage"}) for p in (ROOT / top).rglob("*.py")
+    ]
+    source.append(ROOT / "manage.py")
+    gpu = requirements_in(ROOT / "requirements" / "gpu.in")
+    assert undeclared(source, PROJECT_REQUIREMENTS + gpu) == {}
+    tests = list((ROOT / "tests").rglob("*.py"))
+    assert undeclared(tests, PROJECT_REQUIREMENTS + TEST_REQUIREMENTS + gpu) == {}
+
+
+def test_an_undeclared_import_is_found(tmp_path):
+    module = tmp_path / "probe.py"
+    module.write_text("import os\nimport yaml.loader\nfrom numpy import array\nfrom . import x\n")
+    assert set(third_party_imports([module])) == {"yaml", "numpy"}
+    assert set(undeclared([module], [Requirement("numpy>=1")])) == {"yaml"}  # PyYAML's module
+    assert undeclared([module], [Requirement("numpy"), Requirement("PyYAML")]) == {}
