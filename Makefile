@@ -60,8 +60,9 @@ migrate: setup
 seed: migrate
 	$(PY) manage.py seed --tiny-model
 
-# The embedded default: SQLite, the file-system broker, one worker (with the beat that reaps
-# dead jobs) and the web app on 127.0.0.1:8000. Ctrl-C stops both.
+# The embedded default: SQLite, the file-system broker, a job worker, a housekeeping worker (with
+# the beat that reaps dead jobs) and the web app under gunicorn on 127.0.0.1:8000, DEBUG off
+# unless DEBUG=true. Ctrl-C stops all three.
 run: seed
 	$(PY) manage.py collectstatic --noinput -v 0
 	$(PY) manage.py devrun
