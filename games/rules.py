@@ -283,7 +283,8 @@ def guessed_thing(question: str) -> str | None:
     """The one thing a guess of one thing names, as the asker wrote it ("a rowboat"), or None:
     a guess form with one item that reads as a thing, with an article or asking for the word
     ("Is your word rowboat?"), not a kind, part or material ("Is it a kind of boat?", "Is it
-    made of wood?") nor an adjective ("Is it red?"). "That's my word" is offered only then."""
+    made of wood?") nor an adjective ("Is it red?"). A broad category counts ("Is it an animal?"):
+    someone's word may be "animal". "That's my word" is offered only then."""
     parts = _guess_parts(question)
     if not parts or len(parts[0]) != 1:
         return None

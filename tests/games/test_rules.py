@@ -208,6 +208,7 @@ def test_strict_answers_a_guess_of_another_thing_no_before_any_judge():
     ("Is your word rowboat?", "rowboat"),
     ("Are you thinking of the eiffel tower?", "the eiffel tower"),
     ("Is it a kind of physical object?", None),
+    ("Is it an animal?", "an animal"),  # someone's word may be "animal"
     ("Is it made of wood?", None),
     ("Is it red?", None),
     ("Is it alive?", None),
