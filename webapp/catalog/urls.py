@@ -1,4 +1,4 @@
-from django.urls import include, path
+from django.urls import path
 
 from webapp.catalog import views
 
@@ -6,8 +6,6 @@ app_name = "catalog"
 urlpatterns = [
     path("", views.word_lists, name="word-lists"),
     path("compare/", views.word_list_compare, name="compare"),
-    path("<int:pk>/", include([
-        path("", views.word_list_detail, name="word-list"),
-        path("download/<slug:fmt>/", views.word_list_download, name="download"),
-    ])),
+    path("<int:pk>/", views.word_list_detail, name="word-list"),
+    path("<int:pk>/download/<slug:fmt>/", views.word_list_download, name="download"),
 ]

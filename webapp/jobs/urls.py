@@ -1,4 +1,4 @@
-from django.urls import include, path
+from django.urls import path
 
 from webapp.jobs import views
 
@@ -9,9 +9,7 @@ urlpatterns = [
     path("quick-eval/", views.quick_eval, name="quick-eval"),
     path("compare/", views.compare, name="compare"),
     path("metrics.json", views.metrics_json, name="metrics"),
-    path("<int:job_id>/", include([
-        path("", views.detail, name="detail"),
-        path("<slug:verb>/", views.action, name="action"),
-    ])),
+    path("<int:job_id>/", views.detail, name="detail"),
+    path("<int:job_id>/<slug:verb>/", views.action, name="action"),
     path("artifacts/<int:artifact_id>/download/", views.artifact_download, name="artifact"),
 ]
