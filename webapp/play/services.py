@@ -27,7 +27,9 @@ from games.types import GameConfig, JudgeAnswer, Outcome, Turn as TurnData, Verd
 from webapp.accounts.roles import is_researcher
 from webapp.catalog import builders
 from webapp.catalog.models import ModelSpec, Word, WordList
-from webapp.catalog.selectors import ModelSpecUnavailable, model_spec_active, word_list_latest
+from webapp.catalog.selectors import (
+    ModelSpecUnavailable, model_spec_active, model_specs_for, word_list_latest,
+)
 from webapp.core.exceptions import ApplicationError
 from webapp.labelling.models import JudgeVote
 from webapp.play.models import Game, GameMode, GameOutcome, GameStatus, Turn
@@ -282,7 +284,7 @@ def judge_check(secret: str, turns: Sequence[TurnData], config: GameConfig | Non
     question where any judge differs, every judge's answer). The top-level fields (`available`,
     `judge`, `compared`, `disagreements` with `kb` and `kb_raw`, ...) are the first comparable
     judge's (the knowledge base's), as before there were several."""
-    specs = {s.name: s for s in ModelSpec.objects.filter(name__in=CHECK_JUDGES, is_active=True) if s.can_judge}
+    specs = {s.name: s for s in model_specs_for("judge").filter(name__in=CHECK_JUDGES)}
     answered = [t for t in turns if t.extra.get("judge") == "human"]
     checks, answers = [], []  # answers: per comparable judge, its answer to each question (by turn index)
     for name in (n for n in CHECK_JUDGES if n in specs):
