@@ -312,9 +312,8 @@ def job_run(*, job_id: int, worker: str | None = None) -> str:
         return _superseded(job_id, claim)
     except BaseException as exc:  # includes Celery's SoftTimeLimitExceeded
         close_old_connections()
-        if (
-            isinstance(exc, Exception) and not fence.holds()
-        ):  # e.g. a unique key the new claim wrote first
+        # superseded: e.g. a unique key the new claim wrote first
+        if isinstance(exc, Exception) and not fence.holds():
             return _superseded(job_id, claim)
         if isinstance(exc, DatabaseConnectionLost) and _requeue_after_connection_loss(
             job, claim, exc
