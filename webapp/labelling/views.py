@@ -6,6 +6,8 @@ Every action is a plain form that works without JavaScript; htmx requests get th
 
 from __future__ import annotations
 
+import functools
+
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
@@ -71,37 +73,44 @@ def queue(request):
     return render(request, "labelling/queue.html", _queue_context(request, reveal=reveal))
 
 
+def _queue_action(view):
+    """A queue action whose service refuses (ApplicationError) shows the queue with the reason."""
+
+    @functools.wraps(view)
+    def act(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except ApplicationError as err:
+            return _respond(request, _queue_context(request, error=err.message, announcement=err.message))
+
+    return act
+
+
 @role_required(ANNOTATOR)
 @require_POST
+@_queue_action
 def label(request, item_id: int):
     form = LabelForm(request.POST)
     if not form.is_valid():
         return _respond(request, _queue_context(request, error="Choose yes, no, unclear or invalid."))
-    try:
-        services.label_submit(user=request.user, item_id=item_id, verdict=form.cleaned_data["verdict"])
-    except ApplicationError as err:
-        return _respond(request, _queue_context(request, error=err.message, announcement=err.message))
+    services.label_submit(user=request.user, item_id=item_id, verdict=form.cleaned_data["verdict"])
     reveal = selectors.item_reveal(item_id, request.user)
     return _respond(request, _queue_context(request, reveal=reveal, announcement=_revealed(reveal)), after=item_id)
 
 
 @role_required(ANNOTATOR)
 @require_POST
+@_queue_action
 def skip(request, item_id: int):
-    try:
-        services.item_skip(user=request.user, item_id=item_id)
-    except ApplicationError as err:
-        return _respond(request, _queue_context(request, error=err.message, announcement=err.message))
+    services.item_skip(user=request.user, item_id=item_id)
     return _respond(request, _queue_context(request, announcement="Skipped; you will not see that item again."))
 
 
 @role_required(ANNOTATOR)
 @require_POST
+@_queue_action
 def undo(request):
-    try:
-        item = services.label_undo(user=request.user)
-    except ApplicationError as err:
-        return _respond(request, _queue_context(request, error=err.message, announcement=err.message))
+    item = services.label_undo(user=request.user)
     return _respond(request, _queue_context(request, announcement=f"Undone: your label on “{item.question}” was removed."))
 
 
@@ -166,18 +175,29 @@ def judges(request):
                                                      "train_dataset": services.TRAIN_DATASET})
 
 
+def _judges_action(view):
+    """A judges-page action whose service refuses (ApplicationError) says why on the judges page."""
+
+    @functools.wraps(view)
+    def act(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except ApplicationError as err:
+            messages.error(request, err.message)
+            return redirect("labelling:judges")
+
+    return act
+
+
 @role_required(RESEARCHER)
 @require_POST
+@_judges_action
 def score(request):
     form = ScoreJudgeForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Choose a judge model spec.")
         return redirect("labelling:judges")
-    try:
-        result = services.gold_score(user=request.user, judge=form.cleaned_data["judge"])
-    except ApplicationError as err:
-        messages.error(request, err.message)
-        return redirect("labelling:judges")
+    result = services.gold_score(user=request.user, judge=form.cleaned_data["judge"])
     if result.job_id:
         messages.success(request, f"Scoring {result.judge} on the gold set in job {result.job_id}.")
         return redirect("jobs:detail", job_id=result.job_id)
@@ -187,13 +207,10 @@ def score(request):
 
 @role_required(RESEARCHER)
 @require_POST
+@_judges_action
 def train_judge(request):
     """Queue the learned judge's training on the reference answers plus the gold set; show its run page."""
-    try:
-        launch = services.judge_train_launch(user=request.user)
-    except ApplicationError as err:
-        messages.error(request, err.message)
-        return redirect("labelling:judges")
+    launch = services.judge_train_launch(user=request.user)
     messages.success(request, launch.message)
     return redirect("jobs:detail", job_id=launch.job_id)
 

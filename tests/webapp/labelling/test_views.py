@@ -154,3 +154,16 @@ def test_train_button_without_yes_no_gold_says_so_and_queues_nothing(client, que
     assert "no yes/no answers to train on yet" in response.content.decode()
     assert not Job.objects.filter(kind="judge").exists() and not Artifact.objects.exists()
     assert client.get("/labelling/judges/train/").status_code == 405
+
+
+def test_a_refused_queue_or_judges_action_shows_why(client, queued, researcher):
+    """A service's refusal (ApplicationError) becomes the queue's error; a bad judges-page form a message."""
+    client.force_login(researcher)  # researchers may label too
+    item = DisagreementItem.objects.get(question="Is it an animal?")
+    assert client.post(f"/labelling/items/{item.pk}/label/", {"verdict": "yes"}).status_code == 302
+    html = client.post(f"/labelling/items/{item.pk}/label/", {"verdict": "no"}, HTTP_HX_REQUEST="true").content.decode()
+    assert "<html" not in html and "You have already labelled this item." in html
+    assert Label.objects.get(item=item).verdict == "yes"
+    response = client.post("/labelling/judges/score/", {"judge": "no-such-judge"}, follow=True)
+    assert response.redirect_chain[-1][0] == "/labelling/judges/"
+    assert "Choose a judge model spec." in response.content.decode()
