@@ -73,22 +73,30 @@ def queue(request):
     return render(request, "labelling/queue.html", _queue_context(request, reveal=reveal))
 
 
-def _queue_action(view):
-    """A queue action whose service refuses (ApplicationError) shows the queue with the reason."""
+def _refusals_answered_by(answer):
+    """Decorate a view so that a service's refusal (ApplicationError) is answered by
+    `answer(request, err)` instead of a try/except in every view."""
 
-    @functools.wraps(view)
-    def act(request, *args, **kwargs):
-        try:
-            return view(request, *args, **kwargs)
-        except ApplicationError as err:
-            return _respond(request, _queue_context(request, error=err.message, announcement=err.message))
+    def decorate(view):
+        @functools.wraps(view)
+        def act(request, *args, **kwargs):
+            try:
+                return view(request, *args, **kwargs)
+            except ApplicationError as err:
+                return answer(request, err)
 
-    return act
+        return act
+
+    return decorate
+
+
+def _queue_refused(request, err: ApplicationError):
+    return _respond(request, _queue_context(request, error=err.message, announcement=err.message))
 
 
 @role_required(ANNOTATOR)
 @require_POST
-@_queue_action
+@_refusals_answered_by(_queue_refused)
 def label(request, item_id: int):
     form = LabelForm(request.POST)
     if not form.is_valid():
@@ -100,7 +108,7 @@ def label(request, item_id: int):
 
 @role_required(ANNOTATOR)
 @require_POST
-@_queue_action
+@_refusals_answered_by(_queue_refused)
 def skip(request, item_id: int):
     services.item_skip(user=request.user, item_id=item_id)
     return _respond(request, _queue_context(request, announcement="Skipped; you will not see that item again."))
@@ -108,7 +116,7 @@ def skip(request, item_id: int):
 
 @role_required(ANNOTATOR)
 @require_POST
-@_queue_action
+@_refusals_answered_by(_queue_refused)
 def undo(request):
     item = services.label_undo(user=request.user)
     return _respond(request, _queue_context(request, announcement=f"Undone: your label on “{item.question}” was removed."))
@@ -175,23 +183,14 @@ def judges(request):
                                                      "train_dataset": services.TRAIN_DATASET})
 
 
-def _judges_action(view):
-    """A judges-page action whose service refuses (ApplicationError) says why on the judges page."""
-
-    @functools.wraps(view)
-    def act(request, *args, **kwargs):
-        try:
-            return view(request, *args, **kwargs)
-        except ApplicationError as err:
-            messages.error(request, err.message)
-            return redirect("labelling:judges")
-
-    return act
+def _judges_refused(request, err: ApplicationError):
+    messages.error(request, err.message)
+    return redirect("labelling:judges")
 
 
 @role_required(RESEARCHER)
 @require_POST
-@_judges_action
+@_refusals_answered_by(_judges_refused)
 def score(request):
     form = ScoreJudgeForm(request.POST)
     if not form.is_valid():
@@ -207,7 +206,7 @@ def score(request):
 
 @role_required(RESEARCHER)
 @require_POST
-@_judges_action
+@_refusals_answered_by(_judges_refused)
 def train_judge(request):
     """Queue the learned judge's training on the reference answers plus the gold set; show its run page."""
     launch = services.judge_train_launch(user=request.user)
