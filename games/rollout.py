@@ -48,6 +48,8 @@ def rollout(
     envs = [TwentyQuestions(judge, config) for _ in secrets]
     trajectories = [env.reset(secret, seed) for env, secret, seed in zip(envs, secrets, seeds)]
     states = [guesser.start(seed=seed) for seed in seeds]
+    for state in states:
+        state.data["win_rule"] = config.win_rule  # what naming a word does (infogain reads it)
     for traj in trajectories:
         traj.guesser = guesser.name
     fmt = belief_format or getattr(guesser, "chat_format", None) or GuesserFormat()
