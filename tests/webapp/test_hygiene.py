@@ -276,7 +276,8 @@ def test_retrying_a_job_whose_stored_config_no_longer_validates_is_a_clear_error
     assert Job.objects.count() == 1  # nothing queued
 
 
-@pytest.mark.parametrize("config", ["[1, 2]", "7", '"text"', "null", '{"message": null}', '{"message": [1]}'])
+@pytest.mark.parametrize("config", ["[1, 2]", "7", '"text"', "null", '{"message": null}', '{"message": [1]}',
+                                    '{"message": "\\ud800"}', '{"message": "a\\u0000b"}'])
 def test_the_admin_add_form_refuses_a_config_of_the_wrong_shape_with_a_field_error(client, make_user, config):
     from webapp.jobs.models import Job
 
@@ -288,8 +289,13 @@ def test_the_admin_add_form_refuses_a_config_of_the_wrong_shape_with_a_field_err
     if config == "null":  # an empty config: the defaults (a smoke job is queued)
         assert response.status_code == 302
         return
+    if "\\u" in config:  # JSON escapes of what no database stores: refused at the edge
+        assert response.status_code == 400 and b"in the form field 'config'" in response.content
+        assert Job.objects.count() == 0 and client.get("/api/jobs/").status_code == 200
+        return
     assert response.status_code == 200 and b"errorlist" in response.content
     assert Job.objects.count() == 0
+    assert client.get("/admin/jobs/job/").status_code == 200 and client.get("/api/jobs/").status_code == 200
 
 
 @pytest.mark.parametrize("next_url, expected", [

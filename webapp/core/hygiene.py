@@ -48,20 +48,21 @@ def parse_ids(values, limit: int = 10) -> list[int]:
     return ids[:limit]
 
 
-def _reject_constant(name: str):
-    raise InputError(f"the JSON body contains {name}, which is not a number JSON allows")
+def check_json(body: bytes | str, where: str = "the JSON body") -> None:
+    """Raise InputError for JSON no view should see (invalid JSON is left to the parser)."""
+    if isinstance(body, bytes):
+        try:
+            body = body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(f"{where} is not UTF-8") from None
 
+    def reject_constant(name: str):
+        raise InputError(f"{where} contains {name}, which is not a number JSON allows")
 
-def check_json(body: bytes) -> None:
-    """Raise InputError for a JSON body no view should see (invalid JSON is left to the parser)."""
     try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError("the JSON body is not UTF-8") from None
-    try:
-        data = json.loads(text, parse_constant=_reject_constant)
+        data = json.loads(body, parse_constant=reject_constant)
     except RecursionError:
-        raise InputError(f"the JSON body is nested deeper than {MAX_JSON_DEPTH} levels") from None
+        raise InputError(f"{where} is nested deeper than {MAX_JSON_DEPTH} levels") from None
     except ValueError as exc:
         if isinstance(exc, InputError):
             raise
@@ -71,18 +72,18 @@ def check_json(body: bytes) -> None:
         value, depth = stack.pop()
         if isinstance(value, (dict, list)):
             if depth > MAX_JSON_DEPTH:
-                raise InputError(f"the JSON body is nested deeper than {MAX_JSON_DEPTH} levels")
+                raise InputError(f"{where} is nested deeper than {MAX_JSON_DEPTH} levels")
             items = value.items() if isinstance(value, dict) else ((None, v) for v in value)
             for key, item in items:
                 if key is not None:
-                    check_text(key, "a JSON key")
+                    check_text(key, f"a key in {where}")
                 stack.append((item, depth + 1))
         elif isinstance(value, str):
-            check_text(value, "a JSON string")
+            check_text(value, f"a string in {where}")
         elif isinstance(value, float) and not math.isfinite(value):
-            raise InputError("the JSON body contains a number too large to represent")
+            raise InputError(f"{where} contains a number too large to represent")
         elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_JSON_NUMBER:
-            raise InputError("the JSON body contains an integer beyond 64 bits")
+            raise InputError(f"{where} contains an integer beyond 64 bits")
 
 
 def check_request(request) -> HttpResponse | None:
@@ -105,6 +106,8 @@ def check_request(request) -> HttpResponse | None:
                     check_text(key, "a form field's name")
                     for value in values:
                         check_text(value, f"the form field {key!r}")
+                        if value.lstrip()[:1] in ("{", "[", '"'):  # JSON typed in a form (the admin's)
+                            check_json(value, f"the form field {key!r}")
             elif content_type.endswith("json") and request.body:
                 check_json(request.body)
     except InputError as exc:

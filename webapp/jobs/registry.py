@@ -15,6 +15,8 @@ from typing import Any, Callable
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from webapp.core.hygiene import check_text
+
 
 @dataclass(frozen=True)
 class JobKind:
@@ -166,6 +168,7 @@ def _coerce(value: Any, annotation: Any, name: str) -> Any:
     if annotation is str:
         if not isinstance(value, str):
             raise ValueError(f"{name}: expected text, got {value!r:.60}")
+        check_text(value, name)  # a NUL or lone surrogate (from JSON escapes) no database stores
         return value
     if origin in (list, tuple):
         if isinstance(value, str):
