@@ -11,7 +11,7 @@ from django.urls import reverse
 from games import rules
 from games.types import Verdict
 from webapp.catalog import builders
-from webapp.catalog.models import ModelKind, ModelSpec
+from webapp.catalog.models import ModelKind, ModelRole, ModelSpec
 from webapp.catalog.selectors import model_specs_for, word_list_summaries
 from webapp.play import services
 from webapp.play.models import Game, GameMode, GameOutcome, GameStatus, Turn
@@ -175,10 +175,15 @@ def game_list(
     return games
 
 
+def _spec_names(roles) -> list[str]:
+    """Every model spec of these roles, active or not (old games name them too)."""
+    return list(ModelSpec.objects.filter(role__in=roles).values_list("name", flat=True))
+
+
 def filter_choices() -> dict:
     return {
-        "guessers": list(ModelSpec.objects.filter(role__in=["guesser", "both"]).values_list("name", flat=True)),
-        "judges": list(ModelSpec.objects.filter(role__in=["judge", "both"]).values_list("name", flat=True)),
+        "guessers": _spec_names(ModelRole.able_to("guesser")),
+        "judges": _spec_names(ModelRole.able_to("judge")),
         "word_lists": [wl.name for wl in word_list_summaries()],
         "outcomes": GameOutcome.choices, "modes": GameMode.choices,
     }
