@@ -32,6 +32,8 @@ class LabellingNextApi(APIView):
                    responses=LabellingNextOutputSerializer)
     def get(self, request):
         item = services.assignment_next(user=request.user)
+        if item is not None:  # blind: no earlier answer to a question still in the queue
+            item.history = selectors.blind_history(item, request.user)
         return Response(LabellingNextOutputSerializer(
             {"item": item, "progress": selectors.queue_progress(request.user)}).data)
 

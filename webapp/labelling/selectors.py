@@ -223,3 +223,16 @@ def game_blinded(game, visitor) -> bool:
     from webapp.play.models import Game
 
     return not games_not_blinded(Game.objects.filter(pk=game.pk), visitor).exists()
+
+
+def _question_key(question: str) -> str:
+    return " ".join(question.casefold().split()).rstrip(" ?")
+
+
+def blind_history(item: DisagreementItem, user) -> list[dict]:
+    """`item.history` with the verdict hidden on every earlier question that is itself an item this
+    person may still label (its answer there would be a judge's answer to an open item)."""
+    open_questions = {_question_key(q) for q in _open_for(user).filter(secret=item.secret)
+                      .exclude(pk=item.pk).values_list("question", flat=True)}
+    return [{**turn, "verdict": "hidden"} if _question_key(str(turn.get("question", ""))) in open_questions
+            else turn for turn in (item.history or [])]

@@ -32,6 +32,8 @@ PAGE = 25
 # -- the queue ------------------------------------------------------------------------------------
 def _queue_context(request, *, reveal=None, announcement: str = "", error: str = "") -> dict:
     item = services.assignment_next(user=request.user)
+    if item is not None:  # blind: no earlier answer to a question still in the queue
+        item.history = selectors.blind_history(item, request.user)
     if item is not None:
         announcement = f"{announcement} Next: is “{item.question}” true of “{item.secret}”?".strip()
     elif not announcement:

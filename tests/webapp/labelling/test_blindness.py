@@ -61,3 +61,41 @@ def test_a_players_own_game_stays_visible_to_them(queued, make_user):
 def test_games_without_open_items_are_untouched(games):
     assert not DisagreementItem.objects.exists()  # no disagreements job has run
     assert all(len(_leaks(Client(), game)) == 5 for game in Game.objects.all())
+
+
+def test_an_items_history_hides_earlier_answers_to_questions_still_in_the_queue(queued, make_user):
+    from webapp.labelling import selectors, services
+
+    annotator = make_user("annotator")
+    organism = DisagreementItem.objects.get(secret="seal", question="Is it an organism?")
+    animal = DisagreementItem.objects.get(secret="seal", question="Is it an animal?")
+    history = selectors.blind_history(organism, annotator)
+    assert len(history) == len(organism.history)
+    shown = {(h["question"], h["verdict"]) for h in history}
+    assert ("Is it an animal?", "hidden") in shown
+    assert all(h["verdict"] == "hidden" for h in history if h["question"] == "Is it an animal?")
+    assert any(h["verdict"] not in ("hidden",) for h in history)  # the other questions keep theirs
+    services.label_submit(user=annotator, item_id=animal.pk, verdict="yes")
+    assert "hidden" not in {h["verdict"] for h in selectors.blind_history(organism, annotator)}
+
+
+def test_the_queue_page_and_api_never_show_an_open_questions_answer(queued, make_user):
+    from webapp.labelling import selectors, services
+
+    annotator = make_user("annotator")
+    api = APIClient()
+    api.force_authenticate(annotator)
+    page = Client()
+    page.force_login(annotator)
+    for _ in range(DisagreementItem.objects.count()):
+        item = api.get("/api/labelling/next/").json()["item"]
+        if item is None:
+            break
+        still_open = {q for q in selectors._open_for(annotator).filter(secret=item["secret"])
+                      .exclude(pk=item["id"]).values_list("question", flat=True)}
+        assert all(h["verdict"] == "hidden" for h in item["history"] if h["question"] in still_open)
+        html = page.get("/labelling/").content.decode()
+        for h in item["history"]:
+            if h["question"] in still_open:
+                assert f'{h["question"]} — <span class="verdict-hidden">' in html
+        services.label_submit(user=annotator, item_id=item["id"], verdict="yes")
