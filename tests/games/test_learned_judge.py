@@ -139,7 +139,8 @@ def test_abstaining_near_the_threshold_says_unknown():
                      "Is it found indoors?", "Is it bigger than a breadbox?"):
         p = sure.judge("dog", question).p_yes
         verdict = unsure.judge("dog", question).verdict
-        assert verdict is (UNKNOWN if abs(p - 0.5) < 0.3 else YES if p >= 0.5 else NO), question
+        threshold = sure.model.threshold  # chosen on the validation secrets
+        assert verdict is (UNKNOWN if abs(p - threshold) < 0.3 else YES if p >= threshold else NO), question
         outcomes.add(verdict)
     assert UNKNOWN in outcomes and len(outcomes) >= 2
 

@@ -29,7 +29,8 @@ class LearnedJudgeJobConfig:
     learning_rate: float = field(default=2e-3, metadata={"help": "peak learning rate (AdamW, one-cycle schedule)"})
     weight_decay: float = field(default=0.0, metadata={"help": "AdamW weight decay"})
     min_count: int = field(default=4, metadata={
-        "help": "a token is learned when this many training questions (or secrets) have it"})
+        "help": "a token is learned when this many training rows (question tokens) or training secrets "
+                "(secret tokens) have it"})
     val_percent: int = field(default=10, metadata={
         "help": "secrets held out for validation, by a hash of the secret (never by row)"})
     test_percent: int = field(default=10, metadata={

@@ -148,7 +148,13 @@ def featurize(rows: Sequence[Row], kb: KnowledgeBase, *, val_percent: int, test_
         match[i] = featurizer.match(secret_facts[s], question_facts[q])
         by_split[split_of(r.secret, val_percent, test_percent)].append(i)
     train = by_split["train"]
-    question_counts = Counter(t for q in {int(of_question[i]) for i in train} for t in question_facts[q].tokens)
+    # a question token counts once per training row (= per secret asked it), so a whole question
+    # asked about many secrets (`q:is it alive`) gets its own embedding; a secret token counts once
+    # per training secret
+    question_counts: Counter = Counter()
+    for q, rows_with_q in Counter(int(of_question[i]) for i in train).items():
+        for t in question_facts[q].tokens:
+            question_counts[t] += rows_with_q
     secret_counts = Counter(t for s in {int(of_secret[i]) for i in train} for t in secret_facts[s].tokens)
     tables = Tables(
         questions=[f.tokens for f in question_facts],
