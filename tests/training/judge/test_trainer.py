@@ -10,9 +10,9 @@ import torch
 from games.judges.learned import LearnedJudge, LearnedModel
 from games.kb import load_kb, store
 from training.judge.config import LearnedJudgeJobConfig
-from training.judge.data import Examples, Row, featurize, read_rows, reference_rows, split_of, write_rows
+from training.judge.data import Row, featurize, read_rows, reference_rows, split_of, write_rows
 from training.judge.model import Bags, JudgeNet, export, logits
-from training.judge.trainer import choose_threshold, run, scores
+from training.judge.trainer import run
 from training.reporting import ConsoleReporter
 
 
@@ -125,21 +125,3 @@ def test_a_question_asked_about_many_training_secrets_gets_its_own_token():
     assert "u:bark" not in tables.question_vocab  # one row only
     assert "w:dog" not in tables.secret_vocab  # secret tokens count secrets: dog is one
 
-
-def test_the_threshold_is_the_one_with_the_best_validation_accuracy():
-    """Yes answers have P(yes) 0.6-0.7 and no answers 0.5-0.6: a threshold of 0.5 calls every no a
-    yes; 0.6 separates them."""
-    rng = np.random.default_rng(0)
-    n = 3000
-    answers = rng.random(n) < 0.3
-    p = np.where(answers, rng.uniform(0.605, 0.7, n), rng.uniform(0.5, 0.595, n)).astype(np.float32)
-    rows = [Row("dog", f"q{i}", int(a), int(not a)) for i, a in enumerate(answers)]
-    examples = Examples(rows=rows, question_of=np.zeros(n, dtype=np.int64), secret_of=np.zeros(n, dtype=np.int64),
-                        match=np.zeros((n, 1), dtype=np.float32), target=answers.astype(np.float32),
-                        weight=np.ones(n, dtype=np.float32))
-    assert scores(p, examples, 0.5)["accuracy"] == pytest.approx(answers.mean(), abs=1e-4)
-    threshold = choose_threshold(p, examples)
-    assert threshold == pytest.approx(0.6) and scores(p, examples, threshold)["accuracy"] == 1.0
-    few = Examples(rows=rows[:100], question_of=examples.question_of[:100], secret_of=examples.secret_of[:100],
-                   match=examples.match[:100], target=examples.target[:100], weight=examples.weight[:100])
-    assert choose_threshold(p[:100], few) == 0.5  # too few validation rows to choose on
