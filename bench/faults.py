@@ -10,6 +10,8 @@ Scenarios (each trial an `evaluation` job: information-gain guesser, KB judge, a
   and runs it; SIGCONT: the woken worker must stop quietly (no failure, no overwrite).
 - redis_outage: the broker is down at `POST /api/jobs/` (expect 503 with the job id), then comes
   back empty; the republish sweep must send the job.
+- redis_restart: a job waits in the broker's queue (no free worker) when Redis restarts without
+  persistence and loses it; the sweep must publish it again, and the job must run once.
 - busy_queue: every job slot busy (long jobs running, more waiting), then SIGKILL of the worker of
   the evaluation: the reaper must re-queue it within JOB_STALE_SECONDS + 10 s.
 - pg_outage: the database is stopped mid-evaluation for --pg-outage-seconds, then started.
@@ -42,7 +44,7 @@ RESULTS = ROOT / "bench" / "results" / "faults.json"
 PG_BIN = next(iter(sorted(Path("/usr/lib/postgresql").glob("*/bin"))), Path("/usr/bin"))
 PG_PORT, REDIS_PORT, WEB_PORT = 5499, 6399, 8099
 STALE, HEARTBEAT, REAP, REPUBLISH = 15, 2, 2, 10
-SCENARIOS = ("kill9", "sigstop", "redis_outage", "busy_queue", "pg_outage")
+SCENARIOS = ("kill9", "sigstop", "redis_outage", "redis_restart", "busy_queue", "pg_outage")
 USER, PASSWORD = "faults-researcher", "faults-password-1234"
 
 
@@ -549,6 +551,26 @@ def scenario_busy_queue(lab: Lab, trial: int) -> dict:
     return record
 
 
+def scenario_redis_restart(lab: Lab, trial: int) -> dict:
+    from webapp.jobs.models import Job
+    from webapp.jobs.services import broker_holds
+
+    lab.kill("jobs-a", signal.SIGTERM)  # no worker: the message waits in Redis
+    job_id = submit_eval(lab, 6000 + trial)
+    job = Job.objects.get(pk=job_id)
+    held_before = broker_holds(job.queue, job.task_id)
+    lab.redis_stop()
+    lab.redis_start()  # empty: the waiting message is gone
+    t_fault = time.monotonic()
+    held_after = broker_holds(job.queue, job.task_id)
+    lab.worker("jobs-a")
+    t_claimed = wait_reclaimed(job_id, 0, timeout=REPUBLISH + 90)
+    extra = {"message_held_before": held_before, "message_held_after_restart": held_after}
+    record = outcome(lab, job_id, t_fault, t_claimed, extra)
+    record["recovered"] = record["recovered"] and held_before and not held_after
+    return record
+
+
 def scenario_pg_outage(lab: Lab, trial: int, outage: float) -> dict:
     job_id = submit_eval(lab, 5000 + trial)
     wait_games(job_id, lab.words * lab.samples // 3)
@@ -652,7 +674,6 @@ def run(args) -> dict:
             "JOB_REAP_SECONDS": REAP,
             "JOB_REPUBLISH_SECONDS": REPUBLISH,
             "games_per_job": args.words * args.samples,
-            "trials": args.trials,
         }
     }
     try:
@@ -716,11 +737,12 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown scenarios {sorted(unknown)}; known: {', '.join(SCENARIOS)}")
     results = run(args)
-    text = json.dumps(results, indent=2)
-    print(text)
-    if not args.no_save:
+    print(json.dumps(results, indent=2))
+    if not args.no_save:  # scenarios not run this time keep their earlier results
+        saved = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+        settings = {**saved.get("settings", {}), **results.pop("settings")}
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(text + "\n")
+        RESULTS.write_text(json.dumps({**saved, **results, "settings": settings}, indent=2) + "\n")
 
 
 if __name__ == "__main__":
