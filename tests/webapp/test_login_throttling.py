@@ -94,3 +94,21 @@ def test_an_overlong_username_is_a_failed_login_not_a_database_error(client, ada
     assert AccessAttempt.objects.get().username == "y" * 150
     api = _api_login(APIClient(), "x", username="z" * 3000)
     assert api.status_code == 400
+
+
+def test_one_address_trying_many_usernames_is_capped_before_any_hashing(client, ada, settings, monkeypatch):
+    from webapp.core import ratelimit
+
+    monkeypatch.setattr(ratelimit, "clock", lambda: 3600.0 * 500_000 + 1)  # inside one window
+    settings.LOGIN_RATE = "4/minute"
+    address = "198.51.100.77"  # its own window, whatever other tests counted
+    codes = [client.post("/accounts/login/", {"username": f"user{i}", "password": "x"},
+                         REMOTE_ADDR=address).status_code for i in range(6)]
+    assert codes == [200] * 4 + [429] * 2
+    capped = client.post("/accounts/login/", {"username": "ada", "password": PASSWORD}, REMOTE_ADDR=address)
+    assert capped.status_code == 429 and b"Too many login attempts" in capped.content
+    api = APIClient(REMOTE_ADDR=address)
+    assert _api_login(api, PASSWORD).status_code == 429
+    assert AccessAttempt.objects.count() == 4  # the capped tries never reached authentication
+    assert client.post("/accounts/login/", {"username": "ada", "password": PASSWORD},
+                       REMOTE_ADDR="198.51.100.78").status_code == 302  # other addresses are not

@@ -11,6 +11,8 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from webapp.accounts.throttles import TOO_MANY_LOGINS, login_attempt_allowed
+
 LOCKED_OUT = "Too many failed logins for this account from this address: try again later."
 
 
@@ -28,6 +30,8 @@ class TokenLoginApi(APIView):
     @extend_schema(request=TokenLoginInput, responses={200: inline_serializer(
         "TokenLoginOutput", {"token": serializers.CharField()})})
     def post(self, request):
+        if not login_attempt_allowed(request._request):
+            return Response({"detail": TOO_MANY_LOGINS}, status=status.HTTP_429_TOO_MANY_REQUESTS)
         data = TokenLoginInput(data=request.data)
         data.is_valid(raise_exception=True)
         django_request = request._request  # axes marks a lockout on the request Django's middleware sees

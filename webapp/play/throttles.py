@@ -1,24 +1,18 @@
 """The guest rate limit (scope `guest_play`), shared by the API and the htmx views through the cache.
 
-A fixed-window counter: one cache key per client and window, created with `cache.add` and counted
-with `cache.incr`, both atomic on Redis (the cache whenever REDIS_URL is set, so every process
-shares it) and under a lock in the per-process memory cache. The client is the address DRF's
-`get_ident` gives: REMOTE_ADDR, or with `NUM_PROXIES` (env TRUSTED_PROXIES) trusted proxies in
-front, the address the nearest of them saw; X-Forwarded-For is ignored when none is trusted.
+A fixed-window counter (webapp.core.ratelimit). The client is the address DRF's `get_ident`
+gives: REMOTE_ADDR, or with `NUM_PROXIES` (env TRUSTED_PROXIES) trusted proxies in front, the
+address the nearest of them saw; X-Forwarded-For is ignored when none is trusted.
 """
 
 from __future__ import annotations
 
-import logging
-import time
-
 from django.conf import settings
-from django.core.cache import cache
 from rest_framework import status
 from rest_framework.exceptions import APIException
 from rest_framework.throttling import AnonRateThrottle
 
-logger = logging.getLogger(__name__)
+from webapp.core.ratelimit import RateLimitUnavailable, window_hit, window_reset
 
 GUEST_LIMIT_MESSAGE = "Guests may play only so fast. Wait a minute, or sign in to play without a limit."
 GUEST_LIMIT_UNAVAILABLE = ("Guest play is paused for a moment (the rate limiter cannot be reached). "
@@ -37,7 +31,7 @@ class GuestPlayThrottle(AnonRateThrottle):
     """Limits guests by address; signed-in players are not limited (their cache key is None)."""
 
     scope = "guest_play"
-    cache_format = "throttle:guest_play:%(ident)s"
+    cache_format = "%(ident)s"
 
     def get_rate(self) -> str | None:
         # Read the setting on every request so that override_settings and the env take effect.
@@ -46,24 +40,17 @@ class GuestPlayThrottle(AnonRateThrottle):
     def allow_request(self, request, view) -> bool:
         if self.rate is None:
             return True
-        self.key = self.get_cache_key(request, view)
-        if self.key is None:
+        ident = self.get_cache_key(request, view)
+        if ident is None:
             return True
-        self.now = time.time()
-        window = int(self.now // self.duration)
-        self.window_ends = (window + 1) * self.duration
-        key = f"{self.key}:{window}"
         try:
-            # The key outlives its window, so it cannot expire between add and incr while in use.
-            cache.add(key, 0, timeout=2 * self.duration + 1)
-            count = cache.incr(key)
-        except Exception as exc:  # the cache server is down or unreachable
-            logger.warning("guest rate limit unavailable: %s", exc)
+            allowed, self.seconds_left = window_hit(self.scope, ident, self.num_requests, self.duration)
+        except RateLimitUnavailable as exc:
             raise GuestLimitUnavailable() from exc
-        return count <= self.num_requests
+        return allowed
 
     def wait(self) -> float:
-        return max(0.0, self.window_ends - self.now)
+        return self.seconds_left
 
 
 def guest_may_play(request) -> bool:
@@ -76,5 +63,4 @@ def guest_limit_reset(ident: str) -> None:
     """Forget the current window's count of one client address (tests, support)."""
     throttle = GuestPlayThrottle()
     if throttle.rate:
-        window = int(time.time() // throttle.duration)
-        cache.delete_many([f"{throttle.cache_format % {'ident': ident}}:{w}" for w in (window - 1, window)])
+        window_reset(throttle.scope, ident, throttle.duration)

@@ -106,6 +106,8 @@ AXES_CLIENT_IP_CALLABLE = "webapp.accounts.services.client_ip"  # the guest limi
 AXES_USERNAME_CALLABLE = "webapp.accounts.services.login_attempt_username"
 AXES_LOCKOUT_TEMPLATE = "accounts/locked_out.html"
 AXES_HTTP_RESPONSE_CODE = 429
+# ... and any address may try at most LOGIN_RATE logins (any usernames): bounds the hashing it causes
+LOGIN_RATE = env.str("LOGIN_RATE", default="30/minute")
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "core:home"
 LOGOUT_REDIRECT_URL = "core:home"

@@ -19,6 +19,7 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"guest_play": "10000/minute"}}  # noqa: F405
+LOGIN_RATE = "10000/minute"  # tests that exercise it set their own
 
 # A file-backed SQLite test database, so worker processes started by tests can share it.
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import time
-from types import SimpleNamespace
 
 import pytest
 
 from tests.webapp.play.support import clear_guest_limit, seed_play_catalog
-from webapp.play import services, throttles
+from webapp.core import ratelimit
+from webapp.play import services
 
 
 @pytest.fixture
@@ -20,7 +20,7 @@ def catalog(db):
 def _empty_guest_limit(monkeypatch):
     # One fixed instant for the guest limit's windows: a test never straddles a window's end.
     instant = float(int(time.time() // 3600 * 3600) + 1)
-    monkeypatch.setattr(throttles, "time", SimpleNamespace(time=lambda: instant))
+    monkeypatch.setattr(ratelimit, "clock", lambda: instant)
     clear_guest_limit()
     yield
     clear_guest_limit()
