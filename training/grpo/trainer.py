@@ -36,7 +36,12 @@ from training.common.models import (
     quiet_libraries,
     run_guesser_format,
 )
-from training.common.trainer import ensure_owner, resolved_config, resume_checkpoint, write_run_config
+from training.common.trainer import (
+    ensure_owner,
+    resolved_config,
+    resume_checkpoint,
+    write_run_config,
+)
 from training.grpo.advantages import (
     RewardRule,
     add_info_gain,
