@@ -15,16 +15,22 @@ def researcher_page(page, live_server, make_user):
 
     client = Client()
     client.force_login(make_user("researcher"))
-    page.context.add_cookies([{"name": settings.SESSION_COOKIE_NAME,
-                               "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
-                               "url": live_server.url}])
+    page.context.add_cookies(
+        [
+            {
+                "name": settings.SESSION_COOKIE_NAME,
+                "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
+                "url": live_server.url,
+            }
+        ]
+    )
     return page
 
 
 def test_no_page_violates_the_content_security_policy(researcher_page, play_catalog):
     from tests.webapp.labelling.support import run_disagreements, store_games
-    from webapp.leaderboards.services import leaderboards_refresh
     from webapp.labelling.models import DisagreementItem
+    from webapp.leaderboards.services import leaderboards_refresh
     from webapp.play.models import Game
 
     store_games()
@@ -35,11 +41,29 @@ def test_no_page_violates_the_content_security_policy(researcher_page, play_cata
     page = researcher_page
     violations: list[str] = []
     sized: list[bool] = []
-    page.on("console", lambda msg: violations.append(f"{page.url}: {msg.text}")
-            if "Content Security Policy" in msg.text else None)
-    for path in ("/", "/play/", "/games/", f"/games/{game.pk}/", "/leaderboards/", "/labelling/",
-                 "/labelling/review/", "/labelling/judges/", "/labelling/agreement/", "/jobs/", "/lists/",
-                 "/accounts/login/", "/api/docs/"):
+    page.on(
+        "console",
+        lambda msg: (
+            violations.append(f"{page.url}: {msg.text}")
+            if "Content Security Policy" in msg.text
+            else None
+        ),
+    )
+    for path in (
+        "/",
+        "/play/",
+        "/games/",
+        f"/games/{game.pk}/",
+        "/leaderboards/",
+        "/labelling/",
+        "/labelling/review/",
+        "/labelling/judges/",
+        "/labelling/agreement/",
+        "/jobs/",
+        "/lists/",
+        "/accounts/login/",
+        "/api/docs/",
+    ):
         response = page.goto(path)
         assert response.status == 200, path
         assert "script-src 'self'" in response.headers["content-security-policy"]

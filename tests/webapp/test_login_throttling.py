@@ -1,6 +1,7 @@
-"""Password guessing: django-axes locks a username out from an address after AXES_FAILURE_LIMIT wrong
-passwords, on the login form and the API token login; the right password is refused until the
-cool-off has passed; normal logins work; Basic auth is not accepted."""
+"""Password guessing: django-axes locks a username out from an address after AXES_FAILURE_LIMIT
+wrong passwords, on the login form and the API token login; the right password is refused until
+the cool-off has passed; normal logins work; Basic auth is not accepted; one address is capped
+across usernames (LOGIN_RATE)."""
 
 from __future__ import annotations
 
@@ -44,11 +45,20 @@ def test_wrong_passwords_lock_the_form_out_and_the_right_one_is_refused_until_co
     assert "_auth_user_id" not in client.session
     # another account from the same address, and the same account from elsewhere, are not locked
     assert _form_login(client, "x", username="someone-else").status_code == 200
-    assert client.post("/accounts/login/", {"username": "ada", "password": PASSWORD},
-                       REMOTE_ADDR="198.51.100.9").status_code == 302
+    assert (
+        client.post(
+            "/accounts/login/",
+            {"username": "ada", "password": PASSWORD},
+            REMOTE_ADDR="198.51.100.9",
+        ).status_code
+        == 302
+    )
     # after the cool-off the right password works again
-    AccessAttempt.objects.update(attempt_time=AccessAttempt.objects.first().attempt_time
-                                 - settings.AXES_COOLOFF_TIME - timedelta(seconds=1))
+    AccessAttempt.objects.update(
+        attempt_time=AccessAttempt.objects.first().attempt_time
+        - settings.AXES_COOLOFF_TIME
+        - timedelta(seconds=1)
+    )
     client.logout()
     assert _form_login(client, PASSWORD).status_code == 302
 
@@ -84,8 +94,10 @@ def test_basic_auth_is_not_accepted(ada):
     api = APIClient(HTTP_AUTHORIZATION=f"Basic {basic}")
     response = api.get("/api/jobs/")
     assert response.status_code in (401, 403)
-    assert "rest_framework.authentication.BasicAuthentication" not in (
-        settings.REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"])
+    assert (
+        "rest_framework.authentication.BasicAuthentication"
+        not in (settings.REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"])
+    )
 
 
 def test_an_overlong_username_is_a_failed_login_not_a_database_error(client, ada):
@@ -96,19 +108,33 @@ def test_an_overlong_username_is_a_failed_login_not_a_database_error(client, ada
     assert api.status_code == 400
 
 
-def test_one_address_trying_many_usernames_is_capped_before_any_hashing(client, ada, settings, monkeypatch):
+def test_one_address_trying_many_usernames_is_capped_before_any_hashing(
+    client, ada, settings, monkeypatch
+):
     from webapp.core import ratelimit
 
     monkeypatch.setattr(ratelimit, "clock", lambda: 3600.0 * 500_000 + 1)  # inside one window
     settings.LOGIN_RATE = "4/minute"
     address = "198.51.100.77"  # its own window, whatever other tests counted
-    codes = [client.post("/accounts/login/", {"username": f"user{i}", "password": "x"},
-                         REMOTE_ADDR=address).status_code for i in range(6)]
+    codes = [
+        client.post(
+            "/accounts/login/", {"username": f"user{i}", "password": "x"}, REMOTE_ADDR=address
+        ).status_code
+        for i in range(6)
+    ]
     assert codes == [200] * 4 + [429] * 2
-    capped = client.post("/accounts/login/", {"username": "ada", "password": PASSWORD}, REMOTE_ADDR=address)
+    capped = client.post(
+        "/accounts/login/", {"username": "ada", "password": PASSWORD}, REMOTE_ADDR=address
+    )
     assert capped.status_code == 429 and b"Too many login attempts" in capped.content
     api = APIClient(REMOTE_ADDR=address)
     assert _api_login(api, PASSWORD).status_code == 429
     assert AccessAttempt.objects.count() == 4  # the capped tries never reached authentication
-    assert client.post("/accounts/login/", {"username": "ada", "password": PASSWORD},
-                       REMOTE_ADDR="198.51.100.78").status_code == 302  # other addresses are not
+    assert (
+        client.post(
+            "/accounts/login/",
+            {"username": "ada", "password": PASSWORD},
+            REMOTE_ADDR="198.51.100.78",
+        ).status_code
+        == 302
+    )  # other addresses are not

@@ -27,19 +27,25 @@ class TokenLoginApi(APIView):
     authentication_classes: list = []  # no session, hence no CSRF: the body is the credential
     permission_classes = [AllowAny]
 
-    @extend_schema(request=TokenLoginInput, responses={200: inline_serializer(
-        "TokenLoginOutput", {"token": serializers.CharField()})})
+    @extend_schema(
+        request=TokenLoginInput,
+        responses={200: inline_serializer("TokenLoginOutput", {"token": serializers.CharField()})},
+    )
     def post(self, request):
         if not login_attempt_allowed(request._request):
             return Response({"detail": TOO_MANY_LOGINS}, status=status.HTTP_429_TOO_MANY_REQUESTS)
         data = TokenLoginInput(data=request.data)
         data.is_valid(raise_exception=True)
-        django_request = request._request  # axes marks a lockout on the request Django's middleware sees
+        django_request = (
+            request._request
+        )  # axes marks a lockout on the request Django's middleware sees
         user = authenticate(django_request, **data.validated_data)
         if getattr(django_request, "axes_locked_out", False):
             django_request.axes_locked_out = False  # answered here, in JSON, not by axes' HTML page
             return Response({"detail": LOCKED_OUT}, status=status.HTTP_429_TOO_MANY_REQUESTS)
         if user is None or not user.is_active:
-            return Response({"detail": "Wrong username or password."}, status=status.HTTP_400_BAD_REQUEST)
+            return Response(
+                {"detail": "Wrong username or password."}, status=status.HTTP_400_BAD_REQUEST
+            )
         token, _ = Token.objects.get_or_create(user=user)
         return Response({"token": token.key})

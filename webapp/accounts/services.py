@@ -3,11 +3,9 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
 from django.db import transaction
-
 from rest_framework.throttling import BaseThrottle
 
 from webapp.accounts.roles import PLAYER, RESEARCHER, ROLES
-
 
 PROJECT_APPS = ("catalog", "play", "jobs", "labelling", "leaderboards")
 

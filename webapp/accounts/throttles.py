@@ -41,7 +41,9 @@ def login_rate_limited(view):
     @functools.wraps(view)
     def wrapped(request, *args, **kwargs):
         if request.method == "POST" and not login_attempt_allowed(request):
-            return render(request, "accounts/too_many_logins.html", {"message": TOO_MANY_LOGINS}, status=429)
+            return render(
+                request, "accounts/too_many_logins.html", {"message": TOO_MANY_LOGINS}, status=429
+            )
         return view(request, *args, **kwargs)
 
     return wrapped

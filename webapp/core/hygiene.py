@@ -37,7 +37,7 @@ def parse_id(value: str | None) -> int | None:
 
 
 def parse_ids(values, limit: int = 10) -> list[int]:
-    """Ids from comma-separated texts (`?ids=1,2&ids=3`); raise InputError naming what is not one."""
+    """Ids from comma-separated texts (`?ids=1,2&ids=3`); InputError names what is not one."""
     ids = []
     for text in values:
         for part in str(text).split(","):
@@ -106,7 +106,8 @@ def check_request(request) -> HttpResponse | None:
                     check_text(key, "a form field's name")
                     for value in values:
                         check_text(value, f"the form field {key!r}")
-                        if value.lstrip()[:1] in ("{", "[", '"'):  # JSON typed in a form (the admin's)
+                        # JSON typed into a form (the admin's JSON fields)
+                        if value.lstrip()[:1] in ("{", "[", '"'):
                             check_json(value, f"the form field {key!r}")
             elif content_type.endswith("json") and request.body:
                 check_json(request.body)

@@ -130,8 +130,8 @@ _TYPE_WORDS = {bool: "true or false", int: "an integer", float: "a number", str:
 
 
 def _coerce(value: Any, annotation: Any, name: str) -> Any:
-    """Parse a form/JSON value into the dataclass field's type (int, float, bool, str, lists of them);
-    raise ValueError("<name>: expected …") for a value of another type, null included."""
+    """Parse a form/JSON value into the dataclass field's type (int, float, bool, str, lists of
+    them); raise ValueError("<name>: expected …") for a value of another type, null included."""
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin is typing.Union or str(origin) == "types.UnionType":
@@ -176,7 +176,8 @@ def _coerce(value: Any, annotation: Any, name: str) -> Any:
         elif isinstance(value, (list, tuple)):
             items = list(value)
         else:
-            raise ValueError(f"{name}: expected a list (or comma-separated text), got {value!r:.60}")
+            raise ValueError(
+                f"{name}: expected a list (or comma-separated text), got {value!r:.60}")
         inner = args[0] if args else str
         coerced = [_coerce(v, inner, name) for v in items]
         return tuple(coerced) if origin is tuple else coerced
@@ -187,7 +188,8 @@ def build_config(kind: JobKind, params: dict[str, Any] | None) -> Any:
     """Validate params into the kind's config; raise a Django ValidationError keyed by field."""
     cls = kind.config_class()
     if params is not None and not isinstance(params, dict):
-        raise ValidationError({"__all__": [f"the config must be an object of fields, not {params!r:.60}"]})
+        message = f"the config must be an object of fields, not {params!r:.60}"
+        raise ValidationError({"__all__": [message]})
     params = dict(params or {})
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}

@@ -200,7 +200,8 @@ def undoable_label(user, now=None) -> Label | None:
 # -- blindness -------------------------------------------------------------------------------------
 def secrets_under_labelling():
     """The secrets of items still asking for labels (a subquery of `secret` values)."""
-    return DisagreementItem.objects.filter(gold="", labels_count__lt=F("labels_needed")).values("secret")
+    open_items = DisagreementItem.objects.filter(gold="", labels_count__lt=F("labels_needed"))
+    return open_items.values("secret")
 
 
 def games_not_blinded(games, visitor):
@@ -234,5 +235,6 @@ def blind_history(item: DisagreementItem, user) -> list[dict]:
     person may still label (its answer there would be a judge's answer to an open item)."""
     open_questions = {_question_key(q) for q in _open_for(user).filter(secret=item.secret)
                       .exclude(pk=item.pk).values_list("question", flat=True)}
-    return [{**turn, "verdict": "hidden"} if _question_key(str(turn.get("question", ""))) in open_questions
-            else turn for turn in (item.history or [])]
+    return [{**turn, "verdict": "hidden"}
+            if _question_key(str(turn.get("question", ""))) in open_questions else turn
+            for turn in (item.history or [])]

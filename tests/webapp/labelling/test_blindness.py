@@ -19,14 +19,20 @@ def _leaks(client, game) -> list[str]:
     places = []
     if f'href="/games/{game.pk}/"' in client.get(f"/games/?word={game.secret}").content.decode():
         places.append("game list")
-    for url in (f"/games/{game.pk}/", f"/games/{game.pk}.json", f"/api/games/{game.pk}/", f"/play/{game.pk}/"):
+    for url in (
+        f"/games/{game.pk}/",
+        f"/games/{game.pk}.json",
+        f"/api/games/{game.pk}/",
+        f"/play/{game.pk}/",
+    ):
         if client.get(url).status_code == 200:
             places.append(url)
     return places
 
 
 def test_no_page_or_api_shows_an_open_items_game_to_an_annotator_signed_in_or_out(
-        queued, make_user):
+    queued, make_user
+):
     seal = Game.objects.get(secret="seal")
     assert DisagreementItem.objects.filter(secret="seal", gold="").exists()
     annotator = Client()
@@ -36,8 +42,13 @@ def test_no_page_or_api_shows_an_open_items_game_to_an_annotator_signed_in_or_ou
     assert _leaks(APIClient(), seal) == []
     researcher = Client()
     researcher.force_login(make_user("researcher"))
-    assert _leaks(researcher, seal) == ["game list", f"/games/{seal.pk}/", f"/games/{seal.pk}.json",
-                                        f"/api/games/{seal.pk}/", f"/play/{seal.pk}/"]
+    assert _leaks(researcher, seal) == [
+        "game list",
+        f"/games/{seal.pk}/",
+        f"/games/{seal.pk}.json",
+        f"/api/games/{seal.pk}/",
+        f"/play/{seal.pk}/",
+    ]
 
 
 def test_a_game_shows_again_once_its_secrets_items_are_closed(queued):
@@ -55,7 +66,10 @@ def test_a_players_own_game_stays_visible_to_them(queued, make_user):
     client.force_login(owner)
     assert client.get(f"/games/{seal.pk}/").status_code == 200
     assert f'href="/games/{seal.pk}/"' in client.get(f"/players/{owner.username}/").content.decode()
-    assert f'href="/games/{seal.pk}/"' not in Client().get(f"/players/{owner.username}/").content.decode()
+    assert (
+        f'href="/games/{seal.pk}/"'
+        not in Client().get(f"/players/{owner.username}/").content.decode()
+    )
 
 
 def test_games_without_open_items_are_untouched(games):
@@ -91,8 +105,13 @@ def test_the_queue_page_and_api_never_show_an_open_questions_answer(queued, make
         item = api.get("/api/labelling/next/").json()["item"]
         if item is None:
             break
-        still_open = {q for q in selectors._open_for(annotator).filter(secret=item["secret"])
-                      .exclude(pk=item["id"]).values_list("question", flat=True)}
+        still_open = {
+            q
+            for q in selectors._open_for(annotator)
+            .filter(secret=item["secret"])
+            .exclude(pk=item["id"])
+            .values_list("question", flat=True)
+        }
         assert all(h["verdict"] == "hidden" for h in item["history"] if h["question"] in still_open)
         html = page.get("/labelling/").content.decode()
         for h in item["history"]:

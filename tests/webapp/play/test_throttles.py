@@ -19,8 +19,11 @@ THREADS, PER_THREAD = 8, 40
 
 
 def _rate(settings, rate: str, proxies: int = 0) -> None:
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"guest_play": rate},
-                               "NUM_PROXIES": proxies}
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"guest_play": rate},
+        "NUM_PROXIES": proxies,
+    }
 
 
 def _allowed_under_threads(address: str) -> int:
@@ -31,7 +34,9 @@ def _allowed_under_threads(address: str) -> int:
         request = RequestFactory().post("/api/games/", REMOTE_ADDR=address)
         request.user = AnonymousUser()
         barrier.wait()
-        allowed.append(sum(GuestPlayThrottle().allow_request(request, None) for _ in range(PER_THREAD)))
+        allowed.append(
+            sum(GuestPlayThrottle().allow_request(request, None) for _ in range(PER_THREAD))
+        )
 
     threads = [threading.Thread(target=client) for _ in range(THREADS)]
     for thread in threads:
@@ -46,8 +51,12 @@ def test_eight_concurrent_clients_get_the_limit_within_two_percent(settings, bac
     if backend == "redis":
         if redis_url is None:
             pytest.skip("no Redis server answers")
-        settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                                       "LOCATION": redis_url}}
+        settings.CACHES = {
+            "default": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": redis_url,
+            }
+        }
     _rate(settings, f"{LIMIT}/hour")
     address = f"10.{random.randrange(256)}.{random.randrange(256)}.{random.randrange(1, 255)}"
     allowed = _allowed_under_threads(address)
@@ -75,17 +84,25 @@ def test_behind_one_trusted_proxy_the_address_the_proxy_saw_is_the_client(catalo
     _rate(settings, "2/minute", proxies=1)
     api = APIClient()
     # the client may prepend anything; the proxy appends the address it saw (last entry)
-    first = [_start(api, HTTP_X_FORWARDED_FOR=f"{_random_ip()}, 203.0.113.7").status_code for _ in range(3)]
+    first = [
+        _start(api, HTTP_X_FORWARDED_FOR=f"{_random_ip()}, 203.0.113.7").status_code
+        for _ in range(3)
+    ]
     second = [_start(api, HTTP_X_FORWARDED_FOR="203.0.113.8").status_code for _ in range(3)]
     assert first == [201, 201, 429] and second == [201, 201, 429]
 
 
 def test_guests_get_a_503_with_a_message_while_the_cache_is_down_and_players_play_on(
-        catalog, settings, player, client):
+    catalog, settings, player, client
+):
     _rate(settings, "100/minute")
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                                   "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens there
-                                   "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}}}
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens there
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
+    }
     response = _start(APIClient())
     assert response.status_code == 503 and "rate limiter" in response.json()["detail"]
     page = client.post("/play/start/", {"role": "guesser", "max_turns": 20}, follow=True)
