@@ -73,7 +73,9 @@ class Command(BaseCommand):
             help="DEBUG on (tracebacks in the browser); off by default",
         )
         parser.add_argument(
-            "--web-workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "2"))
+            "--web-workers",
+            type=int,  # parses the default too: a bad WEB_CONCURRENCY is a usage error
+            default=os.environ.get("WEB_CONCURRENCY", "2"),
         )
 
     def handle(self, *args, addr: str, debug: bool, web_workers: int, **options):
