@@ -171,7 +171,8 @@ class Lab:
             raise RuntimeError(f"{name} exited: {log.read_text(errors='replace')[-3000:]}")
         return proc
 
-    def worker(self, name: str, queues: str = "cpu", concurrency: int = 1) -> subprocess.Popen:
+    def celery_worker(self, name: str, queues: str, *options: str) -> subprocess.Popen:
+        """A Celery worker consuming `queues`, with `options` for its pool and schedule."""
         return self.start(
             name,
             [
@@ -183,8 +184,7 @@ class Lab:
                 "worker",
                 "-Q",
                 queues,
-                "--concurrency",
-                str(concurrency),
+                *options,
                 "--without-gossip",
                 "--without-mingle",
                 "-l",
@@ -195,31 +195,13 @@ class Lab:
             " ready.",
         )
 
+    def worker(self, name: str, queues: str = "cpu", concurrency: int = 1) -> subprocess.Popen:
+        return self.celery_worker(name, queues, "--concurrency", str(concurrency))
+
     def housekeeping(self) -> subprocess.Popen:
-        return self.start(
-            "housekeeping",
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "workers.celery:app",
-                "worker",
-                "-Q",
-                "housekeeping",
-                "--pool",
-                "solo",
-                "-B",
-                "--schedule",
-                str(self.dir / "beat-schedule"),
-                "--without-gossip",
-                "--without-mingle",
-                "-l",
-                "INFO",
-                "--hostname",
-                "housekeeping@%h",
-            ],
-            " ready.",
+        schedule = str(self.dir / "beat-schedule")
+        return self.celery_worker(
+            "housekeeping", "housekeeping", "--pool", "solo", "-B", "--schedule", schedule
         )
 
     def web(self) -> subprocess.Popen:
