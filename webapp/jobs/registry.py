@@ -64,60 +64,84 @@ def register(kind: JobKind) -> JobKind:
     return kind
 
 
-register(JobKind("smoke", "training.smoke:SmokeConfig", "training.smoke:run", "Round-trip check of the job system."))
 register(JobKind(
-    "evaluation", "training.evaluation.config:EvaluationConfig", "webapp.jobs.kinds.evaluation:run",
-    "Play a guesser against a judge over a word list, k samples per word.",
-    check="webapp.jobs.kinds.evaluation:check", models=("guesser", "judge"),
+    "smoke", "training.smoke:SmokeConfig", "training.smoke:run",
+    "Round-trip check of the job system.",
 ))
-register(JobKind(
-    "export", "webapp.jobs.kinds.export:ExportConfig", "webapp.jobs.kinds.export:run",
-    "Export games, turns and trajectories as JSONL and Parquet.", check="webapp.jobs.kinds.export:check",
-))
-register(JobKind(
-    "disagreements", "webapp.jobs.kinds.disagreements:DisagreementsConfig",
-    "webapp.jobs.kinds.disagreements:run",
-    "Run several judges over stored questions and queue where they disagree for labelling (or score judges on gold).",
-    check="webapp.jobs.kinds.disagreements:check", models=("judges",),
-))
-register(JobKind(
-    "curation", "training.curation.config:CurationConfig", "webapp.jobs.kinds.curation:run",
-    "Curate candidate nouns into a new, difficulty-rated word-list version with splits.",
-    check="webapp.jobs.kinds.curation:check", models=("guesser", "judge", "fairness_judge"),
-))
-register(JobKind(
-    "knowledge", "training.knowledge.config:KnowledgeJobConfig", "webapp.jobs.kinds.training:run_knowledge",
-    "Knowledge stage: teach a model every pool word and its knowledge-base facts (plain causal LM).",
-    gpu=True, check="webapp.jobs.kinds.training:check_knowledge",
-))
-register(JobKind(
-    "sft", "training.sft.config:SFTJobConfig", "webapp.jobs.kinds.training:run_sft",
-    "Turn-level SFT on a teacher's (or stored) games: only each turn's question is trained.",
-    gpu=True, check="webapp.jobs.kinds.training:check_games_job",
-))
-register(JobKind(
-    "dpo", "webapp.jobs.kinds.training:DPOWebConfig", "webapp.jobs.kinds.training:run_dpo",
-    "Multi-turn DPO: the policy's candidate next questions paired by a proxy reward (information gain, "
-    "ΔBelief, success, or a judge model's 1–5 rating as in CollabLLM: reward=rating with rating_model).",
-    gpu=True, check="webapp.jobs.kinds.training:check_dpo",
-))
-register(JobKind(
-    "judge_sft", "training.sft.judge:JudgeSFTJobConfig", "webapp.jobs.kinds.training:run_judge_sft",
-    "SFT of an LLM judge on a reference judge's verdicts for the questions of teacher (or stored) games.",
-    gpu=True, check="webapp.jobs.kinds.training:check_games_job",
-))
-register(JobKind(
-    "judge", "training.judge.config:LearnedJudgeJobConfig", "webapp.jobs.kinds.judge:run",
-    "Train the learned judge (a small network over the knowledge base's facts, on a CPU) on the reference "
-    "answers, the gold labels and/or stored games' verdicts; registered as a judge.",
-    check="webapp.jobs.kinds.judge:check",  # gpu=False: the cpu queue whatever JOBS_GPU_QUEUE says
-))
-register(JobKind(
-    "grpo", "training.grpo.config:GRPOConfig", "webapp.jobs.kinds.grpo:run",
-    "Multi-turn GRPO: G games per secret against the judge, StarPO (trajectory) or ΔBelief (per-turn) credit.",
-    gpu=True, check="webapp.jobs.kinds.grpo:check",
-))
+KINDS = "webapp.jobs.kinds"  # the package of the runners and checks of the web's job kinds
 
+
+def register_web_kind(
+    name: str,
+    config: str,
+    module: str,
+    description: str,
+    runner: str = "run",
+    check: str = "check",
+    **options: Any,
+) -> JobKind:
+    """Register a kind whose runner and check are functions of `webapp.jobs.kinds.<module>`."""
+    where = f"{KINDS}.{module}"
+    return register(
+        JobKind(name, config, f"{where}:{runner}", description, check=f"{where}:{check}", **options)
+    )
+
+
+register_web_kind(
+    "evaluation", "training.evaluation.config:EvaluationConfig", "evaluation",
+    "Play a guesser against a judge over a word list, k samples per word.",
+    models=("guesser", "judge"),
+)
+register_web_kind(
+    "export", "webapp.jobs.kinds.export:ExportConfig", "export",
+    "Export games, turns and trajectories as JSONL and Parquet.",
+)
+register_web_kind(
+    "disagreements", "webapp.jobs.kinds.disagreements:DisagreementsConfig", "disagreements",
+    "Run several judges over stored questions and queue where they disagree for labelling "
+    "(or score judges on gold).",
+    models=("judges",),
+)
+register_web_kind(
+    "curation", "training.curation.config:CurationConfig", "curation",
+    "Curate candidate nouns into a new, difficulty-rated word-list version with splits.",
+    models=("guesser", "judge", "fairness_judge"),
+)
+register_web_kind(
+    "knowledge", "training.knowledge.config:KnowledgeJobConfig", "training",
+    "Knowledge stage: teach a model every pool word and its knowledge-base facts "
+    "(plain causal LM).",
+    runner="run_knowledge", check="check_knowledge", gpu=True,
+)
+register_web_kind(
+    "sft", "training.sft.config:SFTJobConfig", "training",
+    "Turn-level SFT on a teacher's (or stored) games: only each turn's question is trained.",
+    runner="run_sft", check="check_games_job", gpu=True,
+)
+register_web_kind(
+    "dpo", "webapp.jobs.kinds.training:DPOWebConfig", "training",
+    "Multi-turn DPO: the policy's candidate next questions paired by a proxy reward "
+    "(information gain, ΔBelief, success, or a judge model's 1–5 rating as in CollabLLM: "
+    "reward=rating with rating_model).",
+    runner="run_dpo", check="check_dpo", gpu=True,
+)
+register_web_kind(
+    "judge_sft", "training.sft.judge:JudgeSFTJobConfig", "training",
+    "SFT of an LLM judge on a reference judge's verdicts for the questions of teacher "
+    "(or stored) games.",
+    runner="run_judge_sft", check="check_games_job", gpu=True,
+)
+register_web_kind(  # gpu=False: the cpu queue whatever JOBS_GPU_QUEUE says
+    "judge", "training.judge.config:LearnedJudgeJobConfig", "judge",
+    "Train the learned judge (a small network over the knowledge base's facts, on a CPU) on "
+    "the reference answers, the gold labels and/or stored games' verdicts; registered as a judge.",
+)
+register_web_kind(
+    "grpo", "training.grpo.config:GRPOConfig", "grpo",
+    "Multi-turn GRPO: G games per secret against the judge, StarPO (trajectory) or ΔBelief "
+    "(per-turn) credit.",
+    gpu=True,
+)
 
 def get_kind(name: str) -> JobKind:
     try:
