@@ -378,49 +378,31 @@ def jobs_reap_stale() -> dict[str, list[int]]:
             f"no heartbeat from {job.worker or 'its worker'} since {job.heartbeat_at:%H:%M:%S}"
         )
         if job.status == JobStatus.STOPPING:
-            if _move(
-                job.pk,
-                [JobStatus.STOPPING],
-                JobStatus.STOPPED,
-                where=still_silent,
-                finished_at=timezone.now(),
-            ):
-                JobLog.objects.create(
-                    job=job, level="warning", message=f"worker lost while stopping ({silence})"
-                )
-                report["stopped"].append(job.pk)
+            outcome, new_status = "stopped", JobStatus.STOPPED
+            fields: dict = {"finished_at": timezone.now()}
+            level, message = "warning", f"worker lost while stopping ({silence})"
         elif job.requeues < MAX_REQUEUES:
-            if _move(
-                job.pk,
-                [JobStatus.RUNNING],
-                JobStatus.QUEUED,
-                where=still_silent,
-                requeues=job.requeues + 1,
-                task_id=str(uuid.uuid4()),
-                worker="",
-                published_at=None,
-            ):
-                job.refresh_from_db()
-                JobLog.objects.create(
-                    job=job, level="warning", message=f"worker lost ({silence}); re-queued"
-                )
-                report["requeued"].append(job.pk)
-                with contextlib.suppress(JobNotPublished):  # the sweep sends it later
-                    _publish(job.pk, job.queue, job.task_id)
-        elif _move(
-            job.pk,
-            [JobStatus.RUNNING],
-            JobStatus.FAILED,
-            where=still_silent,
-            finished_at=timezone.now(),
-            error=f"worker lost ({silence}) after {job.requeues} re-queues",
-        ):
-            JobLog.objects.create(
-                job=job,
-                level="error",
-                message=f"worker lost ({silence}) after {job.requeues} re-queues; failed",
-            )
-            report["failed"].append(job.pk)
+            outcome, new_status = "requeued", JobStatus.QUEUED
+            fields = {
+                "requeues": job.requeues + 1,
+                "task_id": str(uuid.uuid4()),
+                "worker": "",
+                "published_at": None,
+            }
+            level, message = "warning", f"worker lost ({silence}); re-queued"
+        else:
+            outcome, new_status = "failed", JobStatus.FAILED
+            error = f"worker lost ({silence}) after {job.requeues} re-queues"
+            fields = {"finished_at": timezone.now(), "error": error}
+            level, message = "error", f"{error}; failed"
+        if not _move(job.pk, [job.status], new_status, where=still_silent, **fields):
+            continue
+        JobLog.objects.create(job=job, level=level, message=message)
+        report[outcome].append(job.pk)
+        if new_status == JobStatus.QUEUED:
+            job.refresh_from_db()
+            with contextlib.suppress(JobNotPublished):  # the sweep sends it later
+                _publish(job.pk, job.queue, job.task_id)
     return report
 
 
