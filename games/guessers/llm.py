@@ -6,7 +6,7 @@ import zlib
 from typing import Sequence
 
 from games.guessers.base import Ask, Guesser, GuesserState
-from games.llm.base import LLMBackend, SamplingParams
+from games.llm.base import LLMBackend, LLMPlayer, SamplingParams
 from games.llm.chat import DEFAULT_QUESTION_EXTRACTION, QUESTION_EXTRACTIONS, GuesserFormat, extract_question
 
 DEFAULT_SAMPLING = SamplingParams(max_new_tokens=48, temperature=1.0)
@@ -17,7 +17,7 @@ def turn_seed(game_seed: int, turn_index: int) -> int:
     return zlib.crc32(f"guesser:{game_seed}:{turn_index}".encode()) & 0x7FFFFFFF
 
 
-class LLMGuesser(Guesser):
+class LLMGuesser(LLMPlayer, Guesser):
     """Asks the question the model writes after the game's chat so far.
 
     `Ask.extra` carries what training needs, all JSON-serialisable: the prompt `messages`,
@@ -39,11 +39,9 @@ class LLMGuesser(Guesser):
         if question_extraction not in QUESTION_EXTRACTIONS:
             raise ValueError(f"question_extraction must be one of {', '.join(QUESTION_EXTRACTIONS)}, "
                              f"got {question_extraction!r}")
-        self.backend = backend
+        super().__init__(backend, sampling, name)
         self.question_extraction = question_extraction
-        self.sampling = sampling
         self.chat_format = chat_format
-        self.name = name or f"llm:{backend.name}"
 
     def ask_batch(self, states: Sequence[GuesserState]) -> list[Ask]:
         if not states:

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Sequence
 
 from games.judges.base import Judge, JudgeRequest
-from games.llm.base import LLMBackend, SamplingParams
+from games.llm.base import LLMBackend, LLMPlayer, SamplingParams
 from games.llm.chat import judge_messages, parse_judge_answer
 from games.types import JudgeAnswer, Verdict
 
 DEFAULT_JUDGE_SAMPLING = SamplingParams(max_new_tokens=128, temperature=0.0, stop=("</answer>",))
 
 
-class LLMJudge(Judge):
+class LLMJudge(LLMPlayer, Judge):
     """Answers every request of a batch with one `generate` call.
 
     Output without a readable `<answer>` verdict becomes `Verdict.UNKNOWN` (it costs the guesser
@@ -29,10 +29,8 @@ class LLMJudge(Judge):
         with_history: bool = False,
         name: str | None = None,
     ):
-        self.backend = backend
-        self.sampling = sampling
+        super().__init__(backend, sampling, name)
         self.with_history = with_history
-        self.name = name or f"llm:{backend.name}"
 
     def judge_batch(self, requests: Sequence[JudgeRequest]) -> list[JudgeAnswer]:
         if not requests:

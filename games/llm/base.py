@@ -110,6 +110,16 @@ class LLMBackend(ABC):
         """Release resources (connections, GPU memory)."""
 
 
+class LLMPlayer:
+    """A guesser or judge whose replies a backend writes: the backend, how it samples and the
+    player's name (by default `llm:<backend name>`)."""
+
+    def __init__(self, backend: LLMBackend, sampling: SamplingParams, name: str | None) -> None:
+        self.backend = backend
+        self.sampling = sampling
+        self.name = name or f"llm:{backend.name}"
+
+
 # -- tokenizer helpers shared by the local backends (a HF tokenizer; no torch needed) ---------
 def encode_prompt(tokenizer: Any, chat: Chat) -> list[int]:
     """Token ids of `chat` followed by the assistant generation prompt."""
