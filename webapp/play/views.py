@@ -111,34 +111,23 @@ def _act(request, game_id: int, form_class, act):
     return render(request, "play/partials/game_panel.html", context, status=status)
 
 
-@require_POST
-def question_submit(request, game_id: int):
-    return _act(request, game_id, QuestionForm, lambda visitor, data: services.turn_submit(
-        game_id=game_id, visitor=visitor, question=data["question"], expected_index=data["expected_index"]))
+def _player_action(form_class, service, *fields: str):
+    """A POST view that calls `service` with the game id, the visitor and the named form fields,
+    then answers as `_act` does."""
+
+    @require_POST
+    def view(request, game_id: int):
+        return _act(request, game_id, form_class, lambda visitor, data: service(
+            game_id=game_id, visitor=visitor, **{field: data[field] for field in fields}))
+
+    return view
 
 
-@require_POST
-def answer_submit(request, game_id: int):
-    return _act(request, game_id, AnswerForm, lambda visitor, data: services.answer_submit(
-        game_id=game_id, visitor=visitor, verdict=data["verdict"], expected_index=data["expected_index"]))
-
-
-@require_POST
-def answer_undo(request, game_id: int):
-    return _act(request, game_id, AbandonForm, lambda visitor, data: services.answer_undo(
-        game_id=game_id, visitor=visitor))
-
-
-@require_POST
-def secret_confirm(request, game_id: int):
-    return _act(request, game_id, ConfirmSecretForm, lambda visitor, data: services.game_confirm_secret(
-        game_id=game_id, visitor=visitor, secret=data["secret"]))
-
-
-@require_POST
-def game_abandon(request, game_id: int):
-    return _act(request, game_id, AbandonForm, lambda visitor, data: services.game_abandon(
-        game_id=game_id, visitor=visitor))
+question_submit = _player_action(QuestionForm, services.turn_submit, "question", "expected_index")
+answer_submit = _player_action(AnswerForm, services.answer_submit, "verdict", "expected_index")
+answer_undo = _player_action(AbandonForm, services.answer_undo)
+secret_confirm = _player_action(ConfirmSecretForm, services.game_confirm_secret, "secret")
+game_abandon = _player_action(AbandonForm, services.game_abandon)
 
 
 @require_GET
