@@ -73,6 +73,12 @@ PROJECT_REQUIREMENTS = [Requirement(r) for r in PROJECT["dependencies"]]
 TEST_REQUIREMENTS = [Requirement(r) for r in PROJECT["optional-dependencies"]["test"]]
 
 
+def test_each_dependency_is_listed_once():
+    for group in (PROJECT_REQUIREMENTS, TEST_REQUIREMENTS):
+        names = [canonicalize_name(r.name) for r in group]
+        assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
 def test_cpu_lock_pins_every_dependency_and_test_extra_within_its_range():
     locked = pins(LOCK)
     wanted = [r for r in PROJECT_REQUIREMENTS + TEST_REQUIREMENTS if applies(r, ("", "test"))]
