@@ -51,7 +51,8 @@ def test_missing_data_is_refused_before_queueing_with_the_field_named(tmp_path):
     assert "no active judge" in refused(dataset="games", games_judge="nobody")["games_judge"][0]
     assert "no stored game" in refused(dataset="reference+games", games_judge="kb")["games_judge"][0]
     assert "no file" in refused(dataset="file", data_path=str(tmp_path / "missing.jsonl"))["data_path"][0]
-    assert "no file" in refused(dataset="file", data_path="bad\x00name")["data_path"][0]  # a clear error, not a 500
+    # a clear error, not a 500
+    assert "NUL character" in refused(dataset="file", data_path="bad\x00name")["data_path"][0]
     assert "dataset must be one of" in refused(dataset="everything")["dataset"][0]
 
 
