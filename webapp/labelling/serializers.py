@@ -6,6 +6,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from games.agreement import TAXONOMY
 from webapp.labelling.models import LabelVerdict
 from webapp.labelling.selectors import REVIEW_FILTERS, SUBSETS
 
@@ -153,15 +154,21 @@ class LabellingAgreementSerializer(serializers.Serializer):
     least_agreeing = LabellingUnitSerializer(many=True)
 
 
+TAXONOMY_HELP = {
+    "false_yes": "said yes, gold no",
+    "false_no": "said no, gold yes (a wrong negative)",
+    "unrecognised": "unknown or invalid where gold is yes or no",
+    "answered_invalid": "yes or no where gold is invalid",
+}
+
+
 class LabellingTaxonomySerializer(serializers.Serializer):
-    true_yes = serializers.IntegerField()
-    true_no = serializers.IntegerField()
-    false_yes = serializers.IntegerField(help_text="said yes, gold no")
-    false_no = serializers.IntegerField(help_text="said no, gold yes (a wrong negative)")
-    unrecognised = serializers.IntegerField(help_text="unknown or invalid where gold is yes or no")
-    true_invalid = serializers.IntegerField()
-    answered_invalid = serializers.IntegerField(help_text="yes or no where gold is invalid")
-    abstained_on_invalid = serializers.IntegerField()
+    # a count per outcome of games.agreement.TAXONOMY (a docstring would enter the schema)
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {
+            outcome: serializers.IntegerField(help_text=TAXONOMY_HELP.get(outcome))
+            for outcome in TAXONOMY
+        }
 
 
 class LabellingJudgeRowSerializer(serializers.Serializer):
