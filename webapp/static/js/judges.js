@@ -1,13 +1,10 @@
 // The judges' accuracy chart of labelling/judges.html (data from #accuracy-data).
 (function () {
-  var canvas = document.getElementById("accuracy-chart");
-  if (!canvas || !window.Chart) return;
-  // the box height from data-height (a style attribute would need style-src 'unsafe-inline')
-  var box = canvas.parentElement;
-  if (box.dataset.height) box.style.height = box.dataset.height + "px";
-  var rows = JSON.parse(document.getElementById("accuracy-data").textContent);
+  var chart = window.labCharts && window.labCharts.fromPage("accuracy-chart", "accuracy-data");
+  if (!chart) return;
+  var rows = chart.rows;
   var pc = function (x) { return x === null ? null : 100 * x; };
-  new Chart(canvas, {
+  new Chart(chart.canvas, {
     type: "bar",
     data: {
       labels: rows.map(function (r) { return r.judge; }),

@@ -1,15 +1,12 @@
 // The ability chart of leaderboards/index.html (data from #ability-data).
 (function () {
-  var canvas = document.getElementById("ability-chart");
-  if (!canvas || !window.Chart) return;
-  // the box height from data-height (a style attribute would need style-src 'unsafe-inline')
-  var box = canvas.parentElement;
-  if (box.dataset.height) box.style.height = box.dataset.height + "px";
-  var rows = JSON.parse(document.getElementById("ability-data").textContent);
+  var chart = window.labCharts && window.labCharts.fromPage("ability-chart", "ability-data");
+  if (!chart) return;
+  var rows = chart.rows;
   var colour = {human: "#1f7a3a", model: "#2b59c3"};
   var label = function (r) { return (r.kind === "human" ? "person" : "model") + ": θ " + r.theta.toFixed(2) +
     " [" + r.lo.toFixed(2) + ", " + r.hi.toFixed(2) + "], " + r.games + " games"; };
-  new Chart(canvas, {
+  new Chart(chart.canvas, {
     type: "bar",
     data: {
       labels: rows.map(function (r) { return r.name; }),
