@@ -45,20 +45,43 @@ def store_games(n: int, turns: int, batch: int = 1000) -> None:
         games = []
         for i in range(start, min(start + batch, n)):
             human = i % 2 == 0
-            games.append(Game(
-                mode=GameMode.HUMAN_GUESSER if human else GameMode.MODEL_VS_MODEL, secret=f"word{i % 997}",
-                judge=judge, guesser=None if human else guesser, player=player if human else None,
-                outcome="won" if i % 3 else "lost", status="finished", n_turns=turns, seed=i,
-                initial_belief=None if human else -6.5, config={"max_turns": 20, "win_rule": "reference"},
-                finished_at=now))
+            games.append(
+                Game(
+                    mode=GameMode.HUMAN_GUESSER if human else GameMode.MODEL_VS_MODEL,
+                    secret=f"word{i % 997}",
+                    judge=judge,
+                    guesser=None if human else guesser,
+                    player=player if human else None,
+                    outcome="won" if i % 3 else "lost",
+                    status="finished",
+                    n_turns=turns,
+                    seed=i,
+                    initial_belief=None if human else -6.5,
+                    config={"max_turns": 20, "win_rule": "reference"},
+                    finished_at=now,
+                )
+            )
         games = Game.objects.bulk_create(games)
-        Turn.objects.bulk_create([
-            Turn(game=g, index=t, question=f"Is it question number {t} about things?", verdict="no",
-                 judge_raw="kb: no", reward={"turn": -0.05}, total_reward=-0.05,
-                 belief=None if g.player_id else -6.0 + t, delta_belief=None if g.player_id else 0.5,
-                 candidates_left=None if g.player_id else 400 // (t + 1),
-                 top_candidates=None if g.player_id else [["cat", 0.3], ["dog", 0.2]])
-            for g in games for t in range(turns)], batch_size=5000)
+        Turn.objects.bulk_create(
+            [
+                Turn(
+                    game=g,
+                    index=t,
+                    question=f"Is it question number {t} about things?",
+                    verdict="no",
+                    judge_raw="kb: no",
+                    reward={"turn": -0.05},
+                    total_reward=-0.05,
+                    belief=None if g.player_id else -6.0 + t,
+                    delta_belief=None if g.player_id else 0.5,
+                    candidates_left=None if g.player_id else 400 // (t + 1),
+                    top_candidates=None if g.player_id else [["cat", 0.3], ["dog", 0.2]],
+                )
+                for g in games
+                for t in range(turns)
+            ],
+            batch_size=5000,
+        )
 
 
 def export_all(ids: list[int], formats: list[str]) -> dict:
@@ -69,9 +92,15 @@ def export_all(ids: list[int], formats: list[str]) -> dict:
         n_turns, files = export_games(ids, Path(folder), formats)
         seconds = time.perf_counter() - began
         size = sum(p.stat().st_size for p in files)
-    return {"games": len(ids), "turns": n_turns, "seconds": round(seconds, 2),
-            "games_per_second": round(len(ids) / seconds), "bytes": size,
-            "peak_rss_mb": round(peak_rss_mb(), 1), "rss_mb": round(current_rss_mb(), 1)}
+    return {
+        "games": len(ids),
+        "turns": n_turns,
+        "seconds": round(seconds, 2),
+        "games_per_second": round(len(ids) / seconds),
+        "bytes": size,
+        "peak_rss_mb": round(peak_rss_mb(), 1),
+        "rss_mb": round(current_rss_mb(), 1),
+    }
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -100,11 +129,18 @@ def main(argv: list[str] | None = None) -> dict:
         runs = {fmt: export_all(ids, [fmt]) for fmt in ("jsonl", "parquet")}
         both = export_all(ids, ["jsonl", "parquet"])
         result = {
-            "database": connection.vendor, "games": args.games, "turns_per_game": args.turns,
-            "store_seconds": round(stored, 1), "peak_rss_mb_before_export": round(rss_before, 1),
-            "quarter_both_formats": quarter, "jsonl": runs["jsonl"], "parquet": runs["parquet"],
+            "database": connection.vendor,
+            "games": args.games,
+            "turns_per_game": args.turns,
+            "store_seconds": round(stored, 1),
+            "peak_rss_mb_before_export": round(rss_before, 1),
+            "quarter_both_formats": quarter,
+            "jsonl": runs["jsonl"],
+            "parquet": runs["parquet"],
             "both_formats": both,
-            "peak_rss_growth_quarter_to_all_mb": round(both["peak_rss_mb"] - quarter["peak_rss_mb"], 1),
+            "peak_rss_growth_quarter_to_all_mb": round(
+                both["peak_rss_mb"] - quarter["peak_rss_mb"], 1
+            ),
         }
     finally:
         teardown_databases(old, verbosity=0)

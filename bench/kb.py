@@ -40,14 +40,20 @@ def kb_stats() -> tuple[KnowledgeBase, dict]:
         "resolved_via": kb.meta["vias"],
         "file_bytes": DATA_PATH.stat().st_size,
         "load_s": round(load_s, 3),
-        "features_per_noun": {m: round(kb.matrix(m).nnz / len(kb.nouns), 1) for m in ("first", "dominant", "any")},
+        "features_per_noun": {
+            m: round(kb.matrix(m).nnz / len(kb.nouns), 1) for m in ("first", "dominant", "any")
+        },
     }
 
 
 def coverage(kb: KnowledgeBase) -> dict:
     def share(words: list[str]) -> dict:
         missing = [w for w in words if kb.lookup(w) is None]
-        return {"n": len(words), "covered": round(1 - len(missing) / len(words), 4), "missing": missing[:12]}
+        return {
+            "n": len(words),
+            "covered": round(1 - len(missing) / len(words), 4),
+            "missing": missing[:12],
+        }
 
     return {
         "dbrl/solved": share(dbrl_words("solved")),
@@ -110,7 +116,9 @@ def guesser_speed(kb: KnowledgeBase, pool_size: int = 5000, games: int = 40) -> 
     }
 
 
-def paper_test(kb: KnowledgeBase, guesser_kind: str = "infogain", sense: str = DEFAULT_SENSE) -> dict:
+def paper_test(
+    kb: KnowledgeBase, guesser_kind: str = "infogain", sense: str = DEFAULT_SENSE
+) -> dict:
     words = dbrl_words("paper_test")
     secrets = [w for w in words if kb.lookup(w) is not None]
     skipped = [w for w in words if kb.lookup(w) is None]

@@ -18,10 +18,17 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
-WORDS = Path(__file__).resolve().parent.parent / "games" / "data" / "wordlists" / "dbrl" / "paper_test.txt"
+WORDS = (
+    Path(__file__).resolve().parent.parent
+    / "games"
+    / "data"
+    / "wordlists"
+    / "dbrl"
+    / "paper_test.txt"
+)
 
 
 def make_judge():
@@ -38,9 +45,15 @@ def make_judge():
             name = "parity"
 
             def judge_batch(self, requests):
-                return [JudgeAnswer(Verdict.YES if len(r.question) % 2 else Verdict.NO, raw="parity") for r in requests]
+                return [
+                    JudgeAnswer(Verdict.YES if len(r.question) % 2 else Verdict.NO, raw="parity")
+                    for r in requests
+                ]
 
-        return ParityJudge(), f"trivial parity judge (KB judge unavailable: {type(exc).__name__}: {exc})"
+        return (
+            ParityJudge(),
+            f"trivial parity judge (KB judge unavailable: {type(exc).__name__}: {exc})",
+        )
 
 
 def secrets_for(judge, n: int) -> list[str]:
@@ -86,7 +99,9 @@ def run(args: argparse.Namespace) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = build_tiny_model(Path(tmp) / "tiny", seed=0)
         backend = TransformersBackend(str(model_dir))
-        plain = TransformersBackend(str(model_dir), prefix_cache_mb=0) if not args.no_ablation else None
+        plain = (
+            TransformersBackend(str(model_dir), prefix_cache_mb=0) if not args.no_ablation else None
+        )
     guesser = LLMGuesser(backend, sampling=sampling)
 
     def lockstep(n: int, guesser=guesser, backend=backend):
@@ -96,7 +111,9 @@ def run(args: argparse.Namespace) -> dict:
 
     def one_at_a_time(n: int):
         backend.clear_cache()
-        return [rollout(guesser, judge, [secrets[i]], seeds=[i], config=config)[0] for i in range(n)]
+        return [
+            rollout(guesser, judge, [secrets[i]], seeds=[i], config=config)[0] for i in range(n)
+        ]
 
     lockstep(2)  # warm-up: allocator, kernels, tokenizer caches
     seq_time, seq_games = timed(lambda: one_at_a_time(args.sequential_games), args.repeats)
@@ -104,10 +121,14 @@ def run(args: argparse.Namespace) -> dict:
     report = {
         "bench": "rollout",
         "guesser": "tiny Llama (random init) via TransformersBackend, sampling at temperature 1",
-        "model": {"parameters": sum(p.numel() for p in backend.model.parameters()), "vocab": len(backend.tokenizer),
-                  "hidden": backend.model.config.hidden_size, "layers": backend.model.config.num_hidden_layers,
-                  "heads": backend.model.config.num_attention_heads,
-                  "kv_heads": backend.model.config.num_key_value_heads},
+        "model": {
+            "parameters": sum(p.numel() for p in backend.model.parameters()),
+            "vocab": len(backend.tokenizer),
+            "hidden": backend.model.config.hidden_size,
+            "layers": backend.model.config.num_hidden_layers,
+            "heads": backend.model.config.num_attention_heads,
+            "kv_heads": backend.model.config.num_key_value_heads,
+        },
         "judge": judge_desc,
         "turns": args.turns,
         "max_new_tokens": args.max_new_tokens,
@@ -117,14 +138,23 @@ def run(args: argparse.Namespace) -> dict:
     }
     for n in args.batches:
         seconds, games = timed(lambda: lockstep(n), args.repeats)
-        split = {k: round(backend.stats[k], 3) for k in ("prefill_s", "decode_s")}  # of the last run
-        report["lockstep"].append({**_summary(n, seconds, games), "speedup": round((n / seconds[0]) / seq_rate, 2),
-                                   "last_run_model_seconds": split})
+        split = {
+            k: round(backend.stats[k], 3) for k in ("prefill_s", "decode_s")
+        }  # of the last run
+        report["lockstep"].append(
+            {
+                **_summary(n, seconds, games),
+                "speedup": round((n / seconds[0]) / seq_rate, 2),
+                "last_run_model_seconds": split,
+            }
+        )
     if plain is not None:
         n = max(args.batches)
         seconds, games = timed(lambda: lockstep(n, LLMGuesser(plain, sampling=sampling), plain), 1)
-        report["lockstep_without_prefix_cache"] = {**_summary(n, seconds, games),
-                                                   "speedup": round((n / seconds[0]) / seq_rate, 2)}
+        report["lockstep_without_prefix_cache"] = {
+            **_summary(n, seconds, games),
+            "speedup": round((n / seconds[0]) / seq_rate, 2),
+        }
     biggest = report["lockstep"][-1]
     report["speedup_at_largest_batch"] = biggest["speedup"]
     report["target"] = {"batch": 64, "speedup": 8.0}
@@ -135,8 +165,10 @@ def run(args: argparse.Namespace) -> dict:
         "turn, so each call reuses the cached keys/values of the previous turn's prompt and prefills only "
         "the new tokens (compare lockstep_without_prefix_cache).",
     ]
-    report["load_average"] = {"before": [round(x, 2) for x in load_before],
-                              "after": [round(x, 2) for x in os.getloadavg()]}
+    report["load_average"] = {
+        "before": [round(x, 2) for x in load_before],
+        "after": [round(x, 2) for x in os.getloadavg()],
+    }
     return report
 
 
@@ -159,13 +191,21 @@ def _summary(n: int, seconds: tuple[float, float], games: Sequence) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.rollout", description=__doc__.split("\n")[0])
-    parser.add_argument("--batches", type=int, nargs="+", default=[16, 64], help="lock-step batch sizes")
-    parser.add_argument("--sequential-games", type=int, default=4, help="games played one at a time")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.rollout", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--batches", type=int, nargs="+", default=[16, 64], help="lock-step batch sizes"
+    )
+    parser.add_argument(
+        "--sequential-games", type=int, default=4, help="games played one at a time"
+    )
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--max-new-tokens", type=int, default=24)
     parser.add_argument("--repeats", type=int, default=2, help="best of this many runs per timing")
-    parser.add_argument("--no-ablation", action="store_true", help="skip the run without the prefix cache")
+    parser.add_argument(
+        "--no-ablation", action="store_true", help="skip the run without the prefix cache"
+    )
     args = parser.parse_args(argv)
     print(json.dumps(run(args), indent=2))
     return 0

@@ -44,14 +44,20 @@ def bench_database(admin_url: str = PG_ADMIN_URL) -> tuple[str, str]:
     try:
         import psycopg
 
-        with psycopg.connect(admin_url.replace("postgres://", "postgresql://"), autocommit=True,
-                             connect_timeout=3) as conn:
-            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (PG_BENCH_DB,)).fetchone()
+        with psycopg.connect(
+            admin_url.replace("postgres://", "postgresql://"), autocommit=True, connect_timeout=3
+        ) as conn:
+            exists = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", (PG_BENCH_DB,)
+            ).fetchone()
             if not exists:
                 conn.execute(f'CREATE DATABASE "{PG_BENCH_DB}"')
         return admin_url.rsplit("/", 1)[0] + f"/{PG_BENCH_DB}", ""
     except Exception as err:  # no server, no role, no CREATEDB: the embedded default still works
-        return f"sqlite:///{BENCH_DIR / 'bench.sqlite3'}", f"Postgres unreachable ({type(err).__name__}): SQLite used"
+        return (
+            f"sqlite:///{BENCH_DIR / 'bench.sqlite3'}",
+            f"Postgres unreachable ({type(err).__name__}): SQLite used",
+        )
 
 
 def free_port() -> int:
@@ -62,24 +68,53 @@ def free_port() -> int:
 
 def server_env(database_url: str) -> dict:
     env = dict(os.environ)
-    env.update(DJANGO_SETTINGS_MODULE="webapp.settings.local", DATABASE_URL=database_url, DEBUG="false",
-               GUEST_PLAY_RATE="1000000/minute", DATA_DIR=str(BENCH_DIR), LOG_LEVEL="WARNING")
+    env.update(
+        DJANGO_SETTINGS_MODULE="webapp.settings.local",
+        DATABASE_URL=database_url,
+        DEBUG="false",
+        GUEST_PLAY_RATE="1000000/minute",
+        DATA_DIR=str(BENCH_DIR),
+        LOG_LEVEL="WARNING",
+    )
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     return env
 
 
 def prepare(env: dict) -> None:
     for command in (["migrate", "--noinput", "-v", "0"], ["seed"]):
-        subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, env=env, check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "manage.py", *command],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
 
 
 def start_gunicorn(env: dict, port: int, workers: int, log_path: Path) -> subprocess.Popen:
     log = open(log_path, "w")
     return subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "webapp.wsgi:application", "--workers", str(workers),
-         "--bind", f"127.0.0.1:{port}", "--backlog", "256", "--timeout", "60", "--log-level", "warning"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "webapp.wsgi:application",
+            "--workers",
+            str(workers),
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--backlog",
+            "256",
+            "--timeout",
+            "60",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
 
 
@@ -122,9 +157,23 @@ def question_bank(size: int = 400) -> list[str]:
 class Player(threading.Thread):
     """One guest: plays guesser games over one HTTP session until its budget or the deadline."""
 
-    def __init__(self, base: str, questions: list[str], turns: int, deadline: float, think_s: float, seed: int):
+    def __init__(
+        self,
+        base: str,
+        questions: list[str],
+        turns: int,
+        deadline: float,
+        think_s: float,
+        seed: int,
+    ):
         super().__init__(daemon=True)
-        self.base, self.questions, self.turns, self.deadline, self.think_s = base, questions, turns, deadline, think_s
+        self.base, self.questions, self.turns, self.deadline, self.think_s = (
+            base,
+            questions,
+            turns,
+            deadline,
+            think_s,
+        )
         self.rng = random.Random(seed)
         self.latencies: list[float] = []
         self.errors: list[str] = []
@@ -141,7 +190,9 @@ class Player(threading.Thread):
                 self.errors.append(type(err).__name__)
 
     def play_one(self, session) -> None:
-        created = session.post(f"{self.base}/api/games/", json={"role": "guesser", "judge": "kb"}, timeout=30)
+        created = session.post(
+            f"{self.base}/api/games/", json={"role": "guesser", "judge": "kb"}, timeout=30
+        )
         if created.status_code != 201:
             self.errors.append(f"create {created.status_code}")
             return
@@ -152,8 +203,11 @@ class Player(threading.Thread):
                 return
             time.sleep(self.rng.uniform(0.5, 1.5) * self.think_s)
             started = time.perf_counter()
-            response = session.post(f"{self.base}/api/games/{game['id']}/turns/",
-                                    json={"question": question, "expected_index": index}, timeout=30)
+            response = session.post(
+                f"{self.base}/api/games/{game['id']}/turns/",
+                json={"question": question, "expected_index": index},
+                timeout=30,
+            )
             self.latencies.append((time.perf_counter() - started) * 1000)
             if response.status_code != 201:
                 self.errors.append(f"turn {response.status_code}")
@@ -173,8 +227,9 @@ def percentile(values: list[float], q: float) -> float | None:
     return round(ordered[k], 2)
 
 
-def run_players(base: str, questions: list[str], n: int, turns: int, seconds: float, think_s: float,
-                seed: int) -> tuple[list[Player], float]:
+def run_players(
+    base: str, questions: list[str], n: int, turns: int, seconds: float, think_s: float, seed: int
+) -> tuple[list[Player], float]:
     deadline = time.monotonic() + seconds
     players = [Player(base, questions, turns, deadline, think_s, seed + i) for i in range(n)]
     started = time.perf_counter()
@@ -190,11 +245,17 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--players", type=int, default=32)
     parser.add_argument("--turns-per-player", type=int, default=40)
     parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
-    parser.add_argument("--think-ms", type=float, default=1000.0,
-                        help="mean pause between a player's questions (uniform 0.5x-1.5x; a person takes 5-10 s)")
+    parser.add_argument(
+        "--think-ms",
+        type=float,
+        default=1000.0,
+        help="mean pause between a player's questions (uniform 0.5x-1.5x; a person takes 5-10 s)",
+    )
     parser.add_argument("--max-seconds", type=float, default=90.0)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--pg-admin-url", default=PG_ADMIN_URL, help="where to create the bench database")
+    parser.add_argument(
+        "--pg-admin-url", default=PG_ADMIN_URL, help="where to create the bench database"
+    )
     args = parser.parse_args(argv)
 
     BENCH_DIR.mkdir(parents=True, exist_ok=True)
@@ -209,9 +270,18 @@ def main(argv: list[str] | None = None) -> dict:
     try:
         wait_until_up(base, server)
         # Warm-up (not measured): every worker loads the knowledge base on its first game.
-        run_players(base, questions, n=args.workers * 3, turns=3, seconds=60, think_s=0, seed=10_000)
-        players, elapsed = run_players(base, questions, args.players, args.turns_per_player, args.max_seconds,
-                                       args.think_ms / 1000, args.seed)
+        run_players(
+            base, questions, n=args.workers * 3, turns=3, seconds=60, think_s=0, seed=10_000
+        )
+        players, elapsed = run_players(
+            base,
+            questions,
+            args.players,
+            args.turns_per_player,
+            args.max_seconds,
+            args.think_ms / 1000,
+            args.seed,
+        )
     finally:
         stop(server)
     latencies = [ms for p in players for ms in p.latencies]
@@ -231,12 +301,19 @@ def main(argv: list[str] | None = None) -> dict:
         "games_won": sum(p.wins for p in players),
         "turn_requests": len(latencies),
         "requests_per_s": round(len(latencies) / elapsed, 1) if elapsed else None,
-        "latency_ms": {"p50": percentile(latencies, 50), "p95": p95, "p99": percentile(latencies, 99),
-                       "mean": round(statistics.fmean(latencies), 2) if latencies else None,
-                       "max": round(max(latencies), 2) if latencies else None},
+        "latency_ms": {
+            "p50": percentile(latencies, 50),
+            "p95": p95,
+            "p99": percentile(latencies, 99),
+            "mean": round(statistics.fmean(latencies), 2) if latencies else None,
+            "max": round(max(latencies), 2) if latencies else None,
+        },
         "errors": len(errors),
         "error_kinds": sorted(set(errors)),
-        "target": {"p95_ms_below": TARGET_P95_MS, "met": p95 is not None and p95 < TARGET_P95_MS and not errors},
+        "target": {
+            "p95_ms_below": TARGET_P95_MS,
+            "met": p95 is not None and p95 < TARGET_P95_MS and not errors,
+        },
     }
     print(json.dumps(result))
     return result

@@ -4,6 +4,13 @@ from games.engine import GameOverError, TwentyQuestions
 from games.types import GameConfig, JudgeAnswer, Outcome, StepResult, Trajectory, Turn, Verdict
 
 __all__ = [
-    "GameConfig", "GameOverError", "JudgeAnswer", "Outcome", "StepResult", "Trajectory",
-    "Turn", "TwentyQuestions", "Verdict",
+    "GameConfig",
+    "GameOverError",
+    "JudgeAnswer",
+    "Outcome",
+    "StepResult",
+    "Trajectory",
+    "Turn",
+    "TwentyQuestions",
+    "Verdict",
 ]

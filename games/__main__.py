@@ -20,41 +20,81 @@ from games.rules import VERDICT_FEEDBACK
 from games.types import WIN_RULES, GameConfig, Turn, Verdict
 from games.wordlists import read_words
 
-HUMAN_ANSWERS = {"y": Verdict.YES, "yes": Verdict.YES, "n": Verdict.NO, "no": Verdict.NO,
-                 "?": Verdict.UNKNOWN, "i": Verdict.INVALID}
+HUMAN_ANSWERS = {
+    "y": Verdict.YES,
+    "yes": Verdict.YES,
+    "n": Verdict.NO,
+    "no": Verdict.NO,
+    "?": Verdict.UNKNOWN,
+    "i": Verdict.INVALID,
+}
 
 
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m games", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     ev = sub.add_parser("eval", help="play guesser vs judge over a word list and report metrics")
-    ev.add_argument("--guesser", required=True, help="infogain | random | hf:PATH | openai:URL#MODEL | vllm:PATH")
-    ev.add_argument("--judge", default="kb", help="kb | kb:any | hf:PATH | openai:URL#MODEL | vllm:PATH | ensemble:A,B")
-    ev.add_argument("--words", required=True, help="a file or a shipped list such as dbrl/paper_test")
-    ev.add_argument("--pool", help="candidate words for the infogain/random guessers (default: the KB's nouns)")
+    ev.add_argument(
+        "--guesser",
+        required=True,
+        help="infogain | random | hf:PATH | openai:URL#MODEL | vllm:PATH",
+    )
+    ev.add_argument(
+        "--judge",
+        default="kb",
+        help="kb | kb:any | hf:PATH | openai:URL#MODEL | vllm:PATH | ensemble:A,B",
+    )
+    ev.add_argument(
+        "--words", required=True, help="a file or a shipped list such as dbrl/paper_test"
+    )
+    ev.add_argument(
+        "--pool", help="candidate words for the infogain/random guessers (default: the KB's nouns)"
+    )
     ev.add_argument("--samples", type=int, default=1, help="k games per word")
     ev.add_argument("--max-turns", type=int, default=20)
-    ev.add_argument("--win-rule", choices=WIN_RULES, default="reference",
-                    help="which questions win (games.rules); success under both rules is reported either way")
+    ev.add_argument(
+        "--win-rule",
+        choices=WIN_RULES,
+        default="reference",
+        help="which questions win (games.rules); success under both rules is reported either way",
+    )
     ev.add_argument("--seed", type=int, default=0)
     ev.add_argument("--batch", type=int, default=64, help="games played in lock-step")
     ev.add_argument("--limit", type=int, help="only the first N words")
     ev.add_argument("--json", action="store_true", help="print one JSON object")
-    je = sub.add_parser("judge-eval", help="measure a judge against reference answers (triples.parquet columns)")
-    je.add_argument("--judge", default="kb", help="kb | kb:closed | learned | learned:PATH | kb+learned | hf:PATH | ...")
-    je.add_argument("--triples", default=str(REFERENCE_TRIPLES),
-                    help="Parquet or JSONL with secret, question, answer (default: the shipped reference answers)")
+    je = sub.add_parser(
+        "judge-eval", help="measure a judge against reference answers (triples.parquet columns)"
+    )
+    je.add_argument(
+        "--judge",
+        default="kb",
+        help="kb | kb:closed | learned | learned:PATH | kb+learned | hf:PATH | ...",
+    )
+    je.add_argument(
+        "--triples",
+        default=str(REFERENCE_TRIPLES),
+        help="Parquet or JSONL with secret, question, answer (default: the shipped reference answers)",
+    )
     je.add_argument("--limit", type=int, help="only the first N rows")
     je.add_argument("--json", action="store_true", help="print one JSON object")
     play = sub.add_parser("play", help="play in the terminal")
-    play.add_argument("--role", choices=["guesser", "answerer"], default="guesser",
-                      help="guesser: you ask, a judge answers; answerer: a model asks, you answer")
+    play.add_argument(
+        "--role",
+        choices=["guesser", "answerer"],
+        default="guesser",
+        help="guesser: you ask, a judge answers; answerer: a model asks, you answer",
+    )
     play.add_argument("--judge", default="kb")
     play.add_argument("--guesser", default="infogain")
     play.add_argument("--secret", help="the secret (guesser role; default: drawn from --words)")
     play.add_argument("--words", default="dbrl/paper_test")
     play.add_argument("--max-turns", type=int, default=20)
-    play.add_argument("--win-rule", choices=WIN_RULES, default="reference", help="which questions win (games.rules)")
+    play.add_argument(
+        "--win-rule",
+        choices=WIN_RULES,
+        default="reference",
+        help="which questions win (games.rules)",
+    )
     play.add_argument("--seed", type=int, default=None)
     return parser
 
@@ -66,7 +106,11 @@ def run_eval(args) -> dict:
     playable, skipped = playable_words(judge, words)
     if pool is not None:  # the secret must be among the candidates
         pool = list(dict.fromkeys([*pool, *playable]))
-    guesser = build_guesser(args.guesser, pool=pool) if args.guesser in ("infogain", "random") else build_guesser(args.guesser)
+    guesser = (
+        build_guesser(args.guesser, pool=pool)
+        if args.guesser in ("infogain", "random")
+        else build_guesser(args.guesser)
+    )
     config = GameConfig(max_turns=args.max_turns, win_rule=args.win_rule)
     jobs = [(w, s) for s in range(args.samples) for w in playable]
     trajectories = []
@@ -77,13 +121,22 @@ def run_eval(args) -> dict:
         trajectories += rollout(guesser, judge, [w for w, _ in chunk], seeds=seeds, config=config)
     elapsed = time.perf_counter() - start
     summary = summarise(trajectories, k=args.samples)
-    return {**summary.to_dict(), "guesser": args.guesser, "judge": args.judge, "words": args.words,
-            "max_turns": args.max_turns, "seed": args.seed, "skipped_words": len(skipped),
-            "skipped_examples": skipped[:10], "seconds": round(elapsed, 2)}
+    return {
+        **summary.to_dict(),
+        "guesser": args.guesser,
+        "judge": args.judge,
+        "words": args.words,
+        "max_turns": args.max_turns,
+        "seed": args.seed,
+        "skipped_words": len(skipped),
+        "skipped_examples": skipped[:10],
+        "seconds": round(elapsed, 2),
+    }
 
 
 def run_judge_eval(args) -> dict:
     from games.judge_eval import evaluate, read_triples
+
     rows = read_triples(args.triples)[: args.limit]
     return {**evaluate(build_judge(args.judge), rows), "spec": args.judge, "triples": args.triples}
 
@@ -96,9 +149,17 @@ def run_play(args, stdin=sys.stdin, out=sys.stdout) -> int:
         env = TwentyQuestions(judge, config)
         secret = args.secret or rng.choice(read_words(args.words))
         env.reset(secret, seed=args.seed or 0)
-        print(f"I am thinking of a word. Ask up to {config.max_turns} yes/no questions (judge: {judge.name}).", file=out)
+        print(
+            f"I am thinking of a word. Ask up to {config.max_turns} yes/no questions (judge: {judge.name}).",
+            file=out,
+        )
         while not env.done:
-            print(f"[{len(env.trajectory.turns) + 1}/{config.max_turns}] > ", end="", file=out, flush=True)
+            print(
+                f"[{len(env.trajectory.turns) + 1}/{config.max_turns}] > ",
+                end="",
+                file=out,
+                flush=True,
+            )
             line = stdin.readline()
             if not line:
                 break
@@ -108,8 +169,10 @@ def run_play(args, stdin=sys.stdin, out=sys.stdout) -> int:
         return 0
     guesser = build_guesser(args.guesser)
     state = guesser.start(seed=args.seed or 0)
-    print("Think of a word. Answer y (yes), n (no), ? (don't know) or i (invalid); say 'won' when it names your word.",
-          file=out)
+    print(
+        "Think of a word. Answer y (yes), n (no), ? (don't know) or i (invalid); say 'won' when it names your word.",
+        file=out,
+    )
     for index in range(config.max_turns):
         ask = guesser.ask(state)
         print(f"[{index + 1}/{config.max_turns}] {ask.question}", file=out)
@@ -122,8 +185,16 @@ def run_play(args, stdin=sys.stdin, out=sys.stdout) -> int:
             print("Solved!", file=out)
             return 0
         verdict = HUMAN_ANSWERS[reply]
-        guesser.observe(state, Turn(index=index, question=ask.question, verdict=verdict,
-                                    feedback=VERDICT_FEEDBACK[verdict], reward=reward_parts(verdict, config)))
+        guesser.observe(
+            state,
+            Turn(
+                index=index,
+                question=ask.question,
+                verdict=verdict,
+                feedback=VERDICT_FEEDBACK[verdict],
+                reward=reward_parts(verdict, config),
+            ),
+        )
     print("Out of questions: you win.", file=out)
     return 0
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
-from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -49,7 +49,9 @@ def _none(x: float) -> float | None:
 
 
 # -- counts ------------------------------------------------------------------------------------
-def rating_counts(units: Iterable[Sequence[Hashable | None]], categories: Sequence[Hashable]) -> np.ndarray:
+def rating_counts(
+    units: Iterable[Sequence[Hashable | None]], categories: Sequence[Hashable]
+) -> np.ndarray:
     """Units × categories counts from each unit's ratings (None = missing)."""
     index = {c: k for k, c in enumerate(categories)}
     rows = []
@@ -140,12 +142,16 @@ def cohen_kappa_table(table: Sequence[Sequence[float]]) -> float | None:
     return None if pe >= 1 - 1e-12 else float((po - pe) / (1 - pe))
 
 
-def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable], categories: Sequence[Hashable] | None = None) -> float | None:
+def cohen_kappa(
+    a: Sequence[Hashable], b: Sequence[Hashable], categories: Sequence[Hashable] | None = None
+) -> float | None:
     """Cohen's κ of two raters' labels on the same units, in the same order."""
     return cohen_kappa_table(confusion_table(a, b, categories))
 
 
-def confusion_table(a: Sequence[Hashable], b: Sequence[Hashable], categories: Sequence[Hashable] | None = None) -> np.ndarray:
+def confusion_table(
+    a: Sequence[Hashable], b: Sequence[Hashable], categories: Sequence[Hashable] | None = None
+) -> np.ndarray:
     if len(a) != len(b):
         raise ValueError("both raters must label the same units")
     cats = list(categories) if categories is not None else sorted(set(a) | set(b), key=str)
@@ -157,8 +163,14 @@ def confusion_table(a: Sequence[Hashable], b: Sequence[Hashable], categories: Se
 
 
 # -- intervals ---------------------------------------------------------------------------------
-def bootstrap(stat: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, *, n_boot: int = 1000, seed: int = 0,
-              level: float = 0.95) -> Estimate:
+def bootstrap(
+    stat: Callable[[np.ndarray], np.ndarray],
+    counts: np.ndarray,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> Estimate:
     """The statistic on `counts` with a percentile interval from resampling units (vectorised:
     `stat` takes a (B, units, categories) stack and returns B values)."""
     counts = np.asarray(counts, dtype=float)
@@ -201,7 +213,9 @@ class AgreementReport:
     label_shares: dict  # category -> share of all ratings
     raters: list[dict] = field(default_factory=list)
     pairs: list[dict] = field(default_factory=list)
-    units: dict = field(default_factory=dict)  # unit -> {"agreement", "majority", "majority_share", "n"}
+    units: dict = field(
+        default_factory=dict
+    )  # unit -> {"agreement", "majority", "majority_share", "n"}
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -217,23 +231,40 @@ def unit_agreement(labels: Sequence[Hashable]) -> dict:
     majority = top[0][0] if top and (len(top) == 1 or top[0][1] > top[1][1]) else None
     pairs = n * (n - 1)
     agreement = sum(c * (c - 1) for c in counts.values()) / pairs if pairs else None
-    return {"n": n, "agreement": agreement, "majority": majority,
-            "majority_share": (top[0][1] / n) if top else None}
+    return {
+        "n": n,
+        "agreement": agreement,
+        "majority": majority,
+        "majority_share": (top[0][1] / n) if top else None,
+    }
 
 
-def agreement_report(ratings: Ratings, categories: Sequence[Hashable], *, gold: Mapping[Hashable, Hashable] | None = None,
-                     n_boot: int = 1000, seed: int = 0, min_pair_units: int = 2) -> AgreementReport:
+def agreement_report(
+    ratings: Ratings,
+    categories: Sequence[Hashable],
+    *,
+    gold: Mapping[Hashable, Hashable] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    min_pair_units: int = 2,
+) -> AgreementReport:
     """Overall coefficients with bootstrap intervals, per rater (agreement with the others and
     with gold) and per rater pair (Cohen's κ), and per unit (share of agreeing pairs). Every rated
     unit is resampled and counts in the category shares; only units with two or more ratings
     count in p_a (see the module docstring)."""
     rated = [list(r.values()) for r in ratings.values() if r]
-    counts = rating_counts(rated, categories)  # single-rated units too: they count in the category shares π
+    counts = rating_counts(
+        rated, categories
+    )  # single-rated units too: they count in the category shares π
     all_labels = [lab for labels in rated for lab in labels]
     total = len(all_labels)
-    shares = {c: (sum(1 for x in all_labels if x == c) / total if total else 0.0) for c in categories}
+    shares = {
+        c: (sum(1 for x in all_labels if x == c) / total if total else 0.0) for c in categories
+    }
     report = AgreementReport(
-        categories=list(categories), n_units=sum(1 for labels in rated if len(labels) >= 2), n_ratings=total,
+        categories=list(categories),
+        n_units=sum(1 for labels in rated if len(labels) >= 2),
+        n_ratings=total,
         percent_agreement=bootstrap(_agreement, counts, n_boot=n_boot, seed=seed),
         fleiss_kappa=bootstrap(_fleiss, counts, n_boot=n_boot, seed=seed),
         gwet_ac1=bootstrap(_ac1, counts, n_boot=n_boot, seed=seed),
@@ -241,7 +272,9 @@ def agreement_report(ratings: Ratings, categories: Sequence[Hashable], *, gold: 
     )
     report.units = {u: unit_agreement(list(r.values())) for u, r in ratings.items()}
     report.raters = _rater_rows(ratings, gold or {})
-    report.pairs = _pair_rows(ratings, categories, n_boot=n_boot, seed=seed, min_units=min_pair_units)
+    report.pairs = _pair_rows(
+        ratings, categories, n_boot=n_boot, seed=seed, min_units=min_pair_units
+    )
     return report
 
 
@@ -260,12 +293,22 @@ def _rater_rows(ratings: Ratings, gold: Mapping[Hashable, Hashable]) -> list[dic
     for rater in sorted(n, key=str):
         with_others = wilson(agree[rater], pairs[rater])
         with_gold = wilson(right[rater], scored[rater])
-        rows.append({"rater": rater, "n": n[rater], "pairs": pairs[rater], "agreement_with_others": with_others.to_dict(),
-                     "gold_n": scored[rater], "agreement_with_gold": with_gold.to_dict()})
+        rows.append(
+            {
+                "rater": rater,
+                "n": n[rater],
+                "pairs": pairs[rater],
+                "agreement_with_others": with_others.to_dict(),
+                "gold_n": scored[rater],
+                "agreement_with_gold": with_gold.to_dict(),
+            }
+        )
     return rows
 
 
-def _pair_rows(ratings: Ratings, categories, *, n_boot: int, seed: int, min_units: int) -> list[dict]:
+def _pair_rows(
+    ratings: Ratings, categories, *, n_boot: int, seed: int, min_units: int
+) -> list[dict]:
     shared: dict[tuple, list[tuple]] = defaultdict(list)
     for by_rater in ratings.values():
         for a, b in combinations(sorted(by_rater, key=str), 2):
@@ -277,8 +320,15 @@ def _pair_rows(ratings: Ratings, categories, *, n_boot: int, seed: int, min_unit
             continue
         coded = np.array([[index[x], index[y]] for x, y in labels])
         kappa = _bootstrap_pairs(coded, len(categories), n_boot=n_boot, seed=seed)
-        rows.append({"a": a, "b": b, "n": len(labels), "agreement": float(np.mean(coded[:, 0] == coded[:, 1])),
-                     "cohen_kappa": kappa.to_dict()})
+        rows.append(
+            {
+                "a": a,
+                "b": b,
+                "n": len(labels),
+                "agreement": float(np.mean(coded[:, 0] == coded[:, 1])),
+                "cohen_kappa": kappa.to_dict(),
+            }
+        )
     return rows
 
 
@@ -290,7 +340,11 @@ def _kappa_codes(codes: np.ndarray, q: int) -> np.ndarray:
     po = (codes[..., 0] == codes[..., 1]).mean(-1)
     pe = (onehot_a.mean(1) * onehot_b.mean(1)).sum(-1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(pe < 1 - 1e-12, (po - pe) / (1 - pe), np.nan) if n else np.full(codes.shape[0], np.nan)
+        return (
+            np.where(pe < 1 - 1e-12, (po - pe) / (1 - pe), np.nan)
+            if n
+            else np.full(codes.shape[0], np.nan)
+        )
 
 
 def _bootstrap_pairs(codes: np.ndarray, q: int, *, n_boot: int, seed: int) -> Estimate:
@@ -310,7 +364,8 @@ def _bootstrap_pairs(codes: np.ndarray, q: int, *, n_boot: int, seed: int) -> Es
 # -- judges against gold -----------------------------------------------------------------------
 # Taxonomy of one judge verdict against a gold label (gold "unclear" is not scored):
 OUTCOMES = {
-    ("yes", "yes"): "true_yes", ("no", "no"): "true_no",
+    ("yes", "yes"): "true_yes",
+    ("no", "no"): "true_no",
     ("yes", "no"): "false_yes",  # a wrong positive: the guesser keeps a wrong branch
     ("no", "yes"): "false_no",  # a wrong negative: the secret's branch is cut off
     ("invalid", "invalid"): "true_invalid",
@@ -328,8 +383,16 @@ def judge_outcome(verdict: str, gold: str) -> str | None:
     return "answered_invalid" if verdict in ANSWERS else "abstained_on_invalid"
 
 
-TAXONOMY = ("true_yes", "true_no", "false_yes", "false_no", "unrecognised", "true_invalid", "answered_invalid",
-            "abstained_on_invalid")
+TAXONOMY = (
+    "true_yes",
+    "true_no",
+    "false_yes",
+    "false_no",
+    "unrecognised",
+    "true_invalid",
+    "answered_invalid",
+    "abstained_on_invalid",
+)
 
 
 def judge_accuracy(pairs: Iterable[tuple[str, str]]) -> dict:
@@ -348,8 +411,11 @@ def judge_accuracy(pairs: Iterable[tuple[str, str]]) -> dict:
     valid = sum(counts[k] for k in ("true_yes", "true_no", "false_yes", "false_no", "unrecognised"))
     answered = valid - counts["unrecognised"]
     return {
-        "n": n, "correct": correct, "accuracy": wilson(correct, n).to_dict(),
+        "n": n,
+        "correct": correct,
+        "accuracy": wilson(correct, n).to_dict(),
         "coverage": wilson(answered, valid).to_dict(),
         "answered_accuracy": wilson(counts["true_yes"] + counts["true_no"], answered).to_dict(),
-        "taxonomy": {k: counts[k] for k in TAXONOMY}, "gold_unclear": unclear,
+        "taxonomy": {k: counts[k] for k in TAXONOMY},
+        "gold_unclear": unclear,
     }

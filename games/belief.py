@@ -8,7 +8,7 @@ initial prompt only); ΔBelief_t = log b_t − log b_{t−1}, for turns t = 1..T
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from games.llm.base import LLMBackend
 from games.llm.chat import GuesserFormat, belief_reply
@@ -45,7 +45,9 @@ def annotate_beliefs(
     chat_format: GuesserFormat = GuesserFormat(),
 ) -> None:
     """Fill `initial_belief`, `turn.belief` and `turn.delta_belief` of played trajectories."""
-    items = [(traj.turns[:t], traj.secret) for traj in trajectories for t in range(len(traj.turns) + 1)]
+    items = [
+        (traj.turns[:t], traj.secret) for traj in trajectories for t in range(len(traj.turns) + 1)
+    ]
     beliefs = iter(log_beliefs(backend, items, chat_format=chat_format))
     for traj in trajectories:
         values = [next(beliefs) for _ in range(len(traj.turns) + 1)]

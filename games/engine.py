@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import zlib
-from typing import Sequence
+from collections.abc import Sequence
 
 from games import rules
 from games.judges.base import Judge, JudgeRequest
@@ -49,7 +49,9 @@ class TwentyQuestions:
         if not secret:
             raise ValueError("the secret word is empty")
         self.judge.check_secret(secret)
-        self.trajectory = Trajectory(secret=secret, seed=seed, config=self.config, judge=self.judge.name)
+        self.trajectory = Trajectory(
+            secret=secret, seed=seed, config=self.config, judge=self.judge.name
+        )
         self._asked = set()
         return self.trajectory
 
@@ -63,7 +65,9 @@ class TwentyQuestions:
         answer = None
         if isinstance(request, JudgeRequest):
             answer = self.judge.judge_batch([request])[0]
-        return self.finish_turn(question, request, answer, latency_ms=(time.perf_counter() - start) * 1000)
+        return self.finish_turn(
+            question, request, answer, latency_ms=(time.perf_counter() - start) * 1000
+        )
 
     # -- the two halves of a step (rollouts call the judge in between, batched) --
     def prejudge(self, question: str) -> JudgeRequest | JudgeAnswer:
@@ -77,7 +81,9 @@ class TwentyQuestions:
             return JudgeAnswer(verdict, raw=f"rule: {reason}")
         if rules.normalise_question(question) in self._asked:
             return JudgeAnswer(Verdict.REPEATED, raw="rule: already asked")
-        return JudgeRequest(traj.secret, question, tuple(traj.turns), judge_seed(traj.seed, len(traj.turns)))
+        return JudgeRequest(
+            traj.secret, question, tuple(traj.turns), judge_seed(traj.seed, len(traj.turns))
+        )
 
     def finish_turn(
         self,
@@ -122,11 +128,15 @@ class TwentyQuestions:
         if self.trajectory is None:
             raise RuntimeError("call reset(secret, seed) before step()")
         if self.trajectory.outcome is not Outcome.PLAYING:
-            raise GameOverError(f"the game is over ({self.trajectory.outcome.value}); start a new one")
+            raise GameOverError(
+                f"the game is over ({self.trajectory.outcome.value}); start a new one"
+            )
         return self.trajectory
 
 
-def replay(judge: Judge, secret: str, seed: int, questions: Sequence[str], config: GameConfig | None = None) -> Trajectory:
+def replay(
+    judge: Judge, secret: str, seed: int, questions: Sequence[str], config: GameConfig | None = None
+) -> Trajectory:
     """Play a fixed list of questions (stops early when the game ends)."""
     env = TwentyQuestions(judge, config)
     env.reset(secret, seed)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Iterable, Sequence
 
 from games import rules
 from games.types import WIN_RULES, GameConfig, Trajectory, Verdict
@@ -22,7 +22,9 @@ def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, fl
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    lo = 0.0 if p <= 0 else max(0.0, centre - half)  # exact bounds at the edges (no rounding below p)
+    lo = (
+        0.0 if p <= 0 else max(0.0, centre - half)
+    )  # exact bounds at the edges (no rounding below p)
     hi = 1.0 if p >= 1 else min(1.0, centre + half)
     return (lo, hi)
 
@@ -54,8 +56,15 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.prod((n - c - i) / (n - i) for i in range(k))
 
 
-def won_under(rule: str, *, won: bool, played_rule: str, question: str | None, secret: str,
-              config: GameConfig | None = None) -> bool:
+def won_under(
+    rule: str,
+    *,
+    won: bool,
+    played_rule: str,
+    question: str | None,
+    secret: str,
+    config: GameConfig | None = None,
+) -> bool:
     """Whether a game counts as a success under `rule`: it was won, and, when it was played under
     the other rule, its winning question (the last) also wins under `rule`. A won game whose
     winning question is not stored keeps its own outcome (there is nothing to re-judge)."""
@@ -67,8 +76,14 @@ def won_under(rule: str, *, won: bool, played_rule: str, question: str | None, s
 
 
 def _won_under(traj: Trajectory, rule: str) -> bool:
-    return won_under(rule, won=traj.won, played_rule=traj.config.win_rule, secret=traj.secret, config=traj.config,
-                     question=traj.turns[-1].question if traj.turns else None)
+    return won_under(
+        rule,
+        won=traj.won,
+        played_rule=traj.config.win_rule,
+        secret=traj.secret,
+        config=traj.config,
+        question=traj.turns[-1].question if traj.turns else None,
+    )
 
 
 @dataclass
@@ -79,7 +94,9 @@ class EvalSummary:
     success_rate: float  # mean@k, under the rule each game was played under
     success_ci95: tuple[float, float]
     win_rule: str  # the rule the games were played under ("mixed" if they differ)
-    strict_success_rate: float  # mean@k counting only wins whose winning question wins under "strict"
+    strict_success_rate: (
+        float  # mean@k counting only wins whose winning question wins under "strict"
+    )
     strict_success_ci95: tuple[float, float]
     reference_success_rate: float  # the same under "reference"
     reference_success_ci95: tuple[float, float]
@@ -132,7 +149,8 @@ def summarise(trajectories: Iterable[Trajectory], k: int | None = None) -> EvalS
         strict_success_ci95=mean_at_k_interval(rule_rates["strict"]),
         reference_success_rate=math.fsum(rule_rates["reference"]) / len(rates),
         reference_success_ci95=mean_at_k_interval(rule_rates["reference"]),
-        pass_at_k=sum(pass_at_k(len(v), sum(v), min(k, len(v))) for v in by_word.values()) / len(by_word),
+        pass_at_k=sum(pass_at_k(len(v), sum(v), min(k, len(v))) for v in by_word.values())
+        / len(by_word),
         mean_turns=sum(turns) / n_games,
         mean_turns_solved=(sum(solved_turns) / len(solved_turns)) if solved_turns else None,
         invalid_rate=counts[Verdict.INVALID] / max(n_turns_total, 1),

@@ -25,15 +25,17 @@ most Rasch software do.
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import Hashable, Iterable
 
 import numpy as np
 from scipy.special import expit, log_expit
 
 from games.metrics import Z95
 
-DEFAULT_RIDGE = 0.1  # a N(0, 10) prior (sd ~3.2 logits): barely felt once a player has a handful of games
+DEFAULT_RIDGE = (
+    0.1  # a N(0, 10) prior (sd ~3.2 logits): barely felt once a player has a handful of games
+)
 
 
 @dataclass
@@ -112,7 +114,9 @@ def _newton_cg(cp, ci, n, s, n_p, n_i, ridge, tol, max_iter):
 
     def loss(theta, b):
         eta = theta[cp] - b[ci]
-        return -(_dot(s, log_expit(eta)) + _dot(f, log_expit(-eta))) + 0.5 * ridge * (_dot(theta, theta) + _dot(b, b))
+        return -(_dot(s, log_expit(eta)) + _dot(f, log_expit(-eta))) + 0.5 * ridge * (
+            _dot(theta, theta) + _dot(b, b)
+        )
 
     theta, b = np.zeros(n_p), np.zeros(n_i)
     current = loss(theta, b)
@@ -121,22 +125,30 @@ def _newton_cg(cp, ci, n, s, n_p, n_i, ridge, tol, max_iter):
         eta = theta[cp] - b[ci]
         p = expit(eta)
         resid = s - n * p  # d loglik / d eta, per cell
-        g = np.concatenate([
-            -np.bincount(cp, weights=resid, minlength=n_p) + ridge * theta,
-            np.bincount(ci, weights=resid, minlength=n_i) + ridge * b,
-        ])
+        g = np.concatenate(
+            [
+                -np.bincount(cp, weights=resid, minlength=n_p) + ridge * theta,
+                np.bincount(ci, weights=resid, minlength=n_i) + ridge * b,
+            ]
+        )
         gmax = float(np.max(np.abs(g)))
         if gmax < tol:
             converged = True
             break
         w = n * p * (1.0 - p)
-        diag = np.concatenate([np.bincount(cp, weights=w, minlength=n_p), np.bincount(ci, weights=w, minlength=n_i)])
+        diag = np.concatenate(
+            [np.bincount(cp, weights=w, minlength=n_p), np.bincount(ci, weights=w, minlength=n_i)]
+        )
         diag = np.maximum(diag + ridge, 1e-12)
 
         def hessp(v):
             u = w * (v[:n_p][cp] - v[n_p:][ci])
-            return np.concatenate([np.bincount(cp, weights=u, minlength=n_p) + ridge * v[:n_p],
-                                   -np.bincount(ci, weights=u, minlength=n_i) + ridge * v[n_p:]])
+            return np.concatenate(
+                [
+                    np.bincount(cp, weights=u, minlength=n_p) + ridge * v[:n_p],
+                    -np.bincount(ci, weights=u, minlength=n_i) + ridge * v[n_p:],
+                ]
+            )
 
         # preconditioned CG on H d = -g, to a relative accuracy that tightens as g shrinks
         gnorm = math.sqrt(_dot(g, g))
@@ -228,12 +240,18 @@ def rasch_fit(
         b_se = 1.0 / np.sqrt(b_info + ridge)
     loglik = float(np.sum(s * log_expit(eta)) + np.sum(f * log_expit(-eta)))
     return RaschFit(
-        players=players, theta=theta, theta_se=theta_se,
+        players=players,
+        theta=theta,
+        theta_se=theta_se,
         player_n=np.bincount(cp, weights=n, minlength=n_p).astype(np.int64),
         player_wins=np.bincount(cp, weights=s, minlength=n_p).astype(np.int64),
-        items=items, b=b, b_se=b_se,
+        items=items,
+        b=b,
+        b_se=b_se,
         item_n=np.bincount(ci, weights=n, minlength=n_i).astype(np.int64),
         item_wins=np.bincount(ci, weights=s, minlength=n_i).astype(np.int64),
-        ridge=float(ridge), converged=converged, iterations=iterations,
+        ridge=float(ridge),
+        converged=converged,
+        iterations=iterations,
         log_likelihood=loglik,
     )

@@ -10,7 +10,8 @@ take `question_extraction=` (`reply`, the default, or `first_question`; games.ll
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from games.guessers.base import Guesser
 from games.judges.base import Judge
@@ -74,7 +75,9 @@ def _kb_judge(target: str, options: dict[str, Any]) -> Judge:
     parts = [p for p in target.split(":") if p]
     unknown = [p for p in parts if p not in (*SENSE_MODES, "closed")]
     if unknown:
-        raise SpecError(f"unknown kb option {unknown[0]!r}; use a sense mode ({', '.join(SENSE_MODES)}) and/or closed")
+        raise SpecError(
+            f"unknown kb option {unknown[0]!r}; use a sense mode ({', '.join(SENSE_MODES)}) and/or closed"
+        )
     senses = [p for p in parts if p in SENSE_MODES]
     sense = senses[0] if senses else options.pop("sense", None) or DEFAULT_SENSE
     closed = "closed" in parts or bool(options.pop("closed", False))
@@ -98,11 +101,16 @@ def build_guesser(spec: str, *, pool: Iterable[str] | None = None, **options: An
         sampling = options.pop("sampling", None)
         name = options.pop("name", None)
         kwargs = {"sampling": sampling} if sampling is not None else {}
-        extraction = options.pop("question_extraction", None)  # reply (the default) or first_question
+        extraction = options.pop(
+            "question_extraction", None
+        )  # reply (the default) or first_question
         if extraction is not None:
             kwargs["question_extraction"] = extraction
         # a model trained here plays with the prompt it was trained on (recorded in its folder)
         chat_format = options.pop("chat_format", None) or GuesserFormat.for_model(
-            *((options.get("adapter"), target) if kind != "openai" else ()))
-        return LLMGuesser(_backend(kind, target, options), name=name or spec, chat_format=chat_format, **kwargs)
+            *((options.get("adapter"), target) if kind != "openai" else ())
+        )
+        return LLMGuesser(
+            _backend(kind, target, options), name=name or spec, chat_format=chat_format, **kwargs
+        )
     raise SpecError(f"unknown guesser spec {spec!r}; use one of: {', '.join(GUESSER_KINDS)}")

@@ -10,7 +10,7 @@ in training) and `token_ids` the action of that turn, so no flat sequence or mas
 from __future__ import annotations
 
 import time
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from games.belief import log_beliefs
 from games.engine import TwentyQuestions
@@ -55,7 +55,9 @@ def rollout(
     fmt = belief_format or getattr(guesser, "chat_format", None) or GuesserFormat()
     beliefs: list[float] = []
     if belief_backend is not None:
-        beliefs = log_beliefs(belief_backend, [([], t.secret) for t in trajectories], chat_format=fmt)
+        beliefs = log_beliefs(
+            belief_backend, [([], t.secret) for t in trajectories], chat_format=fmt
+        )
         for traj, belief in zip(trajectories, beliefs):
             traj.initial_belief = belief
 
@@ -64,17 +66,23 @@ def rollout(
         start = time.perf_counter()
         asks = guesser.ask_batch([states[i] for i in live])
         if len(asks) != len(live):
-            raise RuntimeError(f"{guesser.name} returned {len(asks)} questions for {len(live)} games")
+            raise RuntimeError(
+                f"{guesser.name} returned {len(asks)} questions for {len(live)} games"
+            )
         pre = [envs[i].prejudge(ask.question) for i, ask in zip(live, asks)]
         open_ = [k for k, p in enumerate(pre) if isinstance(p, JudgeRequest)]
         answers = judge.judge_batch([pre[k] for k in open_]) if open_ else []
         if len(answers) != len(open_):
-            raise RuntimeError(f"{judge.name} returned {len(answers)} answers for {len(open_)} questions")
+            raise RuntimeError(
+                f"{judge.name} returned {len(answers)} answers for {len(open_)} questions"
+            )
         answer_of = dict(zip(open_, answers))
         latency = (time.perf_counter() - start) * 1000
         played = []
         for k, (i, ask) in enumerate(zip(live, asks)):
-            turn = envs[i].finish_turn(ask.question, pre[k], answer_of.get(k), latency_ms=latency).turn
+            turn = (
+                envs[i].finish_turn(ask.question, pre[k], answer_of.get(k), latency_ms=latency).turn
+            )
             turn.candidates_left = ask.candidates_left
             turn.top_candidates = ask.top_candidates
             turn.extra.update(ask.extra)
@@ -82,7 +90,9 @@ def rollout(
             played.append(turn)
         if belief_backend is not None:
             items = [(trajectories[i].turns, trajectories[i].secret) for i in live]
-            for i, turn, belief in zip(live, played, log_beliefs(belief_backend, items, chat_format=fmt)):
+            for i, turn, belief in zip(
+                live, played, log_beliefs(belief_backend, items, chat_format=fmt)
+            ):
                 turn.belief, turn.delta_belief = belief, belief - beliefs[i]
                 beliefs[i] = belief
         if on_turn is not None:

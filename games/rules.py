@@ -33,7 +33,9 @@ import lightlemma
 from games.types import GameConfig, Verdict
 
 INVALID_FEEDBACK = "You have not asked a valid question. Ask a brief yes/no question instead."
-REPEATED_FEEDBACK = "You have already asked this question before. Ask a new yes/no question instead."
+REPEATED_FEEDBACK = (
+    "You have already asked this question before. Ask a new yes/no question instead."
+)
 VERDICT_FEEDBACK = {
     Verdict.YES: "Yes.",
     Verdict.NO: "No.",
@@ -50,11 +52,12 @@ _VOWELS = set("aeiou")
 # The reference's constants (utils/compiled_constants.py): characters that make a reply more than
 # one sentence, and the question words, compared by lemma or by stem as lightlemma gives them.
 INVALID_CHARS = re.compile("[\x00-\x1f\x7f-\xa0\u2028\u2029]")
-QUESTION_WORDS = ("what where when why how who whom whose which is are was were be do does did can could "
-                  "would should will shall may might have has had").split()
+QUESTION_WORDS = ["what", "where", "when", "why", "how", "who", "whom", "whose", "which", "is", "are", "was", "were", "be", "do", "does", "did", "can", "could", "would", "should", "will", "shall", "may", "might", "have", "has", "had"]
 QUESTION_WORD_LEMMAS = frozenset(lightlemma.lemmatize(w) for w in QUESTION_WORDS)
 QUESTION_WORD_STEMS = frozenset(lightlemma.stem(w) for w in QUESTION_WORDS)
-MAX_WORD_CHARS = 45  # longer tokens are not lemmatised (the reference's bound: the longest English word)
+MAX_WORD_CHARS = (
+    45  # longer tokens are not lemmatised (the reference's bound: the longest English word)
+)
 
 # Reasons kept in Turn.judge_raw ("rule: <reason>").
 NAMES_SECRET = "names the secret"
@@ -71,7 +74,7 @@ def feedback(verdict: Verdict, raw: str = "") -> str:
     answered No, which thing it is not ("No, it is not a canoe.")."""
     prefix = f"rule: {ANOTHER_THING}: "
     if verdict is Verdict.NO and raw.startswith(prefix):
-        return f"No, it is not {raw[len(prefix):]}."
+        return f"No, it is not {raw[len(prefix) :]}."
     return VERDICT_FEEDBACK[verdict]
 
 
@@ -196,7 +199,9 @@ def rule_verdict(question: str, secret: str, config: GameConfig) -> tuple[Verdic
 
 
 @lru_cache(maxsize=1 << 16)  # metrics and leaderboards re-judge the same winning questions often
-def wins(question: str, secret: str, rule: str = "reference", config: GameConfig | None = None) -> bool:
+def wins(
+    question: str, secret: str, rule: str = "reference", config: GameConfig | None = None
+) -> bool:
     """True if the question ends the game as a win under `rule` (syntax checks included): the one
     predicate behind success under either rule (games.metrics.won_under)."""
     config = replace(config or GameConfig(), win_rule=rule)
@@ -206,12 +211,17 @@ def wins(question: str, secret: str, rule: str = "reference", config: GameConfig
 
 @lru_cache(maxsize=1 << 16)
 def _lemma_stem(word: str) -> tuple[str, str] | None:
-    return None if len(word) > MAX_WORD_CHARS else (lightlemma.lemmatize(word), lightlemma.stem(word))
+    return (
+        None if len(word) > MAX_WORD_CHARS else (lightlemma.lemmatize(word), lightlemma.stem(word))
+    )
 
 
 def _has_question_word(tokens: list[str]) -> bool:
     forms = (_lemma_stem(t) for t in tokens)
-    return any(f is not None and (f[0] in QUESTION_WORD_LEMMAS or f[1] in QUESTION_WORD_STEMS) for f in forms)
+    return any(
+        f is not None and (f[0] in QUESTION_WORD_LEMMAS or f[1] in QUESTION_WORD_STEMS)
+        for f in forms
+    )
 
 
 def _token_matches(token: str, secret_word: str) -> bool:
@@ -219,7 +229,9 @@ def _token_matches(token: str, secret_word: str) -> bool:
     if token == secret_word:
         return True
     mine, theirs = _lemma_stem(token), _lemma_stem(secret_word)
-    return mine is not None and theirs is not None and (mine[0] == theirs[0] or mine[1] == theirs[1])
+    return (
+        mine is not None and theirs is not None and (mine[0] == theirs[0] or mine[1] == theirs[1])
+    )
 
 
 def _syntax_names(tokens: list[str], secret: str) -> bool:
@@ -234,7 +246,10 @@ def _syntax_names(tokens: list[str], secret: str) -> bool:
     if len(parts) == 1:
         return any(_token_matches(t, parts[0]) for t in tokens)
     n = len(parts)
-    return any(all(_token_matches(t, p) for t, p in zip(tokens[i:i + n], parts)) for i in range(len(tokens) - n + 1))
+    return any(
+        all(_token_matches(t, p) for t, p in zip(tokens[i : i + n], parts))
+        for i in range(len(tokens) - n + 1)
+    )
 
 
 def _exact_names(text: str, secret: str) -> bool:
@@ -243,20 +258,38 @@ def _exact_names(text: str, secret: str) -> bool:
     tokens = re.sub(r"[^\w\s-]|\d", "", text).split()
     parts = secret.split()
     n = len(parts)
-    return n > 0 and any(tokens[i:i + n] == parts for i in range(len(tokens) - n + 1))
+    return n > 0 and any(tokens[i : i + n] == parts for i in range(len(tokens) - n + 1))
 
 
 # -- the strict rule: a guess names one thing ---------------------------------------------------
-_SUBJECT = (r"(?:it|this|that|they|these|those|the secret(?: word| object| thing| noun)?|the (?:word|object|thing|answer|noun|item)"
-            r"|your (?:secret )?(?:word|object|thing|answer|noun|item)|your secret)")
+_SUBJECT = (
+    r"(?:it|this|that|they|these|those|the secret(?: word| object| thing| noun)?|the (?:word|object|thing|answer|noun|item)"
+    r"|your (?:secret )?(?:word|object|thing|answer|noun|item)|your secret)"
+)
 _GUESS = re.compile(
     r"^(?:(?:so|ok|okay|well|then|and|hmm|alright|next|now|guess|my guess|final guess|my final guess)(?: ,)? )*"
     rf"(?:(?:is|are) {_SUBJECT} (?:called |named )?|(?:could|can|might|would|will|may|must) {_SUBJECT} be "
     r"|are you thinking (?:of|about) |do you mean )"
     r"(?P<object>.+?)(?: ,)?(?: (?:or not|at all|then|perhaps|maybe|by any chance|exactly))*$"
 )
-_LEADING = {"a", "an", "the", "some", "any", "one", "either", "perhaps", "possibly", "maybe", "probably",
-            "actually", "really", "just", "exactly", "specifically"}
+_LEADING = {
+    "a",
+    "an",
+    "the",
+    "some",
+    "any",
+    "one",
+    "either",
+    "perhaps",
+    "possibly",
+    "maybe",
+    "probably",
+    "actually",
+    "really",
+    "just",
+    "exactly",
+    "specifically",
+}
 _ARTICLES = {"a", "an", "the"}
 _TOKEN_OR_COMMA = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*|,")
 
@@ -274,9 +307,12 @@ def guessed_things(question: str) -> list[tuple[str, bool]] | None:
 _NOT_A_THING = re.compile(
     r"^(?:kind|type|sort|form|species|variety|breed|part|piece|component|member|example|"
     r"instance|made|related|connected|associated|used|found|bigger|smaller|larger|heavier|lighter|longer|shorter|"
-    r"something|anything|thing|object that|thing that)\b")
-_NAMES_THE_WORD = re.compile(r"(?:the|your) (?:secret )?(?:word|answer|noun)|your secret"
-                             r"|thinking (?:of|about)|do you mean| called | named ")
+    r"something|anything|thing|object that|thing that)\b"
+)
+_NAMES_THE_WORD = re.compile(
+    r"(?:the|your) (?:secret )?(?:word|answer|noun)|your secret"
+    r"|thinking (?:of|about)|do you mean| called | named "
+)
 
 
 def guessed_thing(question: str) -> str | None:
@@ -299,7 +335,9 @@ def guessed_thing(question: str) -> str | None:
 def _guess_parts(question: str) -> tuple[list[tuple[str, str | None]], bool] | None:
     """(items with the article before each or None, whether the question asks for the word
     itself) of a guess-form question, or None."""
-    text = " ".join(_TOKEN_OR_COMMA.findall(clean_text(question).lower().replace("’", "'").replace(";", ",")))
+    text = " ".join(
+        _TOKEN_OR_COMMA.findall(clean_text(question).lower().replace("’", "'").replace(";", ","))
+    )
     match = _GUESS.match(text)
     if not match:
         return None
@@ -313,7 +351,7 @@ def _guess_parts(question: str) -> tuple[list[tuple[str, str | None]], bool] | N
             article = article or (word if word in _ARTICLES else None)
         if head and head != [","]:
             items.append((" ".join(head), article))
-    explicit = bool(_NAMES_THE_WORD.search(f" {text[:match.start('object')]}"))
+    explicit = bool(_NAMES_THE_WORD.search(f" {text[: match.start('object')]}"))
     return (items, explicit) if items else None
 
 
@@ -338,7 +376,9 @@ def same_thing(phrase: str, secret: str) -> bool:
     if target is None:
         return phrase in secret_variants(secret) or secret in secret_variants(phrase)
     noun = kb.lookup(phrase)
-    return noun is not None and (noun == target or bool(set(kb.senses(noun, "any")) & set(kb.senses(target))))
+    return noun is not None and (
+        noun == target or bool(set(kb.senses(noun, "any")) & set(kb.senses(target)))
+    )
 
 
 def _names_a_thing(phrase: str, had_article: bool, secret: str) -> bool:

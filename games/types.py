@@ -43,7 +43,9 @@ class GameConfig:
     win_reward: float = 2.0
     invalid_penalty: float = -5.0
     repeated_penalty: float = -1.0
-    unknown_penalty: float = 0.0  # a question the judge cannot ground costs only its turn by default
+    unknown_penalty: float = (
+        0.0  # a question the judge cannot ground costs only its turn by default
+    )
     turn_penalty: float = -0.05
     min_question_chars: int = 2
     max_question_chars: int = 500
@@ -55,13 +57,15 @@ class GameConfig:
         if not 1 <= self.min_question_chars <= self.max_question_chars:
             raise ValueError("min_question_chars must be >= 1 and <= max_question_chars")
         if self.win_rule not in WIN_RULES:
-            raise ValueError(f"win_rule must be one of {', '.join(WIN_RULES)}, got {self.win_rule!r}")
+            raise ValueError(
+                f"win_rule must be one of {', '.join(WIN_RULES)}, got {self.win_rule!r}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> "GameConfig":
+    def from_dict(cls, data: dict[str, Any] | None) -> GameConfig:
         known = {f.name for f in fields(cls)}
         unknown = set(data or {}) - known
         if unknown:
@@ -110,7 +114,7 @@ class Turn:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Turn":
+    def from_dict(cls, data: dict[str, Any]) -> Turn:
         data = dict(data)
         data["verdict"] = Verdict(data["verdict"])
         if data.get("top_candidates") is not None:
@@ -157,7 +161,7 @@ class Trajectory:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Trajectory":
+    def from_dict(cls, data: dict[str, Any]) -> Trajectory:
         return cls(
             secret=data["secret"],
             seed=int(data["seed"]),

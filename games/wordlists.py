@@ -17,7 +17,9 @@ def resolve(name_or_path: str) -> Path:
         shipped = SHIPPED_DIR / f"{name_or_path}{suffix}"
         if shipped.is_file():
             return shipped
-    raise FileNotFoundError(f"no word list at {name_or_path!r} (neither a file nor a shipped list under {SHIPPED_DIR})")
+    raise FileNotFoundError(
+        f"no word list at {name_or_path!r} (neither a file nor a shipped list under {SHIPPED_DIR})"
+    )
 
 
 def parse_entry(line: str) -> tuple[str, list[str], str]:

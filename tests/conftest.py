@@ -13,12 +13,18 @@ def pytest_report_header(config):
 
     db = settings.DATABASES["default"]
     engine = db["ENGINE"].rsplit(".", 1)[-1]
-    where = f"{db.get('HOST') or 'local'}:{db.get('PORT') or ''}/{db['NAME']}" if engine != "sqlite3" else db["NAME"]
+    where = (
+        f"{db.get('HOST') or 'local'}:{db.get('PORT') or ''}/{db['NAME']}"
+        if engine != "sqlite3"
+        else db["NAME"]
+    )
     broker = settings.CELERY_BROKER_URL
     lines = [f"20Q Lab tests: database {engine} ({where}); broker {broker}"]
     if engine == "sqlite3" or broker.startswith("filesystem"):
-        lines.append("20Q Lab tests: DATABASE_URL/REDIS_URL not set -> falling back to the embedded default "
-                     "(SQLite, file-system broker); CI runs them on Postgres and Redis")
+        lines.append(
+            "20Q Lab tests: DATABASE_URL/REDIS_URL not set -> falling back to the embedded default "
+            "(SQLite, file-system broker); CI runs them on Postgres and Redis"
+        )
     return lines
 
 
@@ -41,8 +47,11 @@ def make_user(db):
 
     def make(*roles: str, username: str | None = None):
         counter["n"] += 1
-        return user_create(username=username or f"user{counter['n']}_{'_'.join(roles) or 'none'}",
-                           password="a-long-test-password", roles=tuple(roles))
+        return user_create(
+            username=username or f"user{counter['n']}_{'_'.join(roles) or 'none'}",
+            password="a-long-test-password",
+            roles=tuple(roles),
+        )
 
     return make
 

@@ -12,11 +12,19 @@ ROOT = Path(__file__).resolve().parents[1]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES = COMPOSE["services"]
 # variables consumed by the images themselves, not by our settings
-IMAGE_VARIABLES = {"POSTGRES_DB", "POSTGRES_USER", "POSTGRES_PASSWORD", "NVIDIA_VISIBLE_DEVICES", "DJANGO_SETTINGS_MODULE"}
+IMAGE_VARIABLES = {
+    "POSTGRES_DB",
+    "POSTGRES_USER",
+    "POSTGRES_PASSWORD",
+    "NVIDIA_VISIBLE_DEVICES",
+    "DJANGO_SETTINGS_MODULE",
+}
 
 
 def settings_variables() -> set[str]:
-    pattern = re.compile(r"""(?:env\.(?:str|bool|int|list)|require|url_setting|int_setting|database_setting)\(\s*"([A-Z_]+)\"""")
+    pattern = re.compile(
+        r"""(?:env\.(?:str|bool|int|list)|require|url_setting|int_setting|database_setting)\(\s*"([A-Z_]+)\""""
+    )
     found = set()
     for path in (ROOT / "webapp" / "settings").glob("*.py"):
         found.update(pattern.findall(path.read_text()))
@@ -24,17 +32,28 @@ def settings_variables() -> set[str]:
 
 
 def test_expected_services_exist_with_health_checks():
-    assert {"postgres", "redis", "web", "worker-cpu", "worker-gpu", "beat", "flower"} <= set(SERVICES)
+    assert {"postgres", "redis", "web", "worker-cpu", "worker-gpu", "beat", "flower"} <= set(
+        SERVICES
+    )
     for name in ("postgres", "redis", "web", "worker-cpu", "worker-gpu"):
         assert "healthcheck" in SERVICES[name], name
 
 
 def test_every_environment_variable_is_a_real_setting():
     known = settings_variables()
-    assert {"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "SECRET_KEY", "ALLOWED_HOSTS", "DATA_DIR"} <= known
+    assert {
+        "DATABASE_URL",
+        "REDIS_URL",
+        "CELERY_BROKER_URL",
+        "SECRET_KEY",
+        "ALLOWED_HOSTS",
+        "DATA_DIR",
+    } <= known
     for name, service in SERVICES.items():
         for var in service.get("environment", {}) or {}:
-            assert var in known or var in IMAGE_VARIABLES, f"{name}: {var} is not read by any setting"
+            assert var in known or var in IMAGE_VARIABLES, (
+                f"{name}: {var} is not read by any setting"
+            )
         module = (service.get("environment") or {}).get("DJANGO_SETTINGS_MODULE")
         if module:
             assert (ROOT / (module.replace(".", "/") + ".py")).exists()

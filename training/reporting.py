@@ -22,8 +22,18 @@ class Reporter(Protocol):
     def progress(self, fraction: float, message: str = "") -> None: ...
     def metrics(self, step: int, values: dict[str, float]) -> None: ...
     def log(self, message: str, level: str = "info") -> None: ...
-    def checkpoint(self, step: int, path: str | Path, *, metrics: dict | None = None, config: dict | None = None, is_adapter: bool = False) -> None: ...
-    def artifact(self, kind: str, name: str, path: str | Path, meta: dict | None = None) -> None: ...
+    def checkpoint(
+        self,
+        step: int,
+        path: str | Path,
+        *,
+        metrics: dict | None = None,
+        config: dict | None = None,
+        is_adapter: bool = False,
+    ) -> None: ...
+    def artifact(
+        self, kind: str, name: str, path: str | Path, meta: dict | None = None
+    ) -> None: ...
     def should_stop(self) -> bool: ...
     def last_checkpoint(self) -> dict | None: ...
 
@@ -31,7 +41,9 @@ class Reporter(Protocol):
 class ConsoleReporter:
     """Prints JSON lines; used by command-line runs and tests of runners."""
 
-    def __init__(self, output_dir: str | Path, stream=None, stop_after_progress: float | None = None):
+    def __init__(
+        self, output_dir: str | Path, stream=None, stop_after_progress: float | None = None
+    ):
         self.output_dir = Path(output_dir)
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self.stream = stream or sys.stderr
@@ -56,7 +68,13 @@ class ConsoleReporter:
         self._emit(event="log", level=level, message=message)
 
     def checkpoint(self, step, path, *, metrics=None, config=None, is_adapter=False) -> None:
-        record = {"step": step, "path": str(path), "metrics": metrics or {}, "config": config or {}, "is_adapter": is_adapter}
+        record = {
+            "step": step,
+            "path": str(path),
+            "metrics": metrics or {},
+            "config": config or {},
+            "is_adapter": is_adapter,
+        }
         self._checkpoints.append(record)
         self._emit(event="checkpoint", **record)
 

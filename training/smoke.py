@@ -14,7 +14,9 @@ from training.reporting import Reporter, StopRequested
 class SmokeConfig:
     message: str = field(default="hello", metadata={"help": "echoed back in the result"})
     steps: int = field(default=1, metadata={"help": "how many steps to run"})
-    seconds_per_step: float = field(default=0.0, metadata={"help": "sleep per step (to test cancel and heartbeats)"})
+    seconds_per_step: float = field(
+        default=0.0, metadata={"help": "sleep per step (to test cancel and heartbeats)"}
+    )
 
     def __post_init__(self) -> None:
         check_between(self, "steps", 1, 10_000)
@@ -33,4 +35,9 @@ def run(config: SmokeConfig, reporter: Reporter) -> dict:
         reporter.progress(step / config.steps, f"step {step}/{config.steps}")
         if config.seconds_per_step:
             reporter.checkpoint(step, reporter.output_dir / f"step-{step}", metrics={"step": step})
-    return {"echo": config.message, "hostname": socket.gethostname(), "steps": config.steps, "resumed_from": done}
+    return {
+        "echo": config.message,
+        "hostname": socket.gethostname(),
+        "steps": config.steps,
+        "resumed_from": done,
+    }

@@ -38,15 +38,38 @@ CHAT_TEMPLATE = (
 )
 
 QUESTION_TEMPLATES = (
-    "Is it a kind of {w}?", "Is it a {w}?", "Is it an {w}?", "Does it have a {w}?", "Does it have {w}?",
-    "Is it part of a {w}?", "Is it made of {w}?", "Is it used for {w}?", "Is it found in a {w}?",
-    "Is it related to {w}?", "Is it '{w}'?", "Is the secret {w}?", "Can you find it in a {w}?",
+    "Is it a kind of {w}?",
+    "Is it a {w}?",
+    "Is it an {w}?",
+    "Does it have a {w}?",
+    "Does it have {w}?",
+    "Is it part of a {w}?",
+    "Is it made of {w}?",
+    "Is it used for {w}?",
+    "Is it found in a {w}?",
+    "Is it related to {w}?",
+    "Is it '{w}'?",
+    "Is the secret {w}?",
+    "Can you find it in a {w}?",
 )
 GENERIC_QUESTIONS = (
-    "Is it a living thing?", "Is it an animal?", "Is it a plant?", "Is it a person?", "Is it an object?",
-    "Is it man-made?", "Is it bigger than a breadbox?", "Can you hold it in your hand?", "Is it edible?",
-    "Is it found indoors?", "Is it an abstract concept?", "Is it a place?", "Is it an event?",
-    "Is it used every day?", "Does it use electricity?", "Is it a tool?", "Is it a feeling?",
+    "Is it a living thing?",
+    "Is it an animal?",
+    "Is it a plant?",
+    "Is it a person?",
+    "Is it an object?",
+    "Is it man-made?",
+    "Is it bigger than a breadbox?",
+    "Can you hold it in your hand?",
+    "Is it edible?",
+    "Is it found indoors?",
+    "Is it an abstract concept?",
+    "Is it a place?",
+    "Is it an event?",
+    "Is it used every day?",
+    "Does it use electricity?",
+    "Is it a tool?",
+    "Is it a feeling?",
 )
 
 
@@ -78,7 +101,9 @@ def load_words() -> list[str]:
     """Every word in the shipped word lists, lowercased and deduplicated, in a stable order."""
     words: set[str] = set()
     for path in sorted(WORDLISTS.glob("*/*.txt")):
-        words.update(rules.clean_word(w) for w in path.read_text(encoding="utf-8").splitlines() if w.strip())
+        words.update(
+            rules.clean_word(w) for w in path.read_text(encoding="utf-8").splitlines() if w.strip()
+        )
     for path in sorted(WORDLISTS.glob("*/*.tsv")):
         for line in path.read_text(encoding="utf-8").splitlines():
             words.update(rules.clean_word(part) for part in line.split("\t") if part.strip())
@@ -92,9 +117,16 @@ def corpus(words: list[str], seed: int = 0) -> list[str]:
 
     rng = random.Random(seed)
     lines = [
-        chat.GUESSER_SYSTEM_PROMPT, chat.GUESSER_PROMPT, chat.JUDGE_SYSTEM_PROMPT, chat.JUDGE_PROMPT,
-        *rules.VERDICT_FEEDBACK.values(), *GENERIC_QUESTIONS,
-        "<answer>Yes</answer>", "<answer>No</answer>", "<answer>Invalid</answer>", "<answer>Finished</answer>",
+        chat.GUESSER_SYSTEM_PROMPT,
+        chat.GUESSER_PROMPT,
+        chat.JUDGE_SYSTEM_PROMPT,
+        chat.JUDGE_PROMPT,
+        *rules.VERDICT_FEEDBACK.values(),
+        *GENERIC_QUESTIONS,
+        "<answer>Yes</answer>",
+        "<answer>No</answer>",
+        "<answer>Invalid</answer>",
+        "<answer>Finished</answer>",
     ]
     for word in words:
         lines.append(word)
@@ -120,7 +152,9 @@ def build_tokenizer(words: list[str], config: TinyConfig):
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    tok.train_from_iterator(corpus(words), trainer=trainer)  # the same vocabulary for every model seed
+    tok.train_from_iterator(
+        corpus(words), trainer=trainer
+    )  # the same vocabulary for every model seed
     return PreTrainedTokenizerFast(
         tokenizer_object=tok,
         bos_token=BOS,
@@ -170,12 +204,23 @@ def build_tiny_model(out_dir: str | Path, **overrides) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.tiny", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m training.tiny", description=__doc__.split("\n")[0]
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     build = sub.add_parser("build", help="build the tiny model and tokenizer into DIR")
     build.add_argument("dir")
     defaults = TinyConfig()
-    for name in ("vocab_size", "hidden", "layers", "heads", "kv_heads", "intermediate", "max_positions", "seed"):
+    for name in (
+        "vocab_size",
+        "hidden",
+        "layers",
+        "heads",
+        "kv_heads",
+        "intermediate",
+        "max_positions",
+        "seed",
+    ):
         build.add_argument(f"--{name.replace('_', '-')}", type=int, default=getattr(defaults, name))
     args = parser.parse_args(argv)
     overrides = {k: v for k, v in vars(args).items() if k not in ("command", "dir")}

@@ -10,11 +10,16 @@ from webapp.play import urls as play_urls
 
 api_patterns = [
     path("jobs/", jobs_api.JobListSubmitApi.as_view(), name="job-list"),
-    path("jobs/<int:job_id>/", include([
-        path("", jobs_api.JobDetailApi.as_view(), name="job-detail"),
-        path("cancel/", jobs_api.JobCancelApi.as_view(), name="job-cancel"),
-        path("resume/", jobs_api.JobResumeApi.as_view(), name="job-resume"),
-    ])),
+    path(
+        "jobs/<int:job_id>/",
+        include(
+            [
+                path("", jobs_api.JobDetailApi.as_view(), name="job-detail"),
+                path("cancel/", jobs_api.JobCancelApi.as_view(), name="job-cancel"),
+                path("resume/", jobs_api.JobResumeApi.as_view(), name="job-resume"),
+            ]
+        ),
+    ),
     *play_urls.api_urlpatterns,
     path("leaderboards/", leaderboards_api.LeaderboardApi.as_view(), name="leaderboards"),
     path("labelling/", include(labelling_urls.api_urlpatterns)),

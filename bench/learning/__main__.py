@@ -6,8 +6,9 @@ import argparse
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from bench.learning.scale import QUICK, Scale, with_settings
 
@@ -20,8 +21,18 @@ def cpu_model() -> str:
         info = Path("/proc/cpuinfo").read_text(encoding="utf-8")
     except OSError:
         return "unknown"
-    name = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "?")
-    flags = next((line.split(":", 1)[1].split() for line in info.splitlines() if line.startswith("flags")), [])
+    name = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in info.splitlines()
+            if line.startswith("model name")
+        ),
+        "?",
+    )
+    flags = next(
+        (line.split(":", 1)[1].split() for line in info.splitlines() if line.startswith("flags")),
+        [],
+    )
     vector = "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else "other"
     return f"{name} ({vector})"
 
@@ -34,8 +45,14 @@ class Stages:
         self.work, self.resume, self.seconds = work, resume, {}
         self.reused: list[str] = []
         fingerprint = work / "scale.json"
-        if resume and fingerprint.is_file() and json.loads(fingerprint.read_text()) != scale.to_dict():
-            raise SystemExit(f"--resume: {work} holds a run with other settings; use another --work")
+        if (
+            resume
+            and fingerprint.is_file()
+            and json.loads(fingerprint.read_text()) != scale.to_dict()
+        ):
+            raise SystemExit(
+                f"--resume: {work} holds a run with other settings; use another --work"
+            )
         fingerprint.write_text(json.dumps(scale.to_dict(), indent=1))
 
     def __call__(self, name: str, fn: Callable, *args, **kwargs) -> Any:
@@ -48,7 +65,10 @@ class Stages:
         value = fn(*args, **kwargs)
         self.seconds[name] = round(time.perf_counter() - started, 1)
         stored.write_text(json.dumps([value, self.seconds[name]]))
-        print(json.dumps({"stage": name, "seconds": self.seconds[name], "load": os.getloadavg()[0]}), flush=True)
+        print(
+            json.dumps({"stage": name, "seconds": self.seconds[name], "load": os.getloadavg()[0]}),
+            flush=True,
+        )
         return value
 
 
@@ -65,49 +85,93 @@ def pipeline(scale: Scale, stage: Stages, until: str | None) -> dict[str, Any]:
     work = stage.work
     judge = KBJudge(closed=True)  # the miniature's world is the KB's: every fact it lacks is a No
     world = stage("world", make_world, scale)
-    out: dict[str, Any] = {"world": {k: len(v) for k, v in world.items()} | {"test_words": world["test"][:20]}}
-    tiny = stage("tiny", lambda: str(build_tiny_model(work / "tiny", hidden=scale.hidden, layers=scale.layers, heads=4,
-                                                      kv_heads=4, intermediate=scale.intermediate,
-                                                      vocab_size=scale.vocab, seed=scale.world_seed)))
-    knowledge, out["knowledge"] = stage("knowledge", run_knowledge, scale, work, tiny,
-                                        write_words(work / "pool.txt", world["pool"]))
+    out: dict[str, Any] = {
+        "world": {k: len(v) for k, v in world.items()} | {"test_words": world["test"][:20]}
+    }
+    tiny = stage(
+        "tiny",
+        lambda: str(
+            build_tiny_model(
+                work / "tiny",
+                hidden=scale.hidden,
+                layers=scale.layers,
+                heads=4,
+                kv_heads=4,
+                intermediate=scale.intermediate,
+                vocab_size=scale.vocab,
+                seed=scale.world_seed,
+            )
+        ),
+    )
+    knowledge, out["knowledge"] = stage(
+        "knowledge", run_knowledge, scale, work, tiny, write_words(work / "pool.txt", world["pool"])
+    )
     probe_words = world["test"][:40]
-    out["knowledge"]["naming_probe_test"] = stage("probe-knowledge", naming_probe, knowledge, probe_words,
-                                                  world["pool"], judge, scale)
+    out["knowledge"]["naming_probe_test"] = stage(
+        "probe-knowledge", naming_probe, knowledge, probe_words, world["pool"], judge, scale
+    )
     if until == "knowledge":
         return out
 
     def ev(name: str, model: str, split: str, samples: int) -> dict:
-        return stage(f"eval-{name}-{split}", evaluate, model, world[split], world["pool"], judge, scale,
-                     samples=samples, temperature=scale.eval_temperature)
+        return stage(
+            f"eval-{name}-{split}",
+            evaluate,
+            model,
+            world[split],
+            world["pool"],
+            judge,
+            scale,
+            samples=samples,
+            temperature=scale.eval_temperature,
+        )
 
     runs: dict[str, dict] = {arm: {} for arm in ARMS}
     for seed in scale.seed_list:
         sft, info = stage(f"sft-s{seed}", run_sft, scale, work, knowledge, world, seed)
-        info["naming_probe_test"] = stage(f"probe-sft-s{seed}", naming_probe, sft, probe_words, world["pool"],
-                                          judge, scale)
+        info["naming_probe_test"] = stage(
+            f"probe-sft-s{seed}", naming_probe, sft, probe_words, world["pool"], judge, scale
+        )
         models = {"sft": (sft, info)}
         if until != f"sft-s{seed}":
             for arm in GRPO_ARMS:
-                models[arm] = stage(f"{arm}-s{seed}", run_grpo, scale, work, sft, world, judge, arm, seed)
+                models[arm] = stage(
+                    f"{arm}-s{seed}", run_grpo, scale, work, sft, world, judge, arm, seed
+                )
         for arm, (model, info) in models.items():
-            runs[arm][seed] = {"training": info, "test": ev(f"{arm}-s{seed}", model, "test", scale.eval_samples),
-                               "val": ev(f"{arm}-s{seed}", model, "val", scale.eval_samples),
-                               "rl": ev(f"{arm}-s{seed}", model, "rl", scale.rl_eval_samples)}
+            runs[arm][seed] = {
+                "training": info,
+                "test": ev(f"{arm}-s{seed}", model, "test", scale.eval_samples),
+                "val": ev(f"{arm}-s{seed}", model, "val", scale.eval_samples),
+                "rl": ev(f"{arm}-s{seed}", model, "rl", scale.rl_eval_samples),
+            }
         if until in (f"sft-s{seed}", f"seed-{seed}"):
             break
     out["runs"] = runs
     complete = [s for s in scale.seed_list if all(s in runs[arm] for arm in ARMS)]
     if complete:
-        out["ordering"] = ordering({arm: [runs[arm][s]["test"]["per_word"] for s in complete] for arm in ARMS},
-                                   world["test"], complete)
-        out["ordering_strict"] = ordering({arm: [runs[arm][s]["test"]["strict_per_word"] for s in complete]
-                                           for arm in ARMS}, world["test"], complete)
-        out["ordering_val"] = ordering({arm: [runs[arm][s]["val"]["per_word"] for s in complete] for arm in ARMS},
-                                       world["val"], complete)
+        out["ordering"] = ordering(
+            {arm: [runs[arm][s]["test"]["per_word"] for s in complete] for arm in ARMS},
+            world["test"],
+            complete,
+        )
+        out["ordering_strict"] = ordering(
+            {arm: [runs[arm][s]["test"]["strict_per_word"] for s in complete] for arm in ARMS},
+            world["test"],
+            complete,
+        )
+        out["ordering_val"] = ordering(
+            {arm: [runs[arm][s]["val"]["per_word"] for s in complete] for arm in ARMS},
+            world["val"],
+            complete,
+        )
         # strategy apart from naming: bits the answers gained about the secret (of log2 pool)
-        out["ordering_bits"] = ordering({arm: [runs[arm][s]["test"]["bits_per_word"] for s in complete]
-                                         for arm in ARMS}, world["test"], complete, metric="bits")
+        out["ordering_bits"] = ordering(
+            {arm: [runs[arm][s]["test"]["bits_per_word"] for s in complete] for arm in ARMS},
+            world["test"],
+            complete,
+            metric="bits",
+        )
         out["ordering_bits"].pop("targets")
     return out
 
@@ -116,9 +180,11 @@ def table(results: dict) -> str:
     """The README's table, from the results file."""
     runs, order = results["runs"], results["ordering"]
     seeds = order["seeds"]
-    rows = ["| test secrets (mean over seeds) | success (mean@8, T=1) | strict success | valid questions | "
-            "bits gained | reached ≤ 2 | difference (paired 95% CI over words and seeds) |",
-            "| --- | --- | --- | --- | --- | --- | --- |"]
+    rows = [
+        "| test secrets (mean over seeds) | success (mean@8, T=1) | strict success | valid questions | "
+        "bits gained | reached ≤ 2 | difference (paired 95% CI over words and seeds) |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
     names = {"sft": "SFT", "starpo": "StarPO (trajectory)", "cia": "CIA (per turn, ΔBelief)"}
     diffs = {"starpo": "starpo_minus_sft", "cia": "cia_minus_starpo"}
 
@@ -128,29 +194,58 @@ def table(results: dict) -> str:
 
     for arm, label in names.items():
         diff = order["paired"].get(diffs.get(arm, ""), None)
-        note = (f"{diffs[arm].replace('_minus_', ' − ')}: {100 * diff['mean']:+.1f} "
-                f"[{100 * diff['ci95'][0]:+.1f}, {100 * diff['ci95'][1]:+.1f}]") if diff else ""
-        rows.append(f"| {label} | {100 * order['arms'][arm]['success']:.1f}% "
-                    f"({', '.join(f'{100 * v:.1f}' for v in order['arms'][arm]['per_seed'])}) | "
-                    f"{100 * results['ordering_strict']['arms'][arm]['success']:.1f}% | "
-                    f"{100 * mean(arm, 'valid_questions'):.1f}% | {mean(arm, 'bits_gained', None):.2f} of "
-                    f"{runs[arm][str(seeds[0])]['test']['bits_available']:.2f} | "
-                    f"{100 * mean(arm, 'reached_2_candidates'):.1f}% | {note} |")
+        note = (
+            (
+                f"{diffs[arm].replace('_minus_', ' − ')}: {100 * diff['mean']:+.1f} "
+                f"[{100 * diff['ci95'][0]:+.1f}, {100 * diff['ci95'][1]:+.1f}]"
+            )
+            if diff
+            else ""
+        )
+        rows.append(
+            f"| {label} | {100 * order['arms'][arm]['success']:.1f}% "
+            f"({', '.join(f'{100 * v:.1f}' for v in order['arms'][arm]['per_seed'])}) | "
+            f"{100 * results['ordering_strict']['arms'][arm]['success']:.1f}% | "
+            f"{100 * mean(arm, 'valid_questions'):.1f}% | {mean(arm, 'bits_gained', None):.2f} of "
+            f"{runs[arm][str(seeds[0])]['test']['bits_available']:.2f} | "
+            f"{100 * mean(arm, 'reached_2_candidates'):.1f}% | {note} |"
+        )
     cia_sft = order["paired"]["cia_minus_sft"]
-    rows.append(f"\nCIA − SFT: {100 * cia_sft['mean']:+.1f} [{100 * cia_sft['ci95'][0]:+.1f}, "
-                f"{100 * cia_sft['ci95'][1]:+.1f}] points; {order['test_words']} test words, seeds {seeds}.")
+    rows.append(
+        f"\nCIA − SFT: {100 * cia_sft['mean']:+.1f} [{100 * cia_sft['ci95'][0]:+.1f}, "
+        f"{100 * cia_sft['ci95'][1]:+.1f}] points; {order['test_words']} test words, seeds {seeds}."
+    )
     return "\n".join(rows)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.learning", description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="a smoke-sized run (does not write the results file)")
-    parser.add_argument("--work", type=Path, default=Path(os.environ.get("DATA_DIR", "var")) / "bench-learning",
-                        help="folder for models, checkpoints and stored stage results")
-    parser.add_argument("--resume", action="store_true", help="take every stage stored in --work instead of rerunning")
-    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="override a Scale field")
-    parser.add_argument("--until", help="stop after this stage: knowledge, sft-sN or seed-N (a pilot: no results file)")
-    parser.add_argument("--table", action="store_true", help="print the README table of the results file and exit")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.learning", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke-sized run (does not write the results file)"
+    )
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=Path(os.environ.get("DATA_DIR", "var")) / "bench-learning",
+        help="folder for models, checkpoints and stored stage results",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="take every stage stored in --work instead of rerunning",
+    )
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="FIELD=VALUE", help="override a Scale field"
+    )
+    parser.add_argument(
+        "--until",
+        help="stop after this stage: knowledge, sft-sN or seed-N (a pilot: no results file)",
+    )
+    parser.add_argument(
+        "--table", action="store_true", help="print the README table of the results file and exit"
+    )
     args = parser.parse_args(argv)
     if args.table:
         print(table(json.loads(RESULTS.read_text(encoding="utf-8"))))
@@ -163,11 +258,18 @@ def main(argv: list[str] | None = None) -> int:
     args.work.mkdir(parents=True, exist_ok=True)
     stage = Stages(args.work, scale, args.resume)
     began = time.perf_counter()
-    out: dict[str, Any] = {"scale": scale.to_dict(), "load_average_start": list(os.getloadavg()),
-                           "cpu": cpu_model(), "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads()}
+    out: dict[str, Any] = {
+        "scale": scale.to_dict(),
+        "load_average_start": list(os.getloadavg()),
+        "cpu": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+    }
     out |= pipeline(scale, stage, args.until)
-    out["seconds"] = stage.seconds | {"total": round(sum(stage.seconds.values()), 1),
-                                      "this_process": round(time.perf_counter() - began, 1)}
+    out["seconds"] = stage.seconds | {
+        "total": round(sum(stage.seconds.values()), 1),
+        "this_process": round(time.perf_counter() - began, 1),
+    }
     out["reused_stages"] = stage.reused
     out["under_90_minutes"] = out["seconds"]["total"] < 90 * 60
     out["load_average_end"] = list(os.getloadavg())

@@ -7,7 +7,8 @@ import functools
 import math
 import statistics
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from bench.learning.scale import Scale
 
@@ -22,8 +23,11 @@ def consistency(trajectories, pool: Sequence[str], guesses: frozenset[str]) -> d
     from games.rules import normalise_question
 
     tracker = InfoGainGuesser(pool=list(pool))
-    index = {normalise_question(tracker.model.questions[q]): i for i, q in enumerate(tracker.model.guess_question)
-             if q >= 0}
+    index = {
+        normalise_question(tracker.model.questions[q]): i
+        for i, q in enumerate(tracker.model.guess_question)
+        if q >= 0
+    }
     left, at_first_guess, consistent = [], [], []
     for traj in trajectories:
         state = tracker.start(seed=0)
@@ -38,7 +42,11 @@ def consistency(trajectories, pool: Sequence[str], guesses: frozenset[str]) -> d
                     at_first_guess.append(int(alive.sum()))
                     first = False
             tracker.observe(state, turn)
-        left.append(1 if traj.won else int(np.count_nonzero((state.data["contradictions"] == 0) & ~state.data["out"])))
+        left.append(
+            1
+            if traj.won
+            else int(np.count_nonzero((state.data["contradictions"] == 0) & ~state.data["out"]))
+        )
     return {"left": left, "at_first_guess": at_first_guess, "consistent": consistent}
 
 
@@ -62,8 +70,11 @@ def guess_questions(pool: tuple[str, ...]) -> frozenset[str]:
 
     model = candidate_model(load_kb(), list(pool))
     yes_counts = np.asarray(model.yes.sum(axis=0)).ravel()
-    return frozenset(normalise_question(model.questions[q]) for q in model.guess_question
-                     if q >= 0 and yes_counts[q] == 0)
+    return frozenset(
+        normalise_question(model.questions[q])
+        for q in model.guess_question
+        if q >= 0 and yes_counts[q] == 0
+    )
 
 
 def bits_gained(games: Sequence, pool: Sequence[str]) -> list[float]:
@@ -85,8 +96,12 @@ def rate_over_words(games: Sequence, won) -> tuple[dict[str, float], dict[str, A
         by_word.setdefault(g.secret, []).append(bool(won(g)))
     rates = {w: statistics.fmean(v) for w, v in by_word.items()}
     lo, hi = mean_at_k_interval(list(rates.values()))
-    return rates, {"rate": round(statistics.fmean(rates.values()), 4), "ci95": [round(lo, 4), round(hi, 4)],
-                   "words": len(rates), "games": len(games)}
+    return rates, {
+        "rate": round(statistics.fmean(rates.values()), 4),
+        "ci95": [round(lo, 4), round(hi, 4)],
+        "words": len(rates),
+        "games": len(games),
+    }
 
 
 def strict_win(game) -> bool:
@@ -132,11 +147,16 @@ def summarise_games(games: list, pool: Sequence[str]) -> dict[str, Any]:
         # the answers left only the secret (won games count): success if the guesser could name every such word
         "singled_out_secret": share(sum(n == 1 for n in left), len(games)),
         # lost games whose answers had left only the secret: lost on naming, not on narrowing
-        "lost_with_secret_singled_out": share(sum(n == 1 for g, n in zip(games, left) if not g.won),
-                                              sum(not g.won for g in games)),
-        "pool_guess_rate": round(sum(map(sum, is_guess)) / max(len(turns), 1), 4),  # turns that name a pool word
+        "lost_with_secret_singled_out": share(
+            sum(n == 1 for g, n in zip(games, left) if not g.won), sum(not g.won for g in games)
+        ),
+        "pool_guess_rate": round(
+            sum(map(sum, is_guess)) / max(len(turns), 1), 4
+        ),  # turns that name a pool word
         "mean_first_guess_turn": round(statistics.fmean(first_guess), 2) if first_guess else None,
-        "median_candidates_at_first_guess": statistics.median(seen["at_first_guess"]) if seen["at_first_guess"] else None,
+        "median_candidates_at_first_guess": statistics.median(seen["at_first_guess"])
+        if seen["at_first_guess"]
+        else None,
         "guesses_consistent_with_answers": share(sum(seen["consistent"]), len(seen["consistent"])),
         "verdicts": verdicts,
         "per_word": {w: round(r, 4) for w, r in per_word.items()},
@@ -149,7 +169,9 @@ def guesser_format(model_dir: str, scale: Scale):
     """The prompt the model was trained with; the benchmark's for models not trained on games yet."""
     from games.llm.chat import GuesserFormat, model_guesser_prompt
 
-    return GuesserFormat.named(model_guesser_prompt(model_dir) or scale.guesser_prompt, max_turns=scale.max_turns)
+    return GuesserFormat.named(
+        model_guesser_prompt(model_dir) or scale.guesser_prompt, max_turns=scale.max_turns
+    )
 
 
 def game_config(scale: Scale):
@@ -158,8 +180,16 @@ def game_config(scale: Scale):
     return GameConfig(max_turns=scale.max_turns, win_rule=scale.win_rule)
 
 
-def evaluate(model_dir: str, words: Sequence[str], pool: Sequence[str], judge, scale: Scale, *,
-             samples: int, temperature: float) -> dict[str, Any]:
+def evaluate(
+    model_dir: str,
+    words: Sequence[str],
+    pool: Sequence[str],
+    judge,
+    scale: Scale,
+    *,
+    samples: int,
+    temperature: float,
+) -> dict[str, Any]:
     """`samples` games per word at `temperature` (mean@k, the protocol's success; at temperature 1
     the policy as GRPO trains it), every game seeded by its word and sample."""
     from games.guessers.llm import LLMGuesser
@@ -168,23 +198,41 @@ def evaluate(model_dir: str, words: Sequence[str], pool: Sequence[str], judge, s
     from games.rollout import rollout
 
     started = time.perf_counter()
-    backend = TransformersBackend(TransformersConfig(model=model_dir, device="cpu", prefix_cache_mb=512,
-                                                     max_batch_size=min(len(words) * samples, 256)))
-    guesser = LLMGuesser(backend, sampling=SamplingParams(max_new_tokens=24, temperature=temperature),
-                         chat_format=guesser_format(model_dir, scale))
+    backend = TransformersBackend(
+        TransformersConfig(
+            model=model_dir,
+            device="cpu",
+            prefix_cache_mb=512,
+            max_batch_size=min(len(words) * samples, 256),
+        )
+    )
+    guesser = LLMGuesser(
+        backend,
+        sampling=SamplingParams(max_new_tokens=24, temperature=temperature),
+        chat_format=guesser_format(model_dir, scale),
+    )
     secrets = [w for w in words for _ in range(samples)]
     seeds = [1000 * i + s for i in range(len(words)) for s in range(samples)]
     games = []
     for start in range(0, len(secrets), 256):
-        games += rollout(guesser, judge, secrets[start:start + 256], seeds=seeds[start:start + 256],
-                         config=game_config(scale))
+        games += rollout(
+            guesser,
+            judge,
+            secrets[start : start + 256],
+            seeds=seeds[start : start + 256],
+            config=game_config(scale),
+        )
     out = summarise_games(games, pool) | {"samples_per_word": samples, "temperature": temperature}
-    out["example"] = [f"{t.question} -> {t.verdict.value}" for t in games[0].turns][:12] + [f"secret: {games[0].secret}"]
+    out["example"] = [f"{t.question} -> {t.verdict.value}" for t in games[0].turns][:12] + [
+        f"secret: {games[0].secret}"
+    ]
     out["seconds"] = round(time.perf_counter() - started, 1)
     return out
 
 
-def naming_probe(model_dir: str, words: Sequence[str], pool: Sequence[str], judge, scale: Scale) -> dict:
+def naming_probe(
+    model_dir: str, words: Sequence[str], pool: Sequence[str], judge, scale: Scale
+) -> dict:
     """Can the model name a word once the questions have narrowed it down? For each word, the
     information-gain teacher's won game up to its final guess is the history; every pool word's
     guess ("Is it a dog?") is scored (sum of the word's token log-probs) and the word's rank
@@ -197,8 +245,9 @@ def naming_probe(model_dir: str, words: Sequence[str], pool: Sequence[str], judg
     started = time.perf_counter()
     teacher = InfoGainGuesser(pool=list(pool), max_turns=scale.max_turns)
     games = [g for g in rollout(teacher, judge, list(words), config=game_config(scale)) if g.won]
-    backend = TransformersBackend(TransformersConfig(model=model_dir, device="cpu", max_batch_size=64,
-                                                     prefix_cache_mb=256))
+    backend = TransformersBackend(
+        TransformersConfig(model=model_dir, device="cpu", max_batch_size=64, prefix_cache_mb=256)
+    )
     fmt = guesser_format(model_dir, scale)
     replies = [phrase("isa", w, guess=True) for w in pool]
     spans = [(r.index(w), r.index(w) + len(w)) for r, w in zip(replies, pool)]
@@ -208,6 +257,11 @@ def naming_probe(model_dir: str, words: Sequence[str], pool: Sequence[str], judg
         mine = scores[list(pool).index(game.secret)]
         ranks.append(sum(s > mine for s in scores))
     n = max(len(ranks), 1)
-    return {"words": len(ranks), "top1": round(sum(r == 0 for r in ranks) / n, 4),
-            "top5": round(sum(r < 5 for r in ranks) / n, 4), "median_rank": statistics.median(ranks) if ranks else None,
-            "pool": len(pool), "seconds": round(time.perf_counter() - started, 1)}
+    return {
+        "words": len(ranks),
+        "top1": round(sum(r == 0 for r in ranks) / n, 4),
+        "top5": round(sum(r < 5 for r in ranks) / n, 4),
+        "median_rank": statistics.median(ranks) if ranks else None,
+        "pool": len(pool),
+        "seconds": round(time.perf_counter() - started, 1),
+    }

@@ -3,12 +3,16 @@ interval over test words and training seeds."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 ARMS = ("sft", "starpo", "cia")
-PAIRS = {"starpo_minus_sft": ("starpo", "sft"), "cia_minus_starpo": ("cia", "starpo"), "cia_minus_sft": ("cia", "sft")}
+PAIRS = {
+    "starpo_minus_sft": ("starpo", "sft"),
+    "cia_minus_starpo": ("cia", "starpo"),
+    "cia_minus_sft": ("cia", "sft"),
+}
 
 
 def as_matrix(per_seed: Sequence[dict[str, float]], words: Sequence[str]) -> np.ndarray:
@@ -28,25 +32,39 @@ def paired_bootstrap(a: np.ndarray, b: np.ndarray, *, n_boot: int = 4000, seed: 
         cols = rng.integers(0, n_words, n_words)
         means[i] = diff[np.ix_(rows, cols)].mean()
     lo, hi = np.percentile(means, [2.5, 97.5])
-    return {"mean": round(float(diff.mean()), 4), "ci95": [round(float(lo), 4), round(float(hi), 4)]}
+    return {
+        "mean": round(float(diff.mean()), 4),
+        "ci95": [round(float(lo), 4), round(float(hi), 4)],
+    }
 
 
-def ordering(per_word: dict[str, list[dict[str, float]]], words: Sequence[str], seeds: Sequence[int],
-             metric: str = "success") -> dict:
+def ordering(
+    per_word: dict[str, list[dict[str, float]]],
+    words: Sequence[str],
+    seeds: Sequence[int],
+    metric: str = "success",
+) -> dict:
     """`arms`: each arm's success (mean over seeds of the mean over words) and per seed; `paired`:
     the three differences with their intervals (in the metric's units: fractions for success);
     `seeds`; `test_words`; `targets`: the issue's checks (meaningful for success)."""
     matrices = {arm: as_matrix(per_word[arm], words) for arm in ARMS}
-    arms = {arm: {metric: round(float(m.mean()), 4), "per_seed": [round(float(r), 4) for r in m.mean(axis=1)]}
-            for arm, m in matrices.items()}
+    arms = {
+        arm: {
+            metric: round(float(m.mean()), 4),
+            "per_seed": [round(float(r), 4) for r in m.mean(axis=1)],
+        }
+        for arm, m in matrices.items()
+    }
     paired = {name: paired_bootstrap(matrices[a], matrices[b]) for name, (a, b) in PAIRS.items()}
     best = max(("starpo", "cia"), key=lambda arm: arms[arm][metric])
     return {
-        "arms": arms, "paired": paired, "seeds": list(seeds), "test_words": len(words),
+        "arms": arms,
+        "paired": paired,
+        "seeds": list(seeds),
+        "test_words": len(words),
         "targets": {
             "cia_minus_starpo_ci_above_0": paired["cia_minus_starpo"]["ci95"][0] > 0,
             "starpo_minus_sft_ci_above_0": paired["starpo_minus_sft"]["ci95"][0] > 0,
             "best_grpo_at_least_sft_plus_0.05": arms[best][metric] >= arms["sft"][metric] + 0.05,
         },
     }
-

@@ -6,9 +6,9 @@ import io
 import random
 import shutil
 import statistics
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Sequence
 
 from bench.learning.scale import Scale
 
@@ -16,10 +16,26 @@ GRPO_ARMS = {  # the paper's two GRPO runs: (advantage, λ); loss aggregation as
     "starpo": ("trajectory", 0.0),
     "cia": ("turn", 0.1),
 }
-GRPO_SERIES = ("reward", "success_rate", "valid_rate", "repeated_rate", "unknown_rate", "rollout/in_group_std",
-               "frac_reward_zero_std", "entropy", "grad_norm", "clip_ratio/low_mean", "clip_ratio/high_mean",
-               "logprob_diff/rollout_abs_mean", "mean_turns", "belief/delta_positive_mean", "time/rollout_s",
-               "time/step_s", "val/success_rate", "val/valid_rate")
+GRPO_SERIES = (
+    "reward",
+    "success_rate",
+    "valid_rate",
+    "repeated_rate",
+    "unknown_rate",
+    "rollout/in_group_std",
+    "frac_reward_zero_std",
+    "entropy",
+    "grad_norm",
+    "clip_ratio/low_mean",
+    "clip_ratio/high_mean",
+    "logprob_diff/rollout_abs_mean",
+    "mean_turns",
+    "belief/delta_positive_mean",
+    "time/rollout_s",
+    "time/step_s",
+    "val/success_rate",
+    "val/valid_rate",
+)
 
 
 def write_words(path: Path, words: Sequence[str]) -> str:
@@ -37,7 +53,10 @@ def reporter_for(folder: Path):
 
 def metric_series(reporter, names: Sequence[str]) -> dict[str, list]:
     rows = [r for r in reporter.records if r["event"] == "metrics"]
-    return {n: [round(r[n], 4) if isinstance(r.get(n), float) else r.get(n) for r in rows if n in r] for n in names}
+    return {
+        n: [round(r[n], 4) if isinstance(r.get(n), float) else r.get(n) for r in rows if n in r]
+        for n in names
+    }
 
 
 def first_last(reporter, name: str = "loss") -> list | None:
@@ -50,30 +69,54 @@ def run_knowledge(scale: Scale, work: Path, base: str, pool_file: str) -> tuple[
     from training.knowledge.config import KnowledgeJobConfig
     from training.knowledge.trainer import run
 
-    config = KnowledgeJobConfig(base_model=base, word_list=pool_file, epochs=scale.knowledge_epochs,
-                                sequences_per_word=scale.knowledge_sequences,
-                                learning_rate=scale.knowledge_lr, warmup_ratio=0.05, global_batch_size=32,
-                                per_device_batch_size=16, max_tokens=256, cpu_threads=scale.threads,
-                                seed=scale.world_seed)
+    config = KnowledgeJobConfig(
+        base_model=base,
+        word_list=pool_file,
+        epochs=scale.knowledge_epochs,
+        sequences_per_word=scale.knowledge_sequences,
+        learning_rate=scale.knowledge_lr,
+        warmup_ratio=0.05,
+        global_batch_size=32,
+        per_device_batch_size=16,
+        max_tokens=256,
+        cpu_threads=scale.threads,
+        seed=scale.world_seed,
+    )
     reporter = reporter_for(work / "knowledge")
     result = run(config, reporter)
-    return result["final_checkpoint"], {"sequences": result["sequences"], "steps": result["global_step"],
-                                        "loss_first_last": first_last(reporter),
-                                        "tokens_per_second": result.get("tokens_per_second")}
+    return result["final_checkpoint"], {
+        "sequences": result["sequences"],
+        "steps": result["global_step"],
+        "loss_first_last": first_last(reporter),
+        "tokens_per_second": result.get("tokens_per_second"),
+    }
 
 
 def sft_config(scale: Scale, work: Path, base: str, world: dict[str, list[str]], seed: int):
     from training.sft.config import SFTJobConfig
 
-    return SFTJobConfig(base_model=base, word_list=write_words(work / "sft.txt", world["sft"]),
-                        pool_word_list=write_words(work / "pool.txt", world["pool"]), teacher="infogain",
-                        judge="kb:closed", epochs=scale.sft_epochs, learning_rate=scale.sft_lr, warmup_ratio=0.05,
-                        global_batch_size=32, per_device_batch_size=scale.sft_device_batch, max_tokens=1024,
-                        cpu_threads=scale.threads, max_turns=scale.max_turns, guesser_prompt=scale.guesser_prompt,
-                        seed=seed)
+    return SFTJobConfig(
+        base_model=base,
+        word_list=write_words(work / "sft.txt", world["sft"]),
+        pool_word_list=write_words(work / "pool.txt", world["pool"]),
+        teacher="infogain",
+        judge="kb:closed",
+        epochs=scale.sft_epochs,
+        learning_rate=scale.sft_lr,
+        warmup_ratio=0.05,
+        global_batch_size=32,
+        per_device_batch_size=scale.sft_device_batch,
+        max_tokens=1024,
+        cpu_threads=scale.threads,
+        max_turns=scale.max_turns,
+        guesser_prompt=scale.guesser_prompt,
+        seed=seed,
+    )
 
 
-def sft_rows(scale: Scale, config, reporter, world: dict[str, list[str]], seed: int) -> tuple[list[dict], dict]:
+def sft_rows(
+    scale: Scale, config, reporter, world: dict[str, list[str]], seed: int
+) -> tuple[list[dict], dict]:
     """An imperfect information-gain teacher's games (it draws each question with weight
     exp(score / teacher_temperature)) for the SFT secrets as rows, recovery rows (a teacher game
     cut short, wrong guesses appended, the teacher's next question) and naming rows
@@ -89,30 +132,58 @@ def sft_rows(scale: Scale, config, reporter, world: dict[str, list[str]], seed: 
     chat_format = GuesserFormat.named(scale.guesser_prompt, max_turns=scale.max_turns)
 
     def make_teacher(words):
-        return InfoGainGuesser(pool=list(words) if words is not None else None, max_turns=scale.max_turns,
-                               guess_bonus=scale.teacher_guess_bonus, temperature=scale.teacher_temperature)
+        return InfoGainGuesser(
+            pool=list(words) if words is not None else None,
+            max_turns=scale.max_turns,
+            guess_bonus=scale.teacher_guess_bonus,
+            temperature=scale.teacher_temperature,
+        )
 
-    games = select_games(gather_games(config, reporter, judge=KBJudge(closed=True), make_teacher=make_teacher),
-                         config.selection)
-    teacher = build_teacher(config, (g.secret for g in games), make_teacher=make_teacher, pool=world["pool"])
+    games = select_games(
+        gather_games(config, reporter, judge=KBJudge(closed=True), make_teacher=make_teacher),
+        config.selection,
+    )
+    teacher = build_teacher(
+        config, (g.secret for g in games), make_teacher=make_teacher, pool=world["pool"]
+    )
     teacher_rows = turn_examples(games, chat_format)
-    recovery = recovery_examples(games, teacher, chat_format, per_game=scale.recovery_per_game,
-                                 seed=seed) if scale.recovery_per_game else []
-    naming = naming_examples(load_kb(), world["pool"], words=world["rl"], chat_format=chat_format,
-                             per_word=scale.naming_per_word, temperature=scale.naming_temperature, seed=seed,
-                             train=scale.naming_train) if scale.naming_per_word else []
+    recovery = (
+        recovery_examples(games, teacher, chat_format, per_game=scale.recovery_per_game, seed=seed)
+        if scale.recovery_per_game
+        else []
+    )
+    naming = (
+        naming_examples(
+            load_kb(),
+            world["pool"],
+            words=world["rl"],
+            chat_format=chat_format,
+            per_word=scale.naming_per_word,
+            temperature=scale.naming_temperature,
+            seed=seed,
+            train=scale.naming_train,
+        )
+        if scale.naming_per_word
+        else []
+    )
     rows = teacher_rows + recovery + naming
     forbidden = set(world["val"]) | set(world["test"])
     if any(r["secret"] in forbidden for r in rows):
         raise AssertionError("a game-format row about a validation or test secret")
     random.Random(seed).shuffle(rows)
-    return rows, {"games": len(games), "teacher_won": sum(g.won for g in games),
-                  "teacher_mean_turns": round(statistics.fmean(g.n_turns for g in games), 2),
-                  "teacher_examples": len(teacher_rows), "recovery_examples": len(recovery),
-                  "naming_examples": len(naming)}
+    return rows, {
+        "games": len(games),
+        "teacher_won": sum(g.won for g in games),
+        "teacher_mean_turns": round(statistics.fmean(g.n_turns for g in games), 2),
+        "teacher_examples": len(teacher_rows),
+        "recovery_examples": len(recovery),
+        "naming_examples": len(naming),
+    }
 
 
-def run_sft(scale: Scale, work: Path, base: str, world: dict[str, list[str]], seed: int) -> tuple[str, dict]:
+def run_sft(
+    scale: Scale, work: Path, base: str, world: dict[str, list[str]], seed: int
+) -> tuple[str, dict]:
     """training.sft on the rows of `sft_rows`, from the knowledge stage's model."""
     from training.sft.trainer import train_sft
 
@@ -120,13 +191,18 @@ def run_sft(scale: Scale, work: Path, base: str, world: dict[str, list[str]], se
     reporter = reporter_for(work / f"sft-s{seed}")
     rows, counts = sft_rows(scale, config, reporter, world, seed)
     result = train_sft(config, reporter, rows, kind="sft", model_path=base, resolved=counts)
-    return result["final_checkpoint"], {"seed": seed, **counts, "steps": result["global_step"],
-                                        "loss_first_last": first_last(reporter),
-                                        "tokens_per_second": result.get("tokens_per_second")}
+    return result["final_checkpoint"], {
+        "seed": seed,
+        **counts,
+        "steps": result["global_step"],
+        "loss_first_last": first_last(reporter),
+        "tokens_per_second": result.get("tokens_per_second"),
+    }
 
 
-def run_grpo(scale: Scale, work: Path, base: str, world: dict[str, list[str]], judge, arm: str,
-             seed: int) -> tuple[str, dict]:
+def run_grpo(
+    scale: Scale, work: Path, base: str, world: dict[str, list[str]], judge, arm: str, seed: int
+) -> tuple[str, dict]:
     """training.grpo from the seed's SFT model on the RL (and SFT) secrets; validation on 16 SFT
     secrets played greedily (what SFT fitted, and what a learning rate too high forgets first)."""
     from training.grpo.config import GRPOConfig
@@ -134,21 +210,58 @@ def run_grpo(scale: Scale, work: Path, base: str, world: dict[str, list[str]], j
 
     advantage, belief = GRPO_ARMS[arm]
     words = [w for split in scale.grpo_secret_splits.split("+") for w in world[split]]
-    config = GRPOConfig(base_model=base, steps=scale.grpo_steps, secrets_per_step=scale.grpo_secrets,
-                        num_generations=scale.grpo_generations, max_turns=scale.max_turns,
-                        temperature=scale.grpo_temperature, max_completion_length=24, advantage=advantage,
-                        win_rule=scale.win_rule,
-                        belief_coef=belief, learning_rate=scale.grpo_lr, unknown_penalty=scale.grpo_unknown_penalty,
-                        lora=False, mini_batches=scale.grpo_mini_batches, forward_batch_size=16,
-                        save_steps=scale.grpo_steps, cpu_threads=scale.threads,
-                        val_secrets=scale.grpo_val_secrets, val_steps=scale.grpo_val_steps, seed=seed)
+    config = GRPOConfig(
+        base_model=base,
+        steps=scale.grpo_steps,
+        secrets_per_step=scale.grpo_secrets,
+        num_generations=scale.grpo_generations,
+        max_turns=scale.max_turns,
+        temperature=scale.grpo_temperature,
+        max_completion_length=24,
+        advantage=advantage,
+        win_rule=scale.win_rule,
+        belief_coef=belief,
+        learning_rate=scale.grpo_lr,
+        unknown_penalty=scale.grpo_unknown_penalty,
+        lora=False,
+        mini_batches=scale.grpo_mini_batches,
+        forward_batch_size=16,
+        save_steps=scale.grpo_steps,
+        cpu_threads=scale.threads,
+        val_secrets=scale.grpo_val_secrets,
+        val_steps=scale.grpo_val_steps,
+        seed=seed,
+    )
     reporter = reporter_for(work / f"{arm}-s{seed}")
-    result = run(config, reporter, model_path=base, judge=judge, words=words, val_words=list(world["sft"]))
-    warnings = [r["message"] for r in reporter.records if r["event"] == "log" and r["level"] == "warning"]
-    kept = ("steps", "secrets_per_step", "num_generations", "advantage", "belief_coef", "rollout_filter_ratio", "win_rule",
-            "learning_rate", "turn_penalty_at", "turn_normalisation", "belief_on_finishing_turn", "unknown_penalty",
-            "epsilon", "epsilon_high", "mini_batches", "temperature")
+    result = run(
+        config, reporter, model_path=base, judge=judge, words=words, val_words=list(world["sft"])
+    )
+    warnings = [
+        r["message"] for r in reporter.records if r["event"] == "log" and r["level"] == "warning"
+    ]
+    kept = (
+        "steps",
+        "secrets_per_step",
+        "num_generations",
+        "advantage",
+        "belief_coef",
+        "rollout_filter_ratio",
+        "win_rule",
+        "learning_rate",
+        "turn_penalty_at",
+        "turn_normalisation",
+        "belief_on_finishing_turn",
+        "unknown_penalty",
+        "epsilon",
+        "epsilon_high",
+        "mini_batches",
+        "temperature",
+    )
     return result["final_checkpoint"], {
-        "seed": seed, "config": {k: v for k, v in asdict(config).items() if k in kept} | {
-            "loss_agg_mode": config.aggregation},
-        "per_step": metric_series(reporter, GRPO_SERIES), "warnings": warnings, "validation": result["validation"]}
+        "seed": seed,
+        "config": {k: v for k, v in asdict(config).items() if k in kept}
+        | {"loss_agg_mode": config.aggregation},
+        "per_step": metric_series(reporter, GRPO_SERIES),
+        "warnings": warnings,
+        "validation": result["validation"],
+    }

@@ -29,7 +29,7 @@ def make_world(scale: Scale) -> dict[str, list[str]]:
     world, start = {"pool": pool}, 0
     for split in SPLITS:
         size = getattr(scale, split)
-        world[split] = pool[start:start + size]
+        world[split] = pool[start : start + size]
         start += size
     return world
 

@@ -19,7 +19,7 @@ by it exactly as predicted when both use the same knowledge base and sense mode.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -92,7 +92,9 @@ class InfoGainGuesser(Guesser):
         rng = np.random.default_rng(state.seed)
         state.data.update(
             contradictions=np.zeros(len(self.model.words), dtype=np.int32),
-            unknowns=np.zeros(len(self.model.words), dtype=np.int32),  # facts met with "I don't know"
+            unknowns=np.zeros(
+                len(self.model.words), dtype=np.int32
+            ),  # facts met with "I don't know"
             out=np.zeros(len(self.model.words), dtype=bool),  # named by a question, not the secret
             asked=np.zeros(len(self.model.questions), dtype=bool),
             asked_texts=set(),
@@ -136,8 +138,11 @@ class InfoGainGuesser(Guesser):
 
     def posterior(self, state: GuesserState) -> np.ndarray:
         data = self._data(state)
-        log_w = (self._log_prior + self._log_contradiction * data["contradictions"]
-                 + self._log_unknown * data["unknowns"])
+        log_w = (
+            self._log_prior
+            + self._log_contradiction * data["contradictions"]
+            + self._log_unknown * data["unknowns"]
+        )
         log_w = np.where(data["out"], -np.inf, log_w)
         if not np.isfinite(log_w).any():  # every candidate named already: start afresh
             log_w = self._log_prior.copy()
@@ -151,11 +156,17 @@ class InfoGainGuesser(Guesser):
     def _ask(self, state: GuesserState) -> Ask:
         data = self._data(state)
         p = self.posterior(state)
-        left = int(np.count_nonzero((data["contradictions"] == 0) & (data["unknowns"] == 0) & ~data["out"]))
+        left = int(
+            np.count_nonzero((data["contradictions"] == 0) & (data["unknowns"] == 0) & ~data["out"])
+        )
         top = np.argsort(-p, kind="stable")[: self.top_k]
         top_candidates = [(self.model.words[i], float(p[i])) for i in top]
         turns_left = self.max_turns - len(state.history)
-        rng = np.random.default_rng([state.seed & 0x7FFFFFFF, len(state.history)]) if self.temperature else None
+        rng = (
+            np.random.default_rng([state.seed & 0x7FFFFFFF, len(state.history)])
+            if self.temperature
+            else None
+        )
         q, info, p_win = self._choose(p, data, last_turn=turns_left <= 1, rng=rng)
         if q is None:
             text, extra = self._fallback(data), {"kind": "fallback"}
@@ -166,8 +177,9 @@ class InfoGainGuesser(Guesser):
             extra = {"kind": kind, "feature": feature, "info_bits": info, "p_win": p_win}
         return Ask(text, candidates_left=left, top_candidates=top_candidates, extra=extra)
 
-    def _choose(self, p: np.ndarray, data: dict, last_turn: bool,
-                rng: np.random.Generator | None = None) -> tuple[int | None, float, float]:
+    def _choose(
+        self, p: np.ndarray, data: dict, last_turn: bool, rng: np.random.Generator | None = None
+    ) -> tuple[int | None, float, float]:
         model = self.model
         live = np.nonzero(p > NEGLIGIBLE * p.max())[0]
         if last_turn or len(live) == 1:  # nothing to learn any more: guess the likeliest word

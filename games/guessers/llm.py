@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import zlib
-from typing import Sequence
+from collections.abc import Sequence
 
 from games.guessers.base import Ask, Guesser, GuesserState
 from games.llm.base import LLMBackend, LLMPlayer, SamplingParams
-from games.llm.chat import DEFAULT_QUESTION_EXTRACTION, QUESTION_EXTRACTIONS, GuesserFormat, extract_question
+from games.llm.chat import (
+    DEFAULT_QUESTION_EXTRACTION,
+    QUESTION_EXTRACTIONS,
+    GuesserFormat,
+    extract_question,
+)
 
 DEFAULT_SAMPLING = SamplingParams(max_new_tokens=48, temperature=1.0)
 
@@ -37,8 +42,10 @@ class LLMGuesser(LLMPlayer, Guesser):
         question_extraction: str = DEFAULT_QUESTION_EXTRACTION,
     ):
         if question_extraction not in QUESTION_EXTRACTIONS:
-            raise ValueError(f"question_extraction must be one of {', '.join(QUESTION_EXTRACTIONS)}, "
-                             f"got {question_extraction!r}")
+            raise ValueError(
+                f"question_extraction must be one of {', '.join(QUESTION_EXTRACTIONS)}, "
+                f"got {question_extraction!r}"
+            )
         super().__init__(backend, sampling, name)
         self.question_extraction = question_extraction
         self.chat_format = chat_format
@@ -53,11 +60,15 @@ class LLMGuesser(LLMPlayer, Guesser):
         for chat, gen in zip(chats, generations):
             extra = {
                 "messages": chat,
-                "prompt_token_ids": list(gen.prompt_token_ids) if gen.prompt_token_ids is not None else None,
+                "prompt_token_ids": list(gen.prompt_token_ids)
+                if gen.prompt_token_ids is not None
+                else None,
                 "token_ids": [int(t) for t in gen.token_ids],
                 "logprobs": [float(p) for p in gen.logprobs],
                 "completion": gen.text,
                 "finish_reason": gen.finish_reason,
             }
-            asks.append(Ask(question=extract_question(gen.text, self.question_extraction), extra=extra))
+            asks.append(
+                Ask(question=extract_question(gen.text, self.question_extraction), extra=extra)
+            )
         return asks

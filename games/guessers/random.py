@@ -4,7 +4,7 @@ never the same question twice in a game, and the same seed gives the same game."
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -40,7 +40,11 @@ class RandomGuesser(Guesser):
 
     def _ask(self, state: GuesserState) -> Ask:
         rng = np.random.default_rng([state.seed, len(state.history)])
-        asked = {rules.normalise_question(t.question) for t in state.history if isinstance(t.question, str)}
+        asked = {
+            rules.normalise_question(t.question)
+            for t in state.history
+            if isinstance(t.question, str)
+        }
         kinds = [self._guesses, self._questions]
         if rng.random() >= self.guess_rate:
             kinds.reverse()
@@ -54,4 +58,7 @@ class RandomGuesser(Guesser):
             text = self.model.questions[q]
             if rules.normalise_question(text) not in asked:
                 return Ask(text, extra={"kind": "question"})
-        return Ask(f"Is it anything else than the {len(asked)} things I asked about?", extra={"kind": "fallback"})
+        return Ask(
+            f"Is it anything else than the {len(asked)} things I asked about?",
+            extra={"kind": "fallback"},
+        )

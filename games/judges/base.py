@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 from games.types import JudgeAnswer, Turn
 
@@ -33,7 +33,9 @@ class Judge(ABC):
     def judge_batch(self, requests: Sequence[JudgeRequest]) -> list[JudgeAnswer]:
         """One answer per request, in order. Must never raise on odd question text."""
 
-    def judge(self, secret: str, question: str, history: Sequence[Turn] = (), seed: int = 0) -> JudgeAnswer:
+    def judge(
+        self, secret: str, question: str, history: Sequence[Turn] = (), seed: int = 0
+    ) -> JudgeAnswer:
         return self.judge_batch([JudgeRequest(secret, question, tuple(history), seed)])[0]
 
 

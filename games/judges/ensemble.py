@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 from games.judges.base import Judge, JudgeRequest
 from games.types import JudgeAnswer, Verdict
@@ -21,7 +21,9 @@ class EnsembleJudge(Judge):
     A secret is accepted only if every member accepts it.
     """
 
-    def __init__(self, judges: Sequence[Judge], *, tie_break: str = "unknown", name: str | None = None):
+    def __init__(
+        self, judges: Sequence[Judge], *, tie_break: str = "unknown", name: str | None = None
+    ):
         if not judges:
             raise ValueError("an ensemble needs at least one judge")
         if tie_break not in TIE_BREAKS:
@@ -52,7 +54,9 @@ class EnsembleJudge(Judge):
             verdict = next(v for v in verdicts if v in tied)
         else:
             verdict = Verdict.UNKNOWN
-        raw = "\n".join(f"{name}: {a.verdict.value} | {a.raw}" for name, a in zip(self.member_names, answers))
+        raw = "\n".join(
+            f"{name}: {a.verdict.value} | {a.raw}" for name, a in zip(self.member_names, answers)
+        )
         return JudgeAnswer(
             verdict,
             raw=raw,

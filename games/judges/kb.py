@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from typing import Sequence
+from collections.abc import Sequence
 
 from games.judges.base import Judge, JudgeRequest, UnknownSecretError
 from games.kb import DEFAULT_SENSE, KnowledgeBase, load_kb, normalise_key
@@ -26,11 +26,15 @@ COMPLETE_RELATIONS = ("isa",)  # relations whose absence the KB can vouch for
 
 
 class KBJudge(Judge):
-    def __init__(self, kb: KnowledgeBase | None = None, sense: str = DEFAULT_SENSE, closed: bool = False):
+    def __init__(
+        self, kb: KnowledgeBase | None = None, sense: str = DEFAULT_SENSE, closed: bool = False
+    ):
         self.kb = kb or load_kb()
         self.sense = check_sense(sense)
         self.closed = bool(closed)
-        self.name = "kb" + ("" if sense == DEFAULT_SENSE else f"-{sense}") + ("-closed" if closed else "")
+        self.name = (
+            "kb" + ("" if sense == DEFAULT_SENSE else f"-{sense}") + ("-closed" if closed else "")
+        )
         self._groundings: dict[str, tuple[int | None, str]] = {}
         self._secrets: dict[str, int | None] = {}
         self._vocabulary: list[str] | None = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from games.judges.base import Judge, JudgeRequest
 from games.llm.base import LLMBackend, LLMPlayer, SamplingParams
@@ -35,10 +35,17 @@ class LLMJudge(LLMPlayer, Judge):
     def judge_batch(self, requests: Sequence[JudgeRequest]) -> list[JudgeAnswer]:
         if not requests:
             return []
-        chats = [judge_messages(r.secret, r.question, r.history, with_history=self.with_history) for r in requests]
+        chats = [
+            judge_messages(r.secret, r.question, r.history, with_history=self.with_history)
+            for r in requests
+        ]
         generations = self.backend.generate(chats, self.sampling, seeds=[r.seed for r in requests])
         answers = []
         for gen in generations:
-            verdict = parse_judge_answer(gen.text)  # reads an answer left open by the stop string too
-            answers.append(JudgeAnswer(verdict if verdict is not None else Verdict.UNKNOWN, raw=gen.text))
+            verdict = parse_judge_answer(
+                gen.text
+            )  # reads an answer left open by the stop string too
+            answers.append(
+                JudgeAnswer(verdict if verdict is not None else Verdict.UNKNOWN, raw=gen.text)
+            )
         return answers

@@ -5,10 +5,21 @@ games.kb.build` regenerates it from WordNet 3.0 and wordfreq.
 """
 
 from games.kb.knowledge import (
-    DATA_PATH, DEFAULT_SENSE, RELATIONS, SENSE_MODES, KnowledgeBase, load_kb, normalise_key,
+    DATA_PATH,
+    DEFAULT_SENSE,
+    RELATIONS,
+    SENSE_MODES,
+    KnowledgeBase,
+    load_kb,
+    normalise_key,
 )
 
 __all__ = [
-    "DATA_PATH", "DEFAULT_SENSE", "RELATIONS", "SENSE_MODES", "KnowledgeBase", "load_kb",
+    "DATA_PATH",
+    "DEFAULT_SENSE",
+    "RELATIONS",
+    "SENSE_MODES",
+    "KnowledgeBase",
+    "load_kb",
     "normalise_key",
 ]

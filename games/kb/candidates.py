@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 import scipy.sparse as sp
@@ -25,11 +25,13 @@ from games.kb.questions import FUNCTION_WORDS, ground, phrase
 
 
 def _column_signature(matrix: sp.csc_matrix, j: int) -> bytes:
-    return matrix.indices[matrix.indptr[j]:matrix.indptr[j + 1]].tobytes()
+    return matrix.indices[matrix.indptr[j] : matrix.indptr[j + 1]].tobytes()
 
 
 class CandidateModel:
-    def __init__(self, kb: KnowledgeBase, pool: Iterable[str] | None = None, sense: str = DEFAULT_SENSE):
+    def __init__(
+        self, kb: KnowledgeBase, pool: Iterable[str] | None = None, sense: str = DEFAULT_SENSE
+    ):
         self.kb = kb
         self.sense = check_sense(sense)
         self.words, nouns, self.skipped = self._resolve_pool(pool)
@@ -101,7 +103,9 @@ class CandidateModel:
         self.question_index = {rules.normalise_question(t): i for i, t in enumerate(texts)}
         self.named = self._naming_matrix(texts)
         holds = self.pool_features[:, self.question_feature].tocsr().astype(np.float64)
-        self.yes = (holds - holds.multiply(self.named)).tocsr()  # a named candidate finishes instead
+        self.yes = (
+            holds - holds.multiply(self.named)
+        ).tocsr()  # a named candidate finishes instead
         self.yes.eliminate_zeros()
         self.yes_t = self.yes.T.tocsr()
         self.named_t = self.named.T.tocsr()
@@ -122,7 +126,7 @@ class CandidateModel:
         found = set()
         for size in range(1, longest + 1):
             for start in range(len(tokens) - size + 1):
-                hit = table.get(" ".join(tokens[start:start + size]))
+                hit = table.get(" ".join(tokens[start : start + size]))
                 if hit:
                     found.update(hit)
         return sorted(found)
@@ -151,14 +155,14 @@ class CandidateModel:
         q = self.question_index.get(rules.normalise_question(text))
         if q is not None:
             yes = np.zeros(len(self.words), dtype=bool)
-            yes[self.yes_t.indices[self.yes_t.indptr[q]:self.yes_t.indptr[q + 1]]] = True
+            yes[self.yes_t.indices[self.yes_t.indptr[q] : self.yes_t.indptr[q + 1]]] = True
             return yes, named
         feature = self.ground(text)
         if feature is None:
             return None
         col = self.pool_features
         yes = np.zeros(len(self.words), dtype=bool)
-        yes[col.indices[col.indptr[feature]:col.indptr[feature + 1]]] = True
+        yes[col.indices[col.indptr[feature] : col.indptr[feature + 1]]] = True
         return yes & ~named, named
 
 
@@ -166,8 +170,9 @@ _models: OrderedDict = OrderedDict()
 _models_lock = threading.Lock()
 
 
-def candidate_model(kb: KnowledgeBase, pool: Iterable[str] | None = None,
-                    sense: str = DEFAULT_SENSE) -> CandidateModel:
+def candidate_model(
+    kb: KnowledgeBase, pool: Iterable[str] | None = None, sense: str = DEFAULT_SENSE
+) -> CandidateModel:
     """A CandidateModel, cached for the last few (kb, pool, sense) combinations."""
     pool_key = None if pool is None else tuple(pool)
     key = (id(kb), pool_key, sense)

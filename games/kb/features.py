@@ -30,14 +30,30 @@ from games.kb.knowledge import DOMINANT_SHARE, normalise_key
 
 # Plain-word names of the noun lexicographer files ("Is it related to food?").
 LEXFILE_CONCEPTS = {
-    "noun.act": "action", "noun.animal": "animal", "noun.artifact": "artifact",
-    "noun.attribute": "attribute", "noun.body": "body", "noun.cognition": "thought",
-    "noun.communication": "communication", "noun.event": "event", "noun.feeling": "feeling",
-    "noun.food": "food", "noun.group": "group", "noun.location": "place",
-    "noun.motive": "motive", "noun.object": "nature", "noun.person": "person",
-    "noun.phenomenon": "phenomenon", "noun.plant": "plant", "noun.possession": "possession",
-    "noun.process": "process", "noun.quantity": "quantity", "noun.relation": "relation",
-    "noun.shape": "shape", "noun.state": "state", "noun.substance": "substance",
+    "noun.act": "action",
+    "noun.animal": "animal",
+    "noun.artifact": "artifact",
+    "noun.attribute": "attribute",
+    "noun.body": "body",
+    "noun.cognition": "thought",
+    "noun.communication": "communication",
+    "noun.event": "event",
+    "noun.feeling": "feeling",
+    "noun.food": "food",
+    "noun.group": "group",
+    "noun.location": "place",
+    "noun.motive": "motive",
+    "noun.object": "nature",
+    "noun.person": "person",
+    "noun.phenomenon": "phenomenon",
+    "noun.plant": "plant",
+    "noun.possession": "possession",
+    "noun.process": "process",
+    "noun.quantity": "quantity",
+    "noun.relation": "relation",
+    "noun.shape": "shape",
+    "noun.state": "state",
+    "noun.substance": "substance",
     "noun.time": "time",
 }
 
@@ -49,14 +65,7 @@ PART_OF_LEVELS = 3  # how far below a holonym "Is it part of X?" still applies .
 MAX_PART_OF_NOUNS = 150  # ... unless that reaches more KB senses (then fewer levels)
 MADE_OF = re.compile(r"\bmade (?:out of|of|from|with) ((?:[a-z-]+ ?){1,4})")
 GLOSS_STOP = frozenset(
-    """a an the of or and to in on at by for with from as is are be been being that which who
-    whom whose this these those it its their his her one two three some any all each every other
-    another such more most less many much few several no not only very usually especially often
-    something someone somebody thing things kind kinds type types sort form forms part parts way
-    ways use used using usage make made making having have has etc e g i.e eg person people
-    amount number group member members act state quality instance example containing consisting
-    also main common four five six seven eight nine ten hundred thousand first second third
-    like various certain related""".split()
+    ["a", "an", "the", "of", "or", "and", "to", "in", "on", "at", "by", "for", "with", "from", "as", "is", "are", "be", "been", "being", "that", "which", "who", "whom", "whose", "this", "these", "those", "it", "its", "their", "his", "her", "one", "two", "three", "some", "any", "all", "each", "every", "other", "another", "such", "more", "most", "less", "many", "much", "few", "several", "no", "not", "only", "very", "usually", "especially", "often", "something", "someone", "somebody", "thing", "things", "kind", "kinds", "type", "types", "sort", "form", "forms", "part", "parts", "way", "ways", "use", "used", "using", "usage", "make", "made", "making", "having", "have", "has", "etc", "e", "g", "i.e", "eg", "person", "people", "amount", "number", "group", "member", "members", "act", "state", "quality", "instance", "example", "containing", "consisting", "also", "main", "common", "four", "five", "six", "seven", "eight", "nine", "ten", "hundred", "thousand", "first", "second", "third", "like", "various", "certain", "related"]
 )
 MIN_GLOSS_ZIPF = 3.0  # gloss words rarer than this are not asked about
 MIN_GLOSS_SENSES = 3  # nor those in fewer glosses
@@ -112,10 +121,17 @@ class SynsetFeatures:
     def _evoking_senses(self, lemma: str) -> set:
         found = self._evoking.get(lemma)
         if found is None:
-            senses = [(s, max(l.count() for l in s.lemmas() if l.name() == lemma))
-                      for s in self.wn.synsets(lemma, "n") if lemma in s.lemma_names()]
+            senses = [
+                (s, max(l.count() for l in s.lemmas() if l.name() == lemma))
+                for s in self.wn.synsets(lemma, "n")
+                if lemma in s.lemma_names()
+            ]
             first = senses[0][1] if senses else 0
-            found = {s for i, (s, c) in enumerate(senses) if i == 0 or (c > 0 and c >= DOMINANT_SHARE * first)}
+            found = {
+                s
+                for i, (s, c) in enumerate(senses)
+                if i == 0 or (c > 0 and c >= DOMINANT_SHARE * first)
+            }
             self._evoking[lemma] = found
         return found
 
@@ -139,8 +155,12 @@ class SynsetFeatures:
             frontier, seen = {sense}, {sense}
             for level in range(PART_OF_LEVELS + 1):
                 for node in frontier:
-                    by_level.setdefault(node, [set() for _ in range(PART_OF_LEVELS + 1)])[level].add(sense)
-                frontier = {h for n in frontier for h in n.hypernyms() + n.instance_hypernyms()} - seen
+                    by_level.setdefault(node, [set() for _ in range(PART_OF_LEVELS + 1)])[
+                        level
+                    ].add(sense)
+                frontier = {
+                    h for n in frontier for h in n.hypernyms() + n.instance_hypernyms()
+                } - seen
                 seen |= frontier
         below = {}
         for holonym, levels in by_level.items():
@@ -179,8 +199,14 @@ class SynsetFeatures:
 
     def _gloss_relation(self, word: str) -> str | None:
         """`prop` if the word is mostly an adjective, `rel` if a noun, None for other words."""
+
         def tags(pos: str) -> int:
-            return sum(l.count() for s in self.wn.synsets(word, pos) for l in s.lemmas() if l.name() == word)
+            return sum(
+                l.count()
+                for s in self.wn.synsets(word, pos)
+                for l in s.lemmas()
+                if l.name() == word
+            )
 
         nouns = [s for s in self.wn.synsets(word, "n") if word in s.lemma_names()]
         adjectives = self.wn.synsets(word, "a") + self.wn.synsets(word, "s")
@@ -221,7 +247,9 @@ class SynsetFeatures:
                 if self._depth(holonym) < MIN_HOLONYM_DEPTH:
                     continue
                 keys.update(f"part:{c}" for c in self.evoked(holonym))
-                keys.update(f"part:{c}" for x in self._below.get(holonym, ()) for c in self.evoked(x))
+                keys.update(
+                    f"part:{c}" for x in self._below.get(holonym, ()) for c in self.evoked(x)
+                )
         return keys
 
     def _related(self, synset, up: frozenset) -> set[str]:

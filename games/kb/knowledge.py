@@ -69,7 +69,9 @@ class KnowledgeBase:
         self._synset_features: store.Rows = payload["synset_features"]
         self.features: list[str] = payload["features"]
         self.feature_index = {f: i for i, f in enumerate(self.features)}
-        self.feature_zipf: np.ndarray = payload["feature_zipf"].astype(np.float32)  # concept frequency
+        self.feature_zipf: np.ndarray = payload["feature_zipf"].astype(
+            np.float32
+        )  # concept frequency
         self.aliases: dict[str, str] = payload["aliases"]
         self.plurals: dict[str, str] = payload["plurals"]
         self.top_nouns: list[str] = payload["top_nouns"]  # frequent words that are WordNet nouns
@@ -90,11 +92,13 @@ class KnowledgeBase:
         self._feature_sets: dict[str, dict[int, frozenset]] = {m: {} for m in SENSE_MODES}
 
     @classmethod
-    def load(cls, path: str | Path = DATA_PATH) -> "KnowledgeBase":
+    def load(cls, path: str | Path = DATA_PATH) -> KnowledgeBase:
         path = Path(path)
         if not path.is_file():
-            raise FileNotFoundError(f"knowledge-base data file {path} is missing; build it with "
-                                    "`python -m games.kb.build`")
+            raise FileNotFoundError(
+                f"knowledge-base data file {path} is missing; build it with "
+                "`python -m games.kb.build`"
+            )
         return cls(store.read(path))
 
     def __repr__(self) -> str:
@@ -155,14 +159,20 @@ class KnowledgeBase:
             active = self.senses(noun, sense)
             rows += [noun] * len(active)
             cols += active
-        choose = sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)),
-                               shape=(len(self.nouns), len(self.synset_names)))
+        choose = sp.csr_matrix(
+            (np.ones(len(rows), dtype=np.float32), (rows, cols)),
+            shape=(len(self.nouns), len(self.synset_names)),
+        )
         feats = self._synset_features
-        by_synset = sp.csr_matrix((np.ones(len(feats.flat), dtype=np.float32), feats.flat, feats.ptr),
-                                  shape=(len(self.synset_names), len(self.features)))
+        by_synset = sp.csr_matrix(
+            (np.ones(len(feats.flat), dtype=np.float32), feats.flat, feats.ptr),
+            shape=(len(self.synset_names), len(self.features)),
+        )
         own = self._noun_own
-        own_matrix = sp.csr_matrix((np.ones(len(own.flat), dtype=np.float32), own.flat, own.ptr),
-                                   shape=(len(self.nouns), len(self.features)))
+        own_matrix = sp.csr_matrix(
+            (np.ones(len(own.flat), dtype=np.float32), own.flat, own.ptr),
+            shape=(len(self.nouns), len(self.features)),
+        )
         out = ((choose @ by_synset + own_matrix) > 0).tocsr()
         out.sort_indices()
         return out
@@ -172,7 +182,7 @@ class KnowledgeBase:
         found = cache.get(noun)
         if found is None:
             m = self.matrix(sense)
-            found = frozenset(m.indices[m.indptr[noun]:m.indptr[noun + 1]].tolist())
+            found = frozenset(m.indices[m.indptr[noun] : m.indptr[noun + 1]].tolist())
             cache[noun] = found
         return found
 

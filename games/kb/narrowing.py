@@ -12,7 +12,8 @@ a potential-based shaping term (Ng et al., 1999) with the potential −log2(cons
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

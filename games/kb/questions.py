@@ -48,7 +48,10 @@ _PATTERNS = tuple(
         (("has",), rf"^(?:does|do) {_SUBJECT} (?:have|contain|include)(?: got)? (?P<x>.+)$"),
         (("has",), rf"^has {_SUBJECT} got (?P<x>.+)$"),
         (("isa",), rf"^{_BE} (?:a|an) (?P<x>.+)$"),
-        (("prop", "isa"), rf"^{_BE} (?:usually |typically |generally |often |always |very )?(?P<x>.+)$"),
+        (
+            ("prop", "isa"),
+            rf"^{_BE} (?:usually |typically |generally |often |always |very )?(?P<x>.+)$",
+        ),
     )
 )
 
@@ -80,18 +83,11 @@ def parse(question: str) -> Parsed | None:
 
 # English function words: concepts starting with one make questions nobody would ask.
 FUNCTION_WORDS = frozenset(
-    """a about above across after again against all almost also am among an and any are as at
-    be because been before being below between both but by can could did do does doing down
-    during each either even ever every few for from further had has have having he her here
-    hers him his how i if in into is it its just least less like may me might more most much
-    must my neither no nor not now of off on once one only or other our out over own per same
-    shall she should since so some such than that the their them then there these they this
-    those though through thus to too toward under until up upon us very was we well were what
-    when where whether which while who whom whose why will with within without would yet you
-    your""".split()
+    ["a", "about", "above", "across", "after", "again", "against", "all", "almost", "also", "am", "among", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "either", "even", "ever", "every", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "least", "less", "like", "may", "me", "might", "more", "most", "much", "must", "my", "neither", "no", "nor", "not", "now", "of", "off", "on", "once", "one", "only", "or", "other", "our", "out", "over", "own", "per", "same", "shall", "she", "should", "since", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "though", "through", "thus", "to", "too", "toward", "under", "until", "up", "upon", "us", "very", "was", "we", "well", "were", "what", "when", "where", "whether", "which", "while", "who", "whom", "whose", "why", "will", "with", "within", "without", "would", "yet", "you", "your"]
 )
 
-def ground(kb: "KnowledgeBase", question: str) -> tuple[int | None, str]:
+
+def ground(kb: KnowledgeBase, question: str) -> tuple[int | None, str]:
     """(feature id, "relation:concept") for a question, or (None, why it cannot be grounded)."""
     parsed = parse(question)
     if parsed is None:
@@ -108,7 +104,7 @@ _AN_SILENT_H = ("hour", "honest", "honor", "honour", "heir")
 
 
 def article(word: str) -> str:
-    """"a" or "an" for a word, by its spelling (good enough for questions)."""
+    """ "a" or "an" for a word, by its spelling (good enough for questions)."""
     if word.startswith(_AN_SILENT_H):
         return "an"
     if word[:1] in "aeiou" and not word.startswith(_AN_EXCEPTIONS):

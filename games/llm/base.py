@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 import zlib
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 Chat = list[dict[str, Any]]
 
@@ -136,7 +137,11 @@ def encode_prompts(tokenizer: Any, chats: Sequence[Chat]) -> list[list[int]]:
 
 def render_prompts(tokenizer: Any, chats: Sequence[Chat]) -> list[str]:
     """The chat template applied to each chat plus the generation prompt (one batched call)."""
-    return list(tokenizer.apply_chat_template([list(c) for c in chats], tokenize=False, add_generation_prompt=True))
+    return list(
+        tokenizer.apply_chat_template(
+            [list(c) for c in chats], tokenize=False, add_generation_prompt=True
+        )
+    )
 
 
 class PromptEncoder:
@@ -153,7 +158,9 @@ class PromptEncoder:
         plain = all(not (t.lstrip or t.rstrip or t.single_word or t.normalized) for t in specials)
         self._ids = {t.content: tokenizer.convert_tokens_to_ids(t.content) for t in specials}
         names = sorted(self._ids, key=len, reverse=True)
-        self._split = re.compile("(" + "|".join(map(re.escape, names)) + ")") if names and plain else None
+        self._split = (
+            re.compile("(" + "|".join(map(re.escape, names)) + ")") if names and plain else None
+        )
         self._checked = False
 
     def __call__(self, chats: Sequence[Chat]) -> list[list[int]]:
@@ -163,7 +170,14 @@ class PromptEncoder:
             return []
         texts = render_prompts(self.tokenizer, chats)
         split = [self._split.split(text) for text in texts]
-        new = sorted({piece for parts in split for piece in parts[0::2] if piece and piece not in self._pieces})
+        new = sorted(
+            {
+                piece
+                for parts in split
+                for piece in parts[0::2]
+                if piece and piece not in self._pieces
+            }
+        )
         if len(self._pieces) + len(new) > self.max_pieces:
             self._pieces.clear()
             new = sorted({piece for parts in split for piece in parts[0::2] if piece})
@@ -178,13 +192,17 @@ class PromptEncoder:
             out.append(ids)
         if not self._checked:
             self._checked = True
-            if out != [list(x) for x in self.tokenizer(texts, add_special_tokens=False)["input_ids"]]:
+            if out != [
+                list(x) for x in self.tokenizer(texts, add_special_tokens=False)["input_ids"]
+            ]:
                 self._split = None
                 return encode_prompts(self.tokenizer, chats)
         return out
 
 
-def encode_reply_span(tokenizer: Any, chat: Chat, reply: str, span: tuple[int, int]) -> tuple[list[int], int, int]:
+def encode_reply_span(
+    tokenizer: Any, chat: Chat, reply: str, span: tuple[int, int]
+) -> tuple[list[int], int, int]:
     """Token ids of `chat` + assistant `reply`, and the token range [first, end) covering
     `reply[span[0]:span[1]]` (every token overlapping those characters)."""
     return encode_reply_spans(tokenizer, [chat], [reply], [span])[0]
@@ -198,13 +216,16 @@ def encode_reply_spans(
         raise ValueError("chats, replies and spans must have the same length")
     for reply, (a, b) in zip(replies, spans):
         if not 0 <= a < b <= len(reply):
-            raise ValueError(f"span {(a, b)} is empty or outside the reply ({len(reply)} characters)")
+            raise ValueError(
+                f"span {(a, b)} is empty or outside the reply ({len(reply)} characters)"
+            )
     if not chats:
         return []
     prefixes = render_prompts(tokenizer, chats)
     fulls = tokenizer.apply_chat_template(
         [[*chat, {"role": "assistant", "content": reply}] for chat, reply in zip(chats, replies)],
-        tokenize=False, add_generation_prompt=False,
+        tokenize=False,
+        add_generation_prompt=False,
     )
     encoded = tokenizer(list(fulls), add_special_tokens=False, return_offsets_mapping=True)
     out = []

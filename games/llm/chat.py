@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from games.types import Turn, Verdict
 
@@ -35,7 +35,9 @@ GUESSER_PROMPT = (
 # A few dozen tokens instead of ~300: for small models trained from scratch, whose compute the
 # paper's prompt would mostly spend on a fixed prefix (bench.learning). Chosen per training run
 # (`guesser_prompt`) and recorded in its checkpoints, so the model plays with what it learnt.
-SHORT_GUESSER_SYSTEM_PROMPT = "20 Questions: find the secret noun with at most {max_turns} yes/no questions."
+SHORT_GUESSER_SYSTEM_PROMPT = (
+    "20 Questions: find the secret noun with at most {max_turns} yes/no questions."
+)
 SHORT_GUESSER_PROMPT = "Your question:"
 
 GUESSER_PROMPTS = {
@@ -96,14 +98,18 @@ class GuesserFormat:
     def named(cls, name: str = DEFAULT_GUESSER_PROMPT, *, max_turns: int = 20) -> GuesserFormat:
         """The format of one of GUESSER_PROMPTS ("paper" or "short")."""
         if name not in GUESSER_PROMPTS:
-            raise ValueError(f"guesser prompt must be one of {', '.join(GUESSER_PROMPTS)}, got {name!r}")
+            raise ValueError(
+                f"guesser prompt must be one of {', '.join(GUESSER_PROMPTS)}, got {name!r}"
+            )
         system_prompt, prompt = GUESSER_PROMPTS[name]
         return cls(system_prompt=system_prompt, prompt=prompt, max_turns=max_turns)
 
     @classmethod
     def for_model(cls, *folders: str | Path | None, max_turns: int = 20) -> GuesserFormat:
         """The format a model was trained with (see `model_guesser_prompt`), else the paper's."""
-        return cls.named(model_guesser_prompt(*folders) or DEFAULT_GUESSER_PROMPT, max_turns=max_turns)
+        return cls.named(
+            model_guesser_prompt(*folders) or DEFAULT_GUESSER_PROMPT, max_turns=max_turns
+        )
 
     def messages(self, history: Sequence[Turn]) -> list[dict[str, str]]:
         return guesser_messages(
@@ -123,7 +129,11 @@ def model_guesser_prompt(*folders: str | Path | None) -> str | None:
         if path is None or not path.is_file():
             continue
         try:
-            name = json.loads(path.read_text(encoding="utf-8")).get("resolved", {}).get("guesser_prompt")
+            name = (
+                json.loads(path.read_text(encoding="utf-8"))
+                .get("resolved", {})
+                .get("guesser_prompt")
+            )
         except (OSError, ValueError, AttributeError):
             continue
         if name in GUESSER_PROMPTS:
@@ -142,7 +152,9 @@ def guesser_messages(
     """System, initial prompt, then one (assistant question, user feedback) pair per turn."""
     messages = []
     if system_prompt:
-        messages.append({"role": "system", "content": system_prompt.replace("{max_turns}", str(max_turns))})
+        messages.append(
+            {"role": "system", "content": system_prompt.replace("{max_turns}", str(max_turns))}
+        )
     messages.append({"role": "user", "content": prompt})
     for turn in history:
         feedback = f"{turn.feedback} {prompt}" if repeat_prompt else turn.feedback
@@ -165,7 +177,9 @@ def judge_messages(
     user = JUDGE_PROMPT.format(secret=secret, question=question)
     if with_history and history:
         asked = "; ".join(t.question for t in history)
-        user = user.replace("Question: '", JUDGE_HISTORY_LINE.format(questions=asked) + "Question: '", 1)
+        user = user.replace(
+            "Question: '", JUDGE_HISTORY_LINE.format(questions=asked) + "Question: '", 1
+        )
     return [{"role": "system", "content": JUDGE_SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
@@ -204,7 +218,9 @@ def extract_question(text: str, extraction: str = DEFAULT_QUESTION_EXTRACTION) -
     `first_question` (an ablation): the first non-empty line of that, cut after its first "?".
     """
     if extraction not in QUESTION_EXTRACTIONS:
-        raise ValueError(f"question extraction must be one of {', '.join(QUESTION_EXTRACTIONS)}, got {extraction!r}")
+        raise ValueError(
+            f"question extraction must be one of {', '.join(QUESTION_EXTRACTIONS)}, got {extraction!r}"
+        )
     text = _THINK.sub(" ", text or "")
     tagged = _QUESTION_TAG.search(text)
     if tagged:

@@ -9,15 +9,23 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
-from games.llm.base import BackendError, Chat, Generation, LLMBackend, SamplingParams, cut_at_stop, row_seeds
+from games.llm.base import (
+    BackendError,
+    Chat,
+    Generation,
+    LLMBackend,
+    SamplingParams,
+    cut_at_stop,
+    row_seeds,
+)
 
 
 @dataclass(frozen=True)
@@ -32,15 +40,24 @@ class OpenAIConfig:
     backoff: float = 0.5  # seconds before the first retry, doubled each time
     max_concurrency: int = 8  # requests in flight per generate call
     logprobs: bool = True  # ask for the sampled tokens' logprobs
-    extra_body: dict[str, Any] = field(default_factory=dict)  # merged into every request (e.g. top_k)
+    extra_body: dict[str, Any] = field(
+        default_factory=dict
+    )  # merged into every request (e.g. top_k)
 
     def __post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must be an http(s) URL, got {self.base_url!r}")
         if not self.model:
             raise ValueError("model is required (spec: openai:URL#MODEL)")
-        if self.timeout <= 0 or self.max_retries < 0 or self.backoff < 0 or self.max_concurrency < 1:
-            raise ValueError("timeout and max_concurrency must be positive, max_retries and backoff >= 0")
+        if (
+            self.timeout <= 0
+            or self.max_retries < 0
+            or self.backoff < 0
+            or self.max_concurrency < 1
+        ):
+            raise ValueError(
+                "timeout and max_concurrency must be positive, max_retries and backoff >= 0"
+            )
 
     @property
     def endpoint(self) -> str:
@@ -58,7 +75,7 @@ class OpenAIBackend(LLMBackend):
         self._api_key = config.api_key or os.environ.get("OPENAI_API_KEY")
 
     @classmethod
-    def from_spec(cls, target: str, **options: Any) -> "OpenAIBackend":
+    def from_spec(cls, target: str, **options: Any) -> OpenAIBackend:
         """From `URL#MODEL` (the part after `openai:`); `model=` may be given instead of `#MODEL`."""
         url, _, model = target.partition("#")
         return cls(OpenAIConfig(base_url=url, model=model or options.pop("model", ""), **options))
@@ -105,14 +122,18 @@ class OpenAIBackend(LLMBackend):
             choice = data["choices"][0]
             text = choice["message"].get("content") or ""
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise BackendError(f"{self.config.endpoint} sent an unexpected response: {str(data)[:300]}") from exc
+            raise BackendError(
+                f"{self.config.endpoint} sent an unexpected response: {str(data)[:300]}"
+            ) from exc
         text, cut = cut_at_stop(text, sampling.stop)
         entries = ((choice.get("logprobs") or {}).get("content")) or []
         logprobs = [float(e.get("logprob", 0.0)) for e in entries]
         token_ids = _token_ids(choice, entries)
         prompt_ids = data.get("prompt_token_ids") or choice.get("prompt_token_ids")
         finish = "length" if choice.get("finish_reason") == "length" and not cut else "stop"
-        return Generation(text, token_ids, logprobs, list(prompt_ids) if prompt_ids else None, finish)
+        return Generation(
+            text, token_ids, logprobs, list(prompt_ids) if prompt_ids else None, finish
+        )
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
         url = self.config.endpoint
@@ -135,11 +156,13 @@ class OpenAIBackend(LLMBackend):
                 if exc.code != 429 and exc.code < 500:
                     raise BackendError(f"{url} answered HTTP {exc.code}: {detail}") from exc
                 reason = f"HTTP {exc.code}: {detail}"
-            except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError) as exc:
+            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
                 reason = str(getattr(exc, "reason", exc))
             if attempt + 1 < attempts:
                 time.sleep(self.config.backoff * 2**attempt)
-        raise BackendError(f"cannot reach the OpenAI-compatible server at {url} after {attempts} attempts: {reason}")
+        raise BackendError(
+            f"cannot reach the OpenAI-compatible server at {url} after {attempts} attempts: {reason}"
+        )
 
 
 def _token_ids(choice: dict[str, Any], entries: list[dict[str, Any]]) -> list[int]:

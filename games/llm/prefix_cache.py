@@ -8,8 +8,8 @@ stored prefix of its own tokens: the guesser's prompt at turn t+1 extends the on
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -19,7 +19,13 @@ from transformers.cache_utils import DynamicLayer
 class BufferLayer(DynamicLayer):
     """A full-attention cache layer over a `[batch, kv_heads, capacity, head_dim]` buffer."""
 
-    def __init__(self, capacity: int, keys: torch.Tensor | None = None, values: torch.Tensor | None = None, length: int = 0):
+    def __init__(
+        self,
+        capacity: int,
+        keys: torch.Tensor | None = None,
+        values: torch.Tensor | None = None,
+        length: int = 0,
+    ):
         super().__init__()
         self.capacity, self.length = capacity, length
         self.kbuf, self.vbuf = keys, values
@@ -64,7 +70,9 @@ class Entry:
     nbytes: int
     used: int = 0
 
-    def copy_prefix(self, n: int, out: list[tuple[torch.Tensor, torch.Tensor]], row: int, at: int) -> None:
+    def copy_prefix(
+        self, n: int, out: list[tuple[torch.Tensor, torch.Tensor]], row: int, at: int
+    ) -> None:
         """Write this entry's first `n` positions into `out[layer][.][row, :, at:at + n]`."""
         for (k, v), (ok, ov) in zip(self.buffers, out):
             pos, left = at, n
@@ -93,7 +101,9 @@ def block_hashes(tokens: Sequence[int] | np.ndarray, limit: int) -> list[int]:
     if blocks == 0:
         return []
     while blocks > len(_PER_BLOCK):
-        _PER_BLOCK = np.concatenate([_PER_BLOCK, _RNG.integers(1, 2**63, size=len(_PER_BLOCK), dtype=np.uint64)])
+        _PER_BLOCK = np.concatenate(
+            [_PER_BLOCK, _RNG.integers(1, 2**63, size=len(_PER_BLOCK), dtype=np.uint64)]
+        )
     grid = np.asarray(tokens[: blocks * BLOCK], dtype=np.uint64).reshape(blocks, BLOCK)
     with np.errstate(over="ignore"):
         return np.cumsum((grid * _IN_BLOCK).sum(axis=1) * _PER_BLOCK[:blocks]).tolist()
@@ -125,7 +135,9 @@ class PrefixStore:
             found, length = entry, (j + 1) * BLOCK
         return length, found
 
-    def lookup(self, rows: Sequence[Sequence[int]], limits: Sequence[int]) -> list[tuple[int, Entry | None]]:
+    def lookup(
+        self, rows: Sequence[Sequence[int]], limits: Sequence[int]
+    ) -> list[tuple[int, Entry | None]]:
         """For each row, the longest stored prefix (at most `limits[i]` tokens) and its entry."""
         hits: list[tuple[int, Entry | None]] = []
         for row, limit in zip(rows, limits):
@@ -145,16 +157,26 @@ class PrefixStore:
             hits.append((length, entry))
         return hits
 
-    def add(self, rows: Sequence[Sequence[int]], buffers, segments: Sequence[list[tuple[int, int]]]) -> None:
+    def add(
+        self, rows: Sequence[Sequence[int]], buffers, segments: Sequence[list[tuple[int, int]]]
+    ) -> None:
         """Store row i of `buffers` (its tokens at `segments[i]`); drops entries they extend."""
-        per_position = sum(k.shape[1] * k.shape[3] * k.element_size() + v.shape[1] * v.shape[3] * v.element_size()
-                           for k, v in buffers)
+        per_position = sum(
+            k.shape[1] * k.shape[3] * k.element_size() + v.shape[1] * v.shape[3] * v.element_size()
+            for k, v in buffers
+        )
         for i, (row, segs) in enumerate(zip(rows, segments)):
             tokens = np.asarray(row, dtype=np.int64)
             hashes = block_hashes(tokens, len(tokens))
-            for key in {self._blocks.get(h) for h in hashes} - {None}:  # entries this row extends are redundant
+            for key in {self._blocks.get(h) for h in hashes} - {
+                None
+            }:  # entries this row extends are redundant
                 old = self.entries.get(key)
-                if old is not None and len(old.tokens) <= len(tokens) and np.array_equal(old.tokens, tokens[: len(old.tokens)]):
+                if (
+                    old is not None
+                    and len(old.tokens) <= len(tokens)
+                    and np.array_equal(old.tokens, tokens[: len(old.tokens)])
+                ):
                     self._bytes -= self.entries.pop(key).nbytes
             entry = Entry(tokens, buffers, i, segs, per_position * len(row))
             if entry.nbytes > self.budget:
@@ -169,4 +191,6 @@ class PrefixStore:
             oldest = min(self.entries, key=lambda k: self.entries[k].used)
             self._bytes -= self.entries.pop(oldest).nbytes
         if len(self._blocks) > 4 * sum(len(e.tokens) // BLOCK + 1 for e in self.entries.values()):
-            self._blocks = {h: k for k, e in self.entries.items() for h in block_hashes(e.tokens, len(e.tokens))}
+            self._blocks = {
+                h: k for k, e in self.entries.items() for h in block_hashes(e.tokens, len(e.tokens))
+            }

@@ -17,8 +17,9 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -74,16 +75,30 @@ def load_model(config: TransformersConfig) -> tuple[Any, Any]:
         raise BackendError(f"model folder not found: {path}")
     else:
         source, local_only = config.model, not config.allow_hub
-    device = ("cuda" if torch.cuda.is_available() else "cpu") if config.device == "auto" else config.device
+    device = (
+        ("cuda" if torch.cuda.is_available() else "cpu")
+        if config.device == "auto"
+        else config.device
+    )
     if config.dtype == "auto":
-        dtype = torch.bfloat16 if device.startswith("cuda") and torch.cuda.is_bf16_supported() else torch.float32
+        dtype = (
+            torch.bfloat16
+            if device.startswith("cuda") and torch.cuda.is_bf16_supported()
+            else torch.float32
+        )
     else:
         dtype = getattr(torch, config.dtype)
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local_only)
-        model = AutoModelForCausalLM.from_pretrained(source, local_files_only=local_only, dtype=dtype)
+        model = AutoModelForCausalLM.from_pretrained(
+            source, local_files_only=local_only, dtype=dtype
+        )
     except OSError as exc:
-        hint = "" if config.allow_hub or os.path.isdir(path) else " (not a local folder; hub downloads are off)"
+        hint = (
+            ""
+            if config.allow_hub or os.path.isdir(path)
+            else " (not a local folder; hub downloads are off)"
+        )
         raise BackendError(f"cannot load model {config.model!r}{hint}: {exc}") from exc
     if config.adapter:
         if not os.path.isdir(config.adapter):
@@ -98,19 +113,24 @@ class TransformersBackend(LLMBackend):
     """Batched generation and scoring with a local transformers causal LM."""
 
     def __init__(self, config: TransformersConfig | str, **overrides: Any):
-        self.config = TransformersConfig(model=config, **overrides) if isinstance(config, str) else config
+        self.config = (
+            TransformersConfig(model=config, **overrides) if isinstance(config, str) else config
+        )
         self.tokenizer, self.model = load_model(self.config)
         self._setup(self.config.prefix_cache_mb)
         self.name = f"transformers:{self.config.model}"
 
     @classmethod
-    def from_model(cls, model: Any, tokenizer: Any, *, prefix_cache_mb: float = 0.0, max_batch_size: int = 64):
+    def from_model(
+        cls, model: Any, tokenizer: Any, *, prefix_cache_mb: float = 0.0, max_batch_size: int = 64
+    ):
         """Wrap an already loaded model (e.g. the policy being trained; keep it in eval mode while
         sampling). The prefix cache is off by default here: if you turn it on, call
         `clear_cache()` whenever the weights change."""
         self = cls.__new__(cls)
         self.config = TransformersConfig(
-            model=getattr(model, "name_or_path", "") or "in-memory", prefix_cache_mb=prefix_cache_mb,
+            model=getattr(model, "name_or_path", "") or "in-memory",
+            prefix_cache_mb=prefix_cache_mb,
             max_batch_size=max_batch_size,
         )
         self.tokenizer, self.model = tokenizer, model
@@ -122,7 +142,9 @@ class TransformersBackend(LLMBackend):
         tok, gen = self.tokenizer, getattr(self.model, "generation_config", None)
         eos = {tok.eos_token_id} if tok.eos_token_id is not None else set()
         extra = getattr(gen, "eos_token_id", None)
-        eos.update(extra if isinstance(extra, (list, tuple)) else [extra] if extra is not None else [])
+        eos.update(
+            extra if isinstance(extra, (list, tuple)) else [extra] if extra is not None else []
+        )
         if not eos:
             raise BackendError("the tokenizer has no end-of-sequence token")
         self.eos_ids = eos
@@ -136,9 +158,21 @@ class TransformersBackend(LLMBackend):
         layers = DynamicCache(config=self.model.config).layers
         self._buffered = bool(layers) and all(type(layer) is DynamicLayer for layer in layers)
         # our own 4D masks only where they cannot override a sliding-window or hybrid layout
-        self._sdpa = self._buffered and getattr(self.model.config, "_attn_implementation", None) == "sdpa"
-        self._cache = PrefixStore(int(prefix_cache_mb * 2**20)) if prefix_cache_mb > 0 and self._buffered else None
-        self.stats = {"prefilled_tokens": 0, "reused_tokens": 0, "generated_tokens": 0, "prefill_s": 0.0, "decode_s": 0.0}
+        self._sdpa = (
+            self._buffered and getattr(self.model.config, "_attn_implementation", None) == "sdpa"
+        )
+        self._cache = (
+            PrefixStore(int(prefix_cache_mb * 2**20))
+            if prefix_cache_mb > 0 and self._buffered
+            else None
+        )
+        self.stats = {
+            "prefilled_tokens": 0,
+            "reused_tokens": 0,
+            "generated_tokens": 0,
+            "prefill_s": 0.0,
+            "decode_s": 0.0,
+        }
 
     def clear_cache(self) -> None:
         """Forget cached keys/values (required after the model's weights change)."""
@@ -146,7 +180,9 @@ class TransformersBackend(LLMBackend):
             self._cache.clear()
 
     # -- the batched forward with prefix reuse ---------------------------------------------
-    def _prefill(self, rows: Sequence[Sequence[int]], reuse_limits: Sequence[int], keep: int, room: int = 0):
+    def _prefill(
+        self, rows: Sequence[Sequence[int]], reuse_limits: Sequence[int], keep: int, room: int = 0
+    ):
         """Run `rows` (token lists) through the model, reusing stored prefixes of at most
         `reuse_limits[i]` tokens. Rows are right-aligned: [pad][reused][pad][new]. Returns the
         logits of the last `keep` positions, the cache (with `room` free positions for decoding)
@@ -176,8 +212,13 @@ class TransformersBackend(LLMBackend):
                 entry = next(e for _, e in hits if e is not None)
                 # Uninitialised memory, except the reused part's left padding: masked keys must be
                 # finite (weight 0 times NaN is NaN); everything from width_reused on is written first.
-                buffers = [(k.new_empty((batch, k.shape[1], capacity, k.shape[3])),
-                            v.new_empty((batch, v.shape[1], capacity, v.shape[3]))) for k, v in entry.buffers]
+                buffers = [
+                    (
+                        k.new_empty((batch, k.shape[1], capacity, k.shape[3])),
+                        v.new_empty((batch, v.shape[1], capacity, v.shape[3])),
+                    )
+                    for k, v in entry.buffers
+                ]
                 for i, (n, e) in enumerate(hits):
                     for k, v in buffers:
                         k[i, :, : width_reused - n].zero_()
@@ -194,10 +235,15 @@ class TransformersBackend(LLMBackend):
             logits_to_keep=keep,
         )
         width = width_reused + width_new
-        segments = [[(width_reused - n, width_reused)] * bool(n) + [(width - len(r) + n, width)] for r, (n, _) in zip(rows, hits)]
+        segments = [
+            [(width_reused - n, width_reused)] * bool(n) + [(width - len(r) + n, width)]
+            for r, (n, _) in zip(rows, hits)
+        ]
         return out.logits.float(), cache, mask, positions[:, -1:], segments
 
-    def _share_common_prefix(self, rows: Sequence[Sequence[int]], reuse_limits: Sequence[int]) -> None:
+    def _share_common_prefix(
+        self, rows: Sequence[Sequence[int]], reuse_limits: Sequence[int]
+    ) -> None:
         """When many rows start alike (every game's first prompt, right after `clear_cache()`) and
         the store lacks that start, compute it once for one row so all rows can reuse it."""
         if self._cache is None or len(rows) < 2:
@@ -213,7 +259,9 @@ class TransformersBackend(LLMBackend):
             _, cache, _, _, segments = self._prefill([rows[0][:width]], [width - 1], keep=1)
             self._remember([rows[0][:width]], cache, segments)
 
-    def _remember(self, rows: Sequence[Sequence[int]], cache: Any, segments: list[list[tuple[int, int]]]) -> None:
+    def _remember(
+        self, rows: Sequence[Sequence[int]], cache: Any, segments: list[list[tuple[int, int]]]
+    ) -> None:
         """Store where each row's tokens sit in the cache buffers (`segments`, in order)."""
         if self._cache is not None:
             self._cache.add(rows, [(layer.kbuf, layer.vbuf) for layer in cache.layers], segments)
@@ -227,18 +275,28 @@ class TransformersBackend(LLMBackend):
         out: list[Generation] = []
         step = self.config.max_batch_size
         for start in range(0, len(prompts), step):
-            out.extend(self._generate(prompts[start : start + step], sampling, seeds_[start : start + step]))
+            out.extend(
+                self._generate(
+                    prompts[start : start + step], sampling, seeds_[start : start + step]
+                )
+            )
         return out
 
     @torch.inference_mode()
-    def _generate(self, prompts: list[list[int]], sampling: SamplingParams, seeds: list[int | None]) -> list[Generation]:
+    def _generate(
+        self, prompts: list[list[int]], sampling: SamplingParams, seeds: list[int | None]
+    ) -> list[Generation]:
         batch, steps = len(prompts), sampling.max_new_tokens
         # One uniform per row and step, drawn up front from the row's own generator: a row's
         # tokens depend on its seed and its own logits only, not on its batch neighbours.
-        uniforms = torch.stack([
-            torch.rand(steps, generator=torch.Generator().manual_seed(s)) if s is not None else torch.rand(steps)
-            for s in seeds
-        ])
+        uniforms = torch.stack(
+            [
+                torch.rand(steps, generator=torch.Generator().manual_seed(s))
+                if s is not None
+                else torch.rand(steps)
+                for s in seeds
+            ]
+        )
         temperature = sampling.temperature or 1.0
         start = time.perf_counter()
         logits, cache, mask, position, segments = self._prefill(
@@ -261,13 +319,17 @@ class TransformersBackend(LLMBackend):
                 if token in self.eos_ids:
                     done[i], finish[i] = True, "stop"
                 elif sampling.stop:
-                    texts[i], hit = cut_at_stop(self.tokenizer.decode(tokens[i], skip_special_tokens=True), sampling.stop)
+                    texts[i], hit = cut_at_stop(
+                        self.tokenizer.decode(tokens[i], skip_special_tokens=True), sampling.stop
+                    )
                     if hit:
                         done[i], finish[i] = True, "stop"
             if all(done) or step == steps - 1:
                 break
             live = torch.tensor([[0 if d else 1] for d in done])
-            feed = torch.where(live.bool(), chosen.cpu()[:, None], torch.full_like(live, self.pad_id))
+            feed = torch.where(
+                live.bool(), chosen.cpu()[:, None], torch.full_like(live, self.pad_id)
+            )
             for i in range(batch):
                 fed[i] += not done[i]
             mask = torch.cat([mask, live], dim=1)
@@ -290,7 +352,9 @@ class TransformersBackend(LLMBackend):
                 text = texts[i]  # cut at the stop string
             else:
                 body = [t for t in tokens[i] if t not in self.eos_ids]
-                text = cut_at_stop(self.tokenizer.decode(body, skip_special_tokens=True), sampling.stop)[0]
+                text = cut_at_stop(
+                    self.tokenizer.decode(body, skip_special_tokens=True), sampling.stop
+                )[0]
             results.append(Generation(text, tokens[i], logprobs[i], list(prompts[i]), finish[i]))
         return results
 
@@ -305,13 +369,18 @@ class TransformersBackend(LLMBackend):
         if queries == 1:
             return torch.where(mask.bool(), 0.0, low).to(self.model.dtype)[:, None, None, :]
         keys = mask.shape[1]
-        causal = torch.arange(keys, device=self.device)[None, :] <= torch.arange(keys - queries, keys, device=self.device)[:, None]
+        causal = (
+            torch.arange(keys, device=self.device)[None, :]
+            <= torch.arange(keys - queries, keys, device=self.device)[:, None]
+        )
         allowed = (mask[:, None, :] == 1) & causal[None]
         additive = torch.zeros(allowed.shape, dtype=self.model.dtype, device=self.device)
         return additive.masked_fill_(~allowed, low)[:, None]
 
     @staticmethod
-    def _choose(scaled: torch.Tensor, sampling: SamplingParams, uniforms: torch.Tensor) -> tuple[torch.Tensor, list[float]]:
+    def _choose(
+        scaled: torch.Tensor, sampling: SamplingParams, uniforms: torch.Tensor
+    ) -> tuple[torch.Tensor, list[float]]:
         """The next token of each row (greedy, or inverse-CDF sampling with one uniform per row
         after top-k/top-p filtering) and its log-prob under softmax(`scaled`), unfiltered."""
         probs = scaled.softmax(dim=-1)
@@ -324,12 +393,22 @@ class TransformersBackend(LLMBackend):
                 kept = kept.masked_fill(scaled < kth, 0.0)
             if sampling.top_p < 1.0:
                 sorted_probs, order = kept.sort(dim=-1, descending=True)
-                drop = sorted_probs.cumsum(dim=-1) - sorted_probs >= sampling.top_p * kept.sum(-1, keepdim=True)
-                kept = kept.scatter(-1, order, sorted_probs.masked_fill(drop, 0.0))  # keeps the token that crosses
+                drop = sorted_probs.cumsum(dim=-1) - sorted_probs >= sampling.top_p * kept.sum(
+                    -1, keepdim=True
+                )
+                kept = kept.scatter(
+                    -1, order, sorted_probs.masked_fill(drop, 0.0)
+                )  # keeps the token that crosses
             cdf = kept.cumsum(dim=-1)
             target = (uniforms.to(cdf.device) * cdf[:, -1]).unsqueeze(-1)
-            chosen = torch.searchsorted(cdf, target, right=True).squeeze(-1).clamp(max=probs.shape[-1] - 1)
-            impossible = kept.gather(-1, chosen[:, None]).squeeze(-1) == 0  # rounding at the top of the cdf
+            chosen = (
+                torch.searchsorted(cdf, target, right=True)
+                .squeeze(-1)
+                .clamp(max=probs.shape[-1] - 1)
+            )
+            impossible = (
+                kept.gather(-1, chosen[:, None]).squeeze(-1) == 0
+            )  # rounding at the top of the cdf
             if bool(impossible.any()):
                 chosen = torch.where(impossible, kept.argmax(dim=-1), chosen)
         # log of the chosen probability: as exact as log_softmax for any token that can be drawn
@@ -354,7 +433,9 @@ class TransformersBackend(LLMBackend):
         rows = [ids for ids, _, _ in encoded]
         # logits at position p predict token p + 1: keep every position from the first scored token - 1
         keep = max(len(ids) - first + 1 for ids, first, _ in encoded)
-        logits, cache, _, _, segments = self._prefill(rows, [first - 1 for _, first, _ in encoded], keep=keep)
+        logits, cache, _, _, segments = self._prefill(
+            rows, [first - 1 for _, first, _ in encoded], keep=keep
+        )
         logp = torch.log_softmax(logits, dim=-1)
         scores = []
         for i, (ids, first, end) in enumerate(encoded):

@@ -13,7 +13,8 @@ logprobs after temperature (and top-k/top-p) for importance ratios in training.
 from __future__ import annotations
 
 import zlib
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from games.llm.base import (
     BackendError,
@@ -42,7 +43,9 @@ class VLLMBackend(LLMBackend):
         try:
             import vllm
         except ImportError as exc:
-            raise BackendError("the vllm backend needs the `vllm` package (GPU workers only)") from exc
+            raise BackendError(
+                "the vllm backend needs the `vllm` package (GPU workers only)"
+            ) from exc
         self._vllm = vllm
         self.model = model
         if engine is None:
@@ -54,7 +57,7 @@ class VLLMBackend(LLMBackend):
         self.adapter = adapter
         self.name = f"vllm:{model}" + (f"+{adapter}" if adapter else "")
 
-    def with_adapter(self, adapter: str | None) -> "VLLMBackend":
+    def with_adapter(self, adapter: str | None) -> VLLMBackend:
         """A backend on the same engine whose requests use `adapter` (None: the base model).
         The engine must have been started with `enable_lora=True`."""
         return VLLMBackend(self.model, adapter=adapter, engine=self.engine)
@@ -85,16 +88,24 @@ class VLLMBackend(LLMBackend):
             for seed in row_seeds(sampling, len(chats), seeds)
         ]
         outputs = self.engine.chat(
-            [list(c) for c in chats], params, use_tqdm=False, lora_request=self._lora(), add_generation_prompt=True
+            [list(c) for c in chats],
+            params,
+            use_tqdm=False,
+            lora_request=self._lora(),
+            add_generation_prompt=True,
         )
         results = []
         for out in outputs:
             completion = out.outputs[0]
             token_ids = [int(t) for t in completion.token_ids]
-            logprobs = [float(step[t].logprob) for t, step in zip(token_ids, completion.logprobs or [])]
+            logprobs = [
+                float(step[t].logprob) for t, step in zip(token_ids, completion.logprobs or [])
+            ]
             text, _ = cut_at_stop(completion.text, sampling.stop)
             finish = "length" if completion.finish_reason == "length" else "stop"
-            results.append(Generation(text, token_ids, logprobs, list(out.prompt_token_ids or []), finish))
+            results.append(
+                Generation(text, token_ids, logprobs, list(out.prompt_token_ids or []), finish)
+            )
         return results
 
     def score_spans(
@@ -117,5 +128,7 @@ class VLLMBackend(LLMBackend):
         scores = []
         for (ids, first, end), out in zip(encoded, outputs):
             # prompt_logprobs[p] holds log p(ids[p] | ids[:p]) (None at p = 0)
-            scores.append(sum(float(out.prompt_logprobs[p][ids[p]].logprob) for p in range(first, end)))
+            scores.append(
+                sum(float(out.prompt_logprobs[p][ids[p]].logprob) for p in range(first, end))
+            )
         return scores

@@ -31,24 +31,33 @@ def test_the_splits_are_disjoint_and_fill_their_sizes(world):
 def test_sft_rows_never_mention_a_validation_or_test_secret(world, tmp_path):
     scale = with_settings(QUICK, ["naming_per_word=3", "recovery_per_game=2"])
     config = sft_config(scale, tmp_path, "unused", world, seed=1)
-    rows, counts = sft_rows(scale, config, ConsoleReporter(tmp_path, stream=io.StringIO()), world, seed=1)
+    rows, counts = sft_rows(
+        scale, config, ConsoleReporter(tmp_path, stream=io.StringIO()), world, seed=1
+    )
     secrets = {r["secret"] for r in rows}
     assert secrets <= set(world["sft"]) | set(world["rl"]) and not secrets & held_out(world)
-    assert counts["naming_examples"] == 3 * len(world["rl"]) and counts["games"] == len(world["sft"])
+    assert counts["naming_examples"] == 3 * len(world["rl"]) and counts["games"] == len(
+        world["sft"]
+    )
     naming = [r for r in rows if r.get("game") == -1]
     assert {r["secret"] for r in naming} == set(world["rl"])
-    again, _ = sft_rows(scale, config, ConsoleReporter(tmp_path, stream=io.StringIO()), world, seed=1)
+    again, _ = sft_rows(
+        scale, config, ConsoleReporter(tmp_path, stream=io.StringIO()), world, seed=1
+    )
     assert again == rows  # the seed fixes the teacher's draws and the order
 
 
 def test_a_warm_teacher_asks_worse_questions_than_the_best(world, tmp_path):
-    cold = with_settings(QUICK, ["teacher_temperature=0", "naming_per_word=0", "recovery_per_game=0", "max_turns=20"])
+    cold = with_settings(
+        QUICK, ["teacher_temperature=0", "naming_per_word=0", "recovery_per_game=0", "max_turns=20"]
+    )
     warm = with_settings(cold, ["teacher_temperature=0.3"])  # measured: 6.7 turns cold, 15.3 warm
     turns = {}
     for name, scale in (("cold", cold), ("warm", warm)):
         config = sft_config(scale, tmp_path, "unused", world, seed=0)
-        turns[name] = sft_rows(scale, config, ConsoleReporter(tmp_path, stream=io.StringIO()), world, 0)[1][
-            "teacher_mean_turns"]
+        turns[name] = sft_rows(
+            scale, config, ConsoleReporter(tmp_path, stream=io.StringIO()), world, 0
+        )[1]["teacher_mean_turns"]
     assert turns["warm"] > turns["cold"] + 3
 
 
@@ -65,14 +74,22 @@ def test_paired_bootstrap_by_hand():
 
 def test_the_ordering_object_has_the_arms_the_differences_and_the_targets():
     words = ["w1", "w2", "w3", "w4"]
-    per_word = {"sft": [dict.fromkeys(words, 0.1), dict.fromkeys(words, 0.1)],
-                "starpo": [dict.fromkeys(words, 0.2), dict.fromkeys(words, 0.3)],
-                "cia": [dict.fromkeys(words, 0.4), dict.fromkeys(words, 0.4)]}
+    per_word = {
+        "sft": [dict.fromkeys(words, 0.1), dict.fromkeys(words, 0.1)],
+        "starpo": [dict.fromkeys(words, 0.2), dict.fromkeys(words, 0.3)],
+        "cia": [dict.fromkeys(words, 0.4), dict.fromkeys(words, 0.4)],
+    }
     result = ordering(per_word, words, [0, 1])
     assert result["arms"]["starpo"] == {"success": 0.25, "per_seed": [0.2, 0.3]}
-    assert result["paired"]["cia_minus_sft"]["mean"] == 0.3 and result["paired"]["starpo_minus_sft"]["mean"] == 0.15
+    assert (
+        result["paired"]["cia_minus_sft"]["mean"] == 0.3
+        and result["paired"]["starpo_minus_sft"]["mean"] == 0.15
+    )
     lo, hi = result["paired"]["cia_minus_starpo"]["ci95"]
     assert 0.1 <= lo <= 0.15 <= hi <= 0.2  # the seed resampling: 0.2 or 0.1 per seed
-    assert result["targets"] == {"cia_minus_starpo_ci_above_0": True, "starpo_minus_sft_ci_above_0": True,
-                                 "best_grpo_at_least_sft_plus_0.05": True}
+    assert result["targets"] == {
+        "cia_minus_starpo_ci_above_0": True,
+        "starpo_minus_sft_ci_above_0": True,
+        "best_grpo_at_least_sft_plus_0.05": True,
+    }
     assert result["seeds"] == [0, 1] and result["test_words"] == 4

@@ -26,8 +26,14 @@ def _orm_next_to_playwright():
         os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = before
 
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 @pytest.fixture
@@ -45,8 +51,12 @@ def labelling_page(request, live_server, transactional_db):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        context = browser.new_context(base_url=live_server.url, viewport={"width": 1200, "height": 900})
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
+        )
+        context = browser.new_context(
+            base_url=live_server.url, viewport={"width": 1200, "height": 900}
+        )
         page = context.new_page()
         page.set_default_timeout(15_000)
         errors: list[str] = []
@@ -62,11 +72,20 @@ def _log_in(page, live_server, user) -> None:
 
     client = Client()
     client.force_login(user)
-    page.context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
-                               "url": live_server.url}])
+    page.context.add_cookies(
+        [
+            {
+                "name": settings.SESSION_COOKIE_NAME,
+                "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
+                "url": live_server.url,
+            }
+        ]
+    )
 
 
-def test_label_with_the_keyboard_alone_including_undo_and_skip(labelling_page, live_server, make_user):
+def test_label_with_the_keyboard_alone_including_undo_and_skip(
+    labelling_page, live_server, make_user
+):
     from playwright.sync_api import expect
 
     page = labelling_page
@@ -83,7 +102,10 @@ def test_label_with_the_keyboard_alone_including_undo_and_skip(labelling_page, l
     expect(question).to_have_text("“Is it an animal?”")
     expect(page.locator("#reveal")).to_have_count(0)  # blind: no votes before answering
     reloads: list[str] = []  # every key below is answered in place (htmx), never by a page load
-    page.on("framenavigated", lambda frame: reloads.append(frame.url) if frame == page.main_frame else None)
+    page.on(
+        "framenavigated",
+        lambda frame: reloads.append(frame.url) if frame == page.main_frame else None,
+    )
     SHOTS.mkdir(parents=True, exist_ok=True)
 
     page.keyboard.press("y")
@@ -116,8 +138,14 @@ def test_label_with_the_keyboard_alone_including_undo_and_skip(labelling_page, l
     assert reloads == []
     page.screenshot(path=str(SHOTS / "labelling-queue.png"), full_page=True)
 
-    labels = dict(Label.objects.filter(annotator=annotator).values_list("item__question", "verdict"))
-    assert labels == {"Is it an animal?": "yes", "Is it an organism?": "unclear", "Is it a building?": "invalid"}
+    labels = dict(
+        Label.objects.filter(annotator=annotator).values_list("item__question", "verdict")
+    )
+    assert labels == {
+        "Is it an animal?": "yes",
+        "Is it an organism?": "unclear",
+        "Is it a building?": "invalid",
+    }
     device = DisagreementItem.objects.get(question="Is it a device?")
     assert Assignment.objects.get(item=device, annotator=annotator).skipped_at is not None
     assert device.labels_count == 0

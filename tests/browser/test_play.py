@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 
 from games import rules
-from webapp.play import services
-from webapp.play.models import Game
-
 from tests.browser.conftest import screenshot
 from tests.webapp.play.support import model_game, truthful_verdict
+from webapp.play import services
+from webapp.play.models import Game
 
 pytestmark = pytest.mark.browser
 
@@ -21,7 +20,9 @@ def new_game_id(page) -> int:
 
 def wait_past_turn(page, index: int) -> int:
     """Wait until the panel has moved past turn `index`; return the new next index."""
-    page.wait_for_function("n => Number(document.getElementById('game-panel').dataset.nextIndex) > n", arg=index)
+    page.wait_for_function(
+        "n => Number(document.getElementById('game-panel').dataset.nextIndex) > n", arg=index
+    )
     return int(page.locator("#game-panel").get_attribute("data-next-index"))
 
 
@@ -59,7 +60,9 @@ def test_judge_the_infogain_guesser_with_buttons_and_shortcuts_then_confirm(page
         if verdict == "finished":
             page.click("button[value=finished]")  # "That's my word!"
         elif index % 2 == 0:  # keyboard: play.js keeps the focus in the panel after each swap
-            page.wait_for_function("document.getElementById('game-panel').contains(document.activeElement)")
+            page.wait_for_function(
+                "document.getElementById('game-panel').contains(document.activeElement)"
+            )
             key = {"yes": "y", "no": "n", "unknown": "?"}[verdict]
             page.keyboard.press(key)
             used_keys.add(key)
@@ -87,18 +90,24 @@ def test_keyboard_shortcuts_send_questions_and_keep_focus(page, play_catalog, mo
     page.goto("/play/")
     page.click("#start-asking")
     new_game_id(page)
-    page.wait_for_function("document.activeElement && document.activeElement.id === 'question-input'")
+    page.wait_for_function(
+        "document.activeElement && document.activeElement.id === 'question-input'"
+    )
     page.keyboard.type("Is it a kind of ani")
-    page.wait_for_selector("#kb-suggestions option[value='Is it a kind of animal?']", state="attached")
+    page.wait_for_selector(
+        "#kb-suggestions option[value='Is it a kind of animal?']", state="attached"
+    )
     page.fill("#question-input", "Is it a kind of musical instrument?")
     page.keyboard.press("Control+Enter")
     page.wait_for_selector("#play-turn-1 .verdict-yes")
-    assert page.evaluate("document.activeElement.id") == "question-input"  # focus came back after the swap
+    assert (
+        page.evaluate("document.activeElement.id") == "question-input"
+    )  # focus came back after the swap
     page.keyboard.type("Is it a kind of drum?")
     page.keyboard.press("Meta+Enter")
     page.wait_for_selector("#play-turn-2 .verdict-no")
     assert page.locator(".turn-list .turn").count() == 2  # each shortcut sent exactly one question
-    assert "Question 2: “Is it a kind of drum?” — Answer: No." == page.inner_text("#announcer")
+    assert page.inner_text("#announcer") == "Question 2: “Is it a kind of drum?” — Answer: No."
     screenshot(page, "06-keyboard")
 
 
@@ -108,7 +117,9 @@ def test_the_trajectory_page_renders_its_charts(page, play_catalog):
     page.wait_for_selector(f"a[href='/games/{game.pk}/']")
     screenshot(page, "07-game-list")
     page.goto(f"/games/{game.pk}/#turn-2")
-    page.wait_for_function("window.trajectoryCharts && Object.keys(window.trajectoryCharts).length === 3")
+    page.wait_for_function(
+        "window.trajectoryCharts && Object.keys(window.trajectoryCharts).length === 3"
+    )
     for canvas in ("chart-belief", "chart-candidates", "chart-reward"):
         size = page.evaluate(f"""() => {{
             const chart = Chart.getChart(document.getElementById('{canvas}'));
@@ -120,7 +131,9 @@ def test_the_trajectory_page_renders_its_charts(page, play_catalog):
     screenshot(page, "08-trajectory")
 
 
-def test_a_list_of_words_is_invalid_and_a_wrong_guess_is_no_with_the_reason_shown(page, play_catalog, monkeypatch):
+def test_a_list_of_words_is_invalid_and_a_wrong_guess_is_no_with_the_reason_shown(
+    page, play_catalog, monkeypatch
+):
     monkeypatch.setattr(services, "draw_secret", lambda words, judge: "dinghy")
     page.goto("/play/")
     page.select_option("#ask-judge", "kb")

@@ -3,7 +3,7 @@ and scripted fakes for backends, guessers and judges."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import pytest
 
@@ -59,7 +59,10 @@ class CountingJudge(Judge):
     def judge_batch(self, requests: Sequence[JudgeRequest]) -> list[JudgeAnswer]:
         self.batches.append(len(requests))
         return [
-            JudgeAnswer(Verdict.YES if r.secret[0] in r.question.lower() else Verdict.NO, raw=f"seed {r.seed}")
+            JudgeAnswer(
+                Verdict.YES if r.secret[0] in r.question.lower() else Verdict.NO,
+                raw=f"seed {r.seed}",
+            )
             for r in requests
         ]
 
@@ -79,8 +82,14 @@ class ScriptedGuesser(Guesser):
         for s in states:
             script = self.questions[s.seed]
             question = script[min(len(s.history), len(script) - 1)]
-            asks.append(Ask(question, candidates_left=100 - len(s.history), top_candidates=[("cat", 0.5)],
-                            extra={"turn_seen": len(s.history)}))
+            asks.append(
+                Ask(
+                    question,
+                    candidates_left=100 - len(s.history),
+                    top_candidates=[("cat", 0.5)],
+                    extra={"turn_seen": len(s.history)},
+                )
+            )
         return asks
 
 

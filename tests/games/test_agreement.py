@@ -6,15 +6,34 @@ import numpy as np
 import pytest
 
 from games.agreement import (
-    agreement_report, bootstrap, cohen_kappa, cohen_kappa_table, fleiss_kappa, gwet_ac1, judge_accuracy, judge_outcome,
-    percent_agreement, rating_counts, table_counts, _ac1, _fleiss,
+    _ac1,
+    _fleiss,
+    agreement_report,
+    bootstrap,
+    cohen_kappa,
+    cohen_kappa_table,
+    fleiss_kappa,
+    gwet_ac1,
+    judge_accuracy,
+    judge_outcome,
+    percent_agreement,
+    rating_counts,
+    table_counts,
 )
 
 # Fleiss (1971), as worked on Wikipedia's "Fleiss' kappa" page: 10 subjects, 14 raters each,
 # 5 categories. P̄ = 0.378, P̄e = 0.213, κ = 0.210.
 FLEISS_1971 = [
-    [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-    [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
+    [0, 0, 0, 0, 14],
+    [0, 2, 6, 4, 2],
+    [0, 0, 3, 5, 6],
+    [0, 3, 9, 2, 0],
+    [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0],
+    [3, 2, 6, 3, 0],
+    [2, 5, 3, 2, 2],
+    [6, 5, 2, 1, 0],
+    [0, 2, 2, 3, 7],
 ]
 
 # Gwet (2014), Handbook of Inter-Rater Reliability, 4th ed. (the irrCAC package's
@@ -22,8 +41,18 @@ FLEISS_1971 = [
 # irrCAC's gwet.ac1.raw prints pa = 0.8181818, pe = 0.1903212, AC1 = 0.77544.
 N = None
 GWET_4RATERS = [
-    [1, 1, N, 1], [2, 2, 3, 2], [3, 3, 3, 3], [3, 3, 3, 3], [2, 2, 2, 2], [1, 2, 3, 4],
-    [4, 4, 4, 4], [1, 1, 2, 1], [2, 2, 2, 2], [N, 5, 5, 5], [N, N, 1, 1], [N, N, 3, N],
+    [1, 1, N, 1],
+    [2, 2, 3, 2],
+    [3, 3, 3, 3],
+    [3, 3, 3, 3],
+    [2, 2, 2, 2],
+    [1, 2, 3, 4],
+    [4, 4, 4, 4],
+    [1, 1, 2, 1],
+    [2, 2, 2, 2],
+    [N, 5, 5, 5],
+    [N, N, 1, 1],
+    [N, N, 3, N],
 ]
 
 
@@ -37,7 +66,9 @@ def test_fleiss_kappa_reproduces_the_fleiss_1971_example():
 def test_gwet_ac1_reproduces_the_handbook_example_with_missing_ratings():
     counts = rating_counts(GWET_4RATERS, categories=[1, 2, 3, 4, 5])
     assert counts.sum() == 41  # 48 cells, 7 missing
-    assert percent_agreement(counts) == pytest.approx(0.8181818, abs=1e-7)  # unit 12 (one rating) is left out
+    assert percent_agreement(counts) == pytest.approx(
+        0.8181818, abs=1e-7
+    )  # unit 12 (one rating) is left out
     assert gwet_ac1(counts) == pytest.approx(0.77544, abs=5e-6)
 
 
@@ -63,7 +94,9 @@ def test_kappa_paradox_high_agreement_with_one_dominant_label():
     counts = table_counts(table)
     assert percent_agreement(counts) == pytest.approx(0.944)
     assert cohen_kappa_table(table) == pytest.approx(-0.02340, abs=1e-5)
-    assert fleiss_kappa(counts) == pytest.approx(-0.0288, abs=1e-4)  # Scott's π for two raters, also near zero
+    assert fleiss_kappa(counts) == pytest.approx(
+        -0.0288, abs=1e-4
+    )  # Scott's π for two raters, also near zero
     assert gwet_ac1(counts) == pytest.approx(0.94078, abs=1e-5)
 
 
@@ -93,7 +126,9 @@ def test_agreement_report_per_rater_pair_and_unit():
         4: {"ann": "yes", "bob": "no"},
         5: {"ann": "no"},  # one rating: counted in shares, not in agreement
     }
-    report = agreement_report(ratings, ["yes", "no", "unclear", "invalid"], gold={2: "no", 4: "no"}, n_boot=200)
+    report = agreement_report(
+        ratings, ["yes", "no", "unclear", "invalid"], gold={2: "no", 4: "no"}, n_boot=200
+    )
     assert report.n_units == 4 and report.n_ratings == 12
     assert report.percent_agreement.value == pytest.approx((1 + 1 / 3 + 1 + 0) / 4)
     rows = {r["rater"]: r for r in report.raters}
@@ -102,9 +137,15 @@ def test_agreement_report_per_rater_pair_and_unit():
     assert rows["ann"]["agreement_with_gold"]["value"] == 0.5
     pairs = {(p["a"], p["b"]): p for p in report.pairs}
     assert pairs[("ann", "bob")]["n"] == 4 and pairs[("ann", "bob")]["agreement"] == 0.75
-    assert pairs[("ann", "bob")]["cohen_kappa"]["value"] == pytest.approx(cohen_kappa(["yes", "no", "no", "yes"],
-                                                                                      ["yes", "no", "no", "no"]))
-    assert report.units[2] == {"n": 3, "agreement": pytest.approx(1 / 3), "majority": "no", "majority_share": pytest.approx(2 / 3)}
+    assert pairs[("ann", "bob")]["cohen_kappa"]["value"] == pytest.approx(
+        cohen_kappa(["yes", "no", "no", "yes"], ["yes", "no", "no", "no"])
+    )
+    assert report.units[2] == {
+        "n": 3,
+        "agreement": pytest.approx(1 / 3),
+        "majority": "no",
+        "majority_share": pytest.approx(2 / 3),
+    }
     assert report.units[4]["majority"] is None  # a tie has no majority
     assert report.label_shares["no"] == pytest.approx(7 / 12)
 
@@ -132,15 +173,28 @@ def test_single_rated_units_count_in_the_category_shares_of_the_coefficients():
 
 def test_judge_taxonomy_and_accuracy():
     assert judge_outcome("no", "yes") == "false_no"
-    assert judge_outcome("unknown", "no") == "unrecognised" and judge_outcome("invalid", "yes") == "unrecognised"
+    assert (
+        judge_outcome("unknown", "no") == "unrecognised"
+        and judge_outcome("invalid", "yes") == "unrecognised"
+    )
     assert judge_outcome("yes", "invalid") == "answered_invalid"
     assert judge_outcome("unknown", "invalid") == "abstained_on_invalid"
     assert judge_outcome("yes", "unclear") is None
-    pairs = [("yes", "yes"), ("no", "no"), ("no", "yes"), ("yes", "no"), ("unknown", "yes"), ("invalid", "invalid"),
-             ("yes", "unclear")]
+    pairs = [
+        ("yes", "yes"),
+        ("no", "no"),
+        ("no", "yes"),
+        ("yes", "no"),
+        ("unknown", "yes"),
+        ("invalid", "invalid"),
+        ("yes", "unclear"),
+    ]
     acc = judge_accuracy(pairs)
     assert acc["n"] == 6 and acc["correct"] == 3 and acc["gold_unclear"] == 1
-    assert acc["accuracy"]["value"] == 0.5 and 0 < acc["accuracy"]["lo"] < 0.5 < acc["accuracy"]["hi"] < 1
+    assert (
+        acc["accuracy"]["value"] == 0.5
+        and 0 < acc["accuracy"]["lo"] < 0.5 < acc["accuracy"]["hi"] < 1
+    )
     assert acc["coverage"]["value"] == pytest.approx(4 / 5)
     assert acc["answered_accuracy"]["value"] == 0.5
     assert acc["taxonomy"]["false_no"] == 1 and acc["taxonomy"]["unrecognised"] == 1

@@ -14,48 +14,107 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(*args, timeout=300):
-    return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_games_and_training_import_without_django_torch_or_vllm():
-    code = ("import sys, games, games.engine, games.rollout, games.belief, games.registry, games.metrics, "
-            "games.judges.kb, games.judges.learned, games.judges.hybrid, games.judge_eval, games.guessers.infogain, "
-            "games.llm, games.llm.chat, training.reporting, training.smoke, training.judge;"
-            "from games.registry import build_judge; build_judge('kb+learned').judge('dog', 'Is it big?');"
-            "bad=[m for m in ('django','torch','vllm','transformers') if m in sys.modules]; print(bad)")
+    code = (
+        "import sys, games, games.engine, games.rollout, games.belief, games.registry, games.metrics, "
+        "games.judges.kb, games.judges.learned, games.judges.hybrid, games.judge_eval, games.guessers.infogain, "
+        "games.llm, games.llm.chat, training.reporting, training.smoke, training.judge;"
+        "from games.registry import build_judge; build_judge('kb+learned').judge('dog', 'Is it big?');"
+        "bad=[m for m in ('django','torch','vllm','transformers') if m in sys.modules]; print(bad)"
+    )
     out = run("-c", code)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
 
 
 def test_eval_prints_one_json_object_with_the_metrics():
-    out = run("-m", "games", "eval", "--guesser", "infogain", "--judge", "kb", "--words", "dbrl/paper_test",
-              "--pool", "dbrl/solved", "--samples", "2", "--max-turns", "20", "--seed", "1", "--limit", "12", "--json")
+    out = run(
+        "-m",
+        "games",
+        "eval",
+        "--guesser",
+        "infogain",
+        "--judge",
+        "kb",
+        "--words",
+        "dbrl/paper_test",
+        "--pool",
+        "dbrl/solved",
+        "--samples",
+        "2",
+        "--max-turns",
+        "20",
+        "--seed",
+        "1",
+        "--limit",
+        "12",
+        "--json",
+    )
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
-    for key in ("success_rate", "success_ci95", "strict_success_rate", "strict_success_ci95", "pass_at_k",
-                "mean_turns", "n_games", "invalid_rate"):
+    for key in (
+        "success_rate",
+        "success_ci95",
+        "strict_success_rate",
+        "strict_success_ci95",
+        "pass_at_k",
+        "mean_turns",
+        "n_games",
+        "invalid_rate",
+    ):
         assert key in result
-    assert result["win_rule"] == "reference" and result["strict_success_rate"] <= result["success_rate"]
+    assert (
+        result["win_rule"] == "reference"
+        and result["strict_success_rate"] <= result["success_rate"]
+    )
     assert result["n_games"] == 2 * (12 - result["skipped_words"])
     assert result["success_rate"] >= 0.7 and result["invalid_rate"] == 0.0
     assert result["success_ci95"][0] <= result["success_rate"] <= result["success_ci95"][1]
 
 
 def test_eval_is_deterministic_for_a_seed():
-    args = ["-m", "games", "eval", "--guesser", "random", "--judge", "kb", "--words", "lmrl/objects",
-            "--samples", "1", "--max-turns", "5", "--seed", "3", "--limit", "8", "--json"]
+    args = [
+        "-m",
+        "games",
+        "eval",
+        "--guesser",
+        "random",
+        "--judge",
+        "kb",
+        "--words",
+        "lmrl/objects",
+        "--samples",
+        "1",
+        "--max-turns",
+        "5",
+        "--seed",
+        "3",
+        "--limit",
+        "8",
+        "--json",
+    ]
     a, b = json.loads(run(*args).stdout), json.loads(run(*args).stdout)
     a.pop("seconds"), b.pop("seconds")
     assert a == b
 
 
 def test_bad_specs_and_files_fail_with_clear_messages():
-    out = run("-m", "games", "eval", "--guesser", "telepathy", "--words", "dbrl/paper_test", "--json")
+    out = run(
+        "-m", "games", "eval", "--guesser", "telepathy", "--words", "dbrl/paper_test", "--json"
+    )
     assert out.returncode == 2 and "unknown guesser spec 'telepathy'" in out.stderr
-    out = run("-m", "games", "eval", "--guesser", "infogain", "--words", "/nope/words.txt", "--json")
+    out = run(
+        "-m", "games", "eval", "--guesser", "infogain", "--words", "/nope/words.txt", "--json"
+    )
     assert out.returncode == 2 and "/nope/words.txt" in out.stderr
-    out = run("-m", "games", "eval", "--guesser", "hf:/nope/model", "--words", "dbrl/paper_test", "--json")
+    out = run(
+        "-m", "games", "eval", "--guesser", "hf:/nope/model", "--words", "dbrl/paper_test", "--json"
+    )
     assert out.returncode != 0 and "/nope/model" in out.stderr
     with pytest.raises(SpecError):
         build_judge("ensemble:kb")
@@ -73,8 +132,16 @@ def test_registry_builds_kb_judges_in_each_sense_mode():
 def test_terminal_play_as_guesser_reaches_the_end():
     stdin = io.StringIO("Is it an animal?\nIs it related to dogs?\nIs it a dog?\n")
     out = io.StringIO()
-    args = SimpleNamespace(role="guesser", judge="kb", guesser="infogain", secret="dog", words="dbrl/paper_test",
-                           max_turns=20, seed=0, win_rule="strict")
+    args = SimpleNamespace(
+        role="guesser",
+        judge="kb",
+        guesser="infogain",
+        secret="dog",
+        words="dbrl/paper_test",
+        max_turns=20,
+        seed=0,
+        win_rule="strict",
+    )
     assert run_play(args, stdin=stdin, out=out) == 0
     text = out.getvalue()
     assert "yes:" in text and "finished:" in text and "The word was: dog (won)" in text
@@ -84,7 +151,15 @@ def test_terminal_play_as_guesser_reaches_the_end():
 def test_terminal_play_as_answerer_asks_questions():
     stdin = io.StringIO("y\nn\nmaybe\ny\nwon\n")
     out = io.StringIO()
-    args = SimpleNamespace(role="answerer", judge="kb", guesser="infogain", secret=None, words="dbrl/paper_test",
-                           max_turns=20, seed=0, win_rule="reference")
+    args = SimpleNamespace(
+        role="answerer",
+        judge="kb",
+        guesser="infogain",
+        secret=None,
+        words="dbrl/paper_test",
+        max_turns=20,
+        seed=0,
+        win_rule="reference",
+    )
     assert run_play(args, stdin=stdin, out=out) == 0
     assert out.getvalue().count("?") >= 4 and "Solved!" in out.getvalue()

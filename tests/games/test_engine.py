@@ -18,7 +18,15 @@ class ScriptedJudge(Judge):
         out = []
         for r in requests:
             q = r.question.lower()
-            out.append(JudgeAnswer(Verdict.FINISHED if "magic" in q else Verdict.YES if "alive" in q else Verdict.NO))
+            out.append(
+                JudgeAnswer(
+                    Verdict.FINISHED
+                    if "magic" in q
+                    else Verdict.YES
+                    if "alive" in q
+                    else Verdict.NO
+                )
+            )
         return out
 
 
@@ -29,30 +37,48 @@ def play(questions, secret="dog", **config):
 
 
 def test_verdicts_rewards_and_feedback():
-    results, env = play(["Is it alive?", "Is it big?", "is it   ALIVE??", "Is it alive ?", "Is it a dog?"])
+    results, env = play(
+        ["Is it alive?", "Is it big?", "is it   ALIVE??", "Is it alive ?", "Is it a dog?"]
+    )
     verdicts = [r.turn.verdict for r in results]
-    assert verdicts == [Verdict.YES, Verdict.NO, Verdict.INVALID, Verdict.REPEATED, Verdict.FINISHED]
+    assert verdicts == [
+        Verdict.YES,
+        Verdict.NO,
+        Verdict.INVALID,
+        Verdict.REPEATED,
+        Verdict.FINISHED,
+    ]
     assert results[0].turn.reward == {"turn": -0.05}
     assert results[2].turn.reward == {"turn": -0.05, "invalid": -5.0}
     assert results[3].turn.reward == {"turn": -0.05, "repeated": -1.0}
     assert results[4].turn.reward == {"turn": -0.05, "win": 2.0}
-    assert "valid question" in results[2].turn.feedback and "already asked" in results[3].turn.feedback
+    assert (
+        "valid question" in results[2].turn.feedback and "already asked" in results[3].turn.feedback
+    )
     assert env.trajectory.outcome is Outcome.WON and results[4].done
 
 
 class GroundlessJudge(ScriptedJudge):
     def judge_batch(self, requests):
-        return [JudgeAnswer(Verdict.UNKNOWN) if "blorp" in r.question else a
-                for r, a in zip(requests, super().judge_batch(requests))]
+        return [
+            JudgeAnswer(Verdict.UNKNOWN) if "blorp" in r.question else a
+            for r, a in zip(requests, super().judge_batch(requests))
+        ]
 
 
 def test_unknown_costs_its_turn_and_the_configured_penalty():
-    for config, expected in ((GameConfig(), {"turn": -0.05}),
-                             (GameConfig(unknown_penalty=-0.5), {"turn": -0.05, "unknown": -0.5})):
+    for config, expected in (
+        (GameConfig(), {"turn": -0.05}),
+        (GameConfig(unknown_penalty=-0.5), {"turn": -0.05, "unknown": -0.5}),
+    ):
         env = TwentyQuestions(GroundlessJudge(), config)
         env.reset("dog", seed=7)
         result = env.step("Is it a blorp?")
-        assert result.turn.verdict is Verdict.UNKNOWN and result.turn.reward == expected and not result.done
+        assert (
+            result.turn.verdict is Verdict.UNKNOWN
+            and result.turn.reward == expected
+            and not result.done
+        )
 
 
 @pytest.mark.parametrize("question", ["Is it a dog?", "Are they DOGS?", "is it the dog?"])
@@ -72,8 +98,20 @@ def test_judge_finished_without_naming_the_secret_becomes_yes():
     assert results[0].turn.verdict is Verdict.YES and not env.done
 
 
-@pytest.mark.parametrize("question", ["", " ", "?", "x" * 600 + "?", "no question mark", "One? Two?",
-                                      "\x00\x01\x02?", "<script>alert(1)</script>", "a" * 100_000])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "",
+        " ",
+        "?",
+        "x" * 600 + "?",
+        "no question mark",
+        "One? Two?",
+        "\x00\x01\x02?",
+        "<script>alert(1)</script>",
+        "a" * 100_000,
+    ],
+)
 def test_malformed_questions_get_invalid_not_an_exception(question):
     results, _ = play([question])
     assert results[0].turn.verdict is Verdict.INVALID
@@ -97,10 +135,14 @@ def test_same_seed_same_game_and_json_round_trip():
     questions = ["Is it alive?", "Is it big?", "Is it a dog?"]
     a = replay(ScriptedJudge(), "dog", 3, questions)
     b = replay(ScriptedJudge(), "dog", 3, questions)
-    strip = lambda t: [{k: v for k, v in turn.to_dict().items() if k != "latency_ms"} for turn in t.turns]
+    strip = lambda t: [
+        {k: v for k, v in turn.to_dict().items() if k != "latency_ms"} for turn in t.turns
+    ]
     assert strip(a) == strip(b)
     again = Trajectory.from_dict(a.to_dict())
-    assert again.outcome is Outcome.WON and [t.verdict for t in again.turns] == [t.verdict for t in a.turns]
+    assert again.outcome is Outcome.WON and [t.verdict for t in again.turns] == [
+        t.verdict for t in a.turns
+    ]
 
 
 def test_game_config_is_validated():
@@ -116,17 +158,23 @@ def test_win_rule_is_stored_with_the_config_and_old_configs_load_as_reference():
     assert GameConfig().win_rule == "reference"
     assert GameConfig.from_dict(GameConfig(win_rule="strict").to_dict()).win_rule == "strict"
     old = {k: v for k, v in GameConfig().to_dict().items() if k != "win_rule"}
-    assert GameConfig.from_dict(old) == GameConfig() and GameConfig.from_dict({}).win_rule == "reference"
+    assert (
+        GameConfig.from_dict(old) == GameConfig()
+        and GameConfig.from_dict({}).win_rule == "reference"
+    )
     traj = replay(ScriptedJudge(), "dog", 1, ["Is it a dog?"], GameConfig(win_rule="strict"))
     assert Trajectory.from_dict(traj.to_dict()).config.win_rule == "strict"
 
 
-@pytest.mark.parametrize("question, reason", [
-    ("Is it an animal? Is it a dog?", "several questions"),
-    ("Is it a dog", "does not end with a question mark"),
-    ("Is it a\ndog?", "a control character or line break"),
-    ("A cat?", "no question word"),
-])
+@pytest.mark.parametrize(
+    "question, reason",
+    [
+        ("Is it an animal? Is it a dog?", "several questions"),
+        ("Is it a dog", "does not end with a question mark"),
+        ("Is it a\ndog?", "a control character or line break"),
+        ("A cat?", "no question word"),
+    ],
+)
 def test_invalid_replies_keep_their_reason_and_invalid_beats_finished(question, reason):
     results, env = play([question])
     turn = results[0].turn
@@ -135,11 +183,21 @@ def test_invalid_replies_keep_their_reason_and_invalid_beats_finished(question, 
 
 
 def test_strict_games_win_on_a_guess_of_the_thing_only():
-    results, env = play(["Is it related to dogs?", "Is it a dog or a cat?", "Is it a hound?", "Is it a dog?"],
-                        win_rule="strict")
-    assert [r.turn.verdict for r in results] == [Verdict.NO, Verdict.INVALID, Verdict.NO, Verdict.FINISHED]
+    results, env = play(
+        ["Is it related to dogs?", "Is it a dog or a cat?", "Is it a hound?", "Is it a dog?"],
+        win_rule="strict",
+    )
+    assert [r.turn.verdict for r in results] == [
+        Verdict.NO,
+        Verdict.INVALID,
+        Verdict.NO,
+        Verdict.FINISHED,
+    ]
     assert results[1].turn.judge_raw == "rule: a guess must name one thing"
-    assert results[3].turn.judge_raw == "rule: names the secret" and env.trajectory.outcome is Outcome.WON
+    assert (
+        results[3].turn.judge_raw == "rule: names the secret"
+        and env.trajectory.outcome is Outcome.WON
+    )
     # the same questions under the reference rule: the first one already wins
     results, _ = play(["Is it related to dogs?"])
     assert results[0].turn.verdict is Verdict.FINISHED
@@ -147,7 +205,12 @@ def test_strict_games_win_on_a_guess_of_the_thing_only():
 
 def test_a_repeat_is_repeated_and_an_invalid_question_may_be_asked_again():
     results, _ = play(["Is it alive", "Is it alive?", "is it ALIVE?", "Is it a dog?"])
-    assert [r.turn.verdict for r in results] == [Verdict.INVALID, Verdict.YES, Verdict.REPEATED, Verdict.FINISHED]
+    assert [r.turn.verdict for r in results] == [
+        Verdict.INVALID,
+        Verdict.YES,
+        Verdict.REPEATED,
+        Verdict.FINISHED,
+    ]
 
 
 def test_a_strict_guess_of_another_thing_is_no_whatever_the_judge_says():
@@ -160,7 +223,9 @@ def test_a_strict_guess_of_another_thing_is_no_whatever_the_judge_says():
     turn = env.step("Is it a canoe?").turn
     assert turn.verdict is Verdict.NO and turn.feedback == "No, it is not a canoe."
     assert turn.judge_raw == "rule: a guess of another thing: a canoe"
-    assert env.step("Is it a boat?").turn.verdict is Verdict.YES  # a category of the secret: the judge
+    assert (
+        env.step("Is it a boat?").turn.verdict is Verdict.YES
+    )  # a category of the secret: the judge
     # the reference rule leaves the guess to the judge, as the reference does
     env = TwentyQuestions(YesJudge(), GameConfig())
     env.reset("dinghy", seed=1)

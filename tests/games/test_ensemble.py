@@ -23,7 +23,10 @@ class FixedJudge(Judge):
 
     def judge_batch(self, requests):
         self.calls += 1
-        return [JudgeAnswer(self.verdicts[i % len(self.verdicts)], raw=f"{self.name}-{i}") for i in range(len(requests))]
+        return [
+            JudgeAnswer(self.verdicts[i % len(self.verdicts)], raw=f"{self.name}-{i}")
+            for i in range(len(requests))
+        ]
 
 
 Y, N, U, I = Verdict.YES, Verdict.NO, Verdict.UNKNOWN, Verdict.INVALID
@@ -69,7 +72,12 @@ def test_invalid_construction():
 
 
 def test_votes_reach_the_turn_through_the_engine():
-    env = TwentyQuestions(EnsembleJudge([FixedJudge("a", [Y]), FixedJudge("b", [N]), FixedJudge("c", [N])]))
+    env = TwentyQuestions(
+        EnsembleJudge([FixedJudge("a", [Y]), FixedJudge("b", [N]), FixedJudge("c", [N])])
+    )
     env.reset("apple", seed=0)
     turn = env.step("Is it red?").turn
-    assert turn.verdict is N and turn.extra == {"votes": {"a": "yes", "b": "no", "c": "no"}, "disagreement": True}
+    assert turn.verdict is N and turn.extra == {
+        "votes": {"a": "yes", "b": "no", "c": "no"},
+        "disagreement": True,
+    }

@@ -4,7 +4,7 @@ never repeats, survives odd answers, reports its posterior and is deterministic 
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -63,7 +63,9 @@ def test_the_model_predicts_the_kb_judge(kb, guesser, pool):
     rng = np.random.default_rng(0)
     yes = model.yes.toarray().astype(bool)
     named = model.named.toarray().astype(bool)
-    for candidate, q in zip(rng.integers(0, len(model.words), 3000), rng.integers(0, len(model.questions), 3000)):
+    for candidate, q in zip(
+        rng.integers(0, len(model.words), 3000), rng.integers(0, len(model.questions), 3000)
+    ):
         secret, question = model.words[candidate], model.questions[q]
         if rules.names_secret(question, secret):
             assert named[candidate, q], (secret, question)
@@ -107,10 +109,14 @@ def test_wins_kb_judged_games_without_repeats_or_unknowns(kb, guesser, pool):
         questions = [rules.normalise_question(t.question) for t in trajectory.turns]
         assert len(set(questions)) == len(questions)
         left = [a.candidates_left for a in asks]
-        assert left[0] == len(guesser.model.words) and all(a >= b >= 1 for a, b in zip(left, left[1:]))
+        assert left[0] == len(guesser.model.words) and all(
+            a >= b >= 1 for a, b in zip(left, left[1:])
+        )
         for ask in asks:
             probabilities = [p for _, p in ask.top_candidates]
-            assert 1 <= len(ask.top_candidates) <= 5 and probabilities == sorted(probabilities, reverse=True)
+            assert 1 <= len(ask.top_candidates) <= 5 and probabilities == sorted(
+                probabilities, reverse=True
+            )
             assert sum(probabilities) <= 1 + 1e-9
         if trajectory.won:  # the model saw the chance that the winning question names the secret
             assert asks[-1].extra["p_win"] > 0
@@ -129,7 +135,9 @@ def test_same_seed_same_game_and_seeds_break_ties(kb, guesser, pool):
     first, _ = play(guesser, judge, pool[5], seed=7)
     again, _ = play(guesser, judge, pool[5], seed=7)
     assert [t.question for t in first.turns] == [t.question for t in again.turns]
-    assert not np.array_equal(guesser.start(seed=1).data["jitter"], guesser.start(seed=2).data["jitter"])
+    assert not np.array_equal(
+        guesser.start(seed=1).data["jitter"], guesser.start(seed=2).data["jitter"]
+    )
 
 
 @pytest.mark.parametrize("verdict", [Verdict.NO, Verdict.YES, Verdict.UNKNOWN])
@@ -147,8 +155,13 @@ def test_invalid_repeated_and_ungrounded_unknown_turns_carry_no_information(gues
     state = guesser.start(seed=3)
     ask = guesser.ask(state)
     for verdict in (Verdict.INVALID, Verdict.REPEATED):
-        guesser.observe(state, Turn(index=len(state.history), question=ask.question, verdict=verdict, feedback=""))
-    guesser.observe(state, Turn(index=2, question="Can it fly?", verdict=Verdict.UNKNOWN, feedback=""))
+        guesser.observe(
+            state,
+            Turn(index=len(state.history), question=ask.question, verdict=verdict, feedback=""),
+        )
+    guesser.observe(
+        state, Turn(index=2, question="Can it fly?", verdict=Verdict.UNKNOWN, feedback="")
+    )
     after = guesser.ask(state)
     assert after.candidates_left == ask.candidates_left
     assert rules.normalise_question(after.question) != rules.normalise_question(ask.question)
@@ -171,14 +184,20 @@ def test_free_text_questions_from_a_human_are_understood(guesser):
     guesser.observe(state, Turn(0, "so... is it an ANIMAL??", Verdict.YES, ""))
     guesser.observe(state, Turn(1, "Can it fly?", Verdict.NO, ""))  # not groundable: ignored
     ask = guesser.ask(state)
-    animals = sum(guesser.kb.holds(n, guesser.kb.feature_index["isa:animal"]) for n in guesser.model.nouns)
+    animals = sum(
+        guesser.kb.holds(n, guesser.kb.feature_index["isa:animal"]) for n in guesser.model.nouns
+    )
     assert ask.candidates_left == animals
 
 
 def test_last_turn_is_a_guess_of_the_likeliest_word(kb, pool):
     guesser = InfoGainGuesser(kb, pool=pool, max_turns=1)
     ask = guesser.ask(guesser.start(seed=0))
-    assert ask.extra["kind"] == "guess" and ask.question == f"Is it {'an' if ask.top_candidates[0][0][0] in 'aeiou' else 'a'} {ask.top_candidates[0][0]}?"
+    assert (
+        ask.extra["kind"] == "guess"
+        and ask.question
+        == f"Is it {'an' if ask.top_candidates[0][0][0] in 'aeiou' else 'a'} {ask.top_candidates[0][0]}?"
+    )
 
 
 def test_a_smaller_guess_bonus_guesses_later_and_still_wins(kb, pool):
@@ -191,20 +210,29 @@ def test_a_smaller_guess_bonus_guesses_later_and_still_wins(kb, pool):
     for bonus in (1.0, 0.5):
         guesser = InfoGainGuesser(kb, pool=pool, guess_bonus=bonus)
         model = guesser.model
-        is_category = np.asarray(model.yes.sum(axis=0)).ravel() > 0  # "Is it a being?" asks about every being
+        is_category = (
+            np.asarray(model.yes.sum(axis=0)).ravel() > 0
+        )  # "Is it a being?" asks about every being
         names = {model.questions[q] for q in model.guess_question if q >= 0 and not is_category[q]}
         left[bonus] = []
         for i, secret in enumerate(pool[:40]):
             trajectory, asks = play(guesser, judge, secret, seed=i)
             assert trajectory.won, (bonus, secret)
             # (a question that names the secret otherwise, "Is it related to college?", also wins)
-            left[bonus].append(next((a.candidates_left for a in asks if a.question in names), asks[-1].candidates_left))
+            left[bonus].append(
+                next(
+                    (a.candidates_left for a in asks if a.question in names),
+                    asks[-1].candidates_left,
+                )
+            )
     assert left[1.0].count(4) >= 5 and left[0.5].count(4) <= left[1.0].count(4) / 2
     assert np.mean(left[0.5]) < np.mean(left[1.0]) - 0.2
 
 
 def test_pool_handling_and_options(kb):
-    guesser = InfoGainGuesser(kb, pool=["Dog", "dog", "dogs", "cat", "flibbertigibbet", "mouse", "mice"])
+    guesser = InfoGainGuesser(
+        kb, pool=["Dog", "dog", "dogs", "cat", "flibbertigibbet", "mouse", "mice"]
+    )
     assert guesser.model.words == ["dog", "dogs", "cat", "mouse", "mice"]
     assert guesser.model.skipped == ["flibbertigibbet"]
     trajectory, _ = play(guesser, KBJudge(kb), "mice", seed=0)
@@ -253,6 +281,10 @@ def test_a_warm_questioner_draws_worse_questions_the_same_way_for_a_seed(kb, poo
     first, _ = play(warm, judge, pool[3], seed=11)
     again, _ = play(warm, judge, pool[3], seed=11)
     other, _ = play(warm, judge, pool[3], seed=12)
-    assert [t.question for t in first.turns] == [t.question for t in again.turns] != [t.question for t in other.turns]
+    assert (
+        [t.question for t in first.turns]
+        == [t.question for t in again.turns]
+        != [t.question for t in other.turns]
+    )
     with pytest.raises(ValueError, match="temperature"):
         InfoGainGuesser(kb, pool=pool, temperature=-1)

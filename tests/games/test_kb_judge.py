@@ -74,8 +74,12 @@ def test_question_forms(judge, secret, question, verdict, raw):
 @pytest.mark.parametrize(
     "question",
     [
-        "is it a KIND of  musical instruments??", "IS IT A MUSICAL INSTRUMENT", "  Is it   a musical instrument ?",
-        "Is it an musical instrument?!", "So, is it a musical instrument or not?", "Is the object a musical instrument?",
+        "is it a KIND of  musical instruments??",
+        "IS IT A MUSICAL INSTRUMENT",
+        "  Is it   a musical instrument ?",
+        "Is it an musical instrument?!",
+        "So, is it a musical instrument or not?",
+        "Is the object a musical instrument?",
     ],
 )
 def test_tolerant_of_case_spaces_articles_plurals_and_punctuation(judge, question):
@@ -85,10 +89,20 @@ def test_tolerant_of_case_spaces_articles_plurals_and_punctuation(judge, questio
 @pytest.mark.parametrize(
     "question",
     [
-        "", "?", "Is it?", "x" * 100_000, "Is it " + "very " * 20_000 + "big?", "\x00\x01\xff\ufffd binary",
-        "<html><body><script>alert(1)</script></body></html>", "Is it bigger than a breadbox?",
-        "Is it an animal or a plant?", "What is it?", "Is it a flibbertigibbet?", "Does it have?",
-        "DROP TABLE words; --", "Is it a kind of " + "dog " * 500 + "?",
+        "",
+        "?",
+        "Is it?",
+        "x" * 100_000,
+        "Is it " + "very " * 20_000 + "big?",
+        "\x00\x01\xff\ufffd binary",
+        "<html><body><script>alert(1)</script></body></html>",
+        "Is it bigger than a breadbox?",
+        "Is it an animal or a plant?",
+        "What is it?",
+        "Is it a flibbertigibbet?",
+        "Does it have?",
+        "DROP TABLE words; --",
+        "Is it a kind of " + "dog " * 500 + "?",
     ],
 )
 def test_ungroundable_text_is_unknown_never_an_error(judge, question):
@@ -97,8 +111,12 @@ def test_ungroundable_text_is_unknown_never_an_error(judge, question):
 
 
 def test_odd_inputs_never_raise(judge):
-    requests = [JudgeRequest("dog", None), JudgeRequest(None, "Is it an animal?"), JudgeRequest(42, b"bytes"),
-                JudgeRequest("flibbertigibbet", "Is it an animal?")]
+    requests = [
+        JudgeRequest("dog", None),
+        JudgeRequest(None, "Is it an animal?"),
+        JudgeRequest(42, b"bytes"),
+        JudgeRequest("flibbertigibbet", "Is it an animal?"),
+    ]
     answers = judge.judge_batch(requests)
     assert [a.verdict for a in answers] == [UNKNOWN] * 4
     assert "unknown secret" in answers[3].raw
@@ -117,13 +135,21 @@ def test_only_complete_facts_answer_no_unless_the_world_is_closed():
     kb = load_kb()
     closed = KBJudge(kb, closed=True)
     assert closed.name == "kb-closed" and KBJudge(kb, "any", closed=True).name == "kb-any-closed"
-    for secret, question in [("car", "Does it have a tail?"), ("comb", "Is it man-made?"),
-                             ("car", "Is it made from hydrogen?"), ("dog", "Is it part of a car?"),
-                             ("dog", "Is it related to music?")]:
+    for secret, question in [
+        ("car", "Does it have a tail?"),
+        ("comb", "Is it man-made?"),
+        ("car", "Is it made from hydrogen?"),
+        ("dog", "Is it part of a car?"),
+        ("dog", "Is it related to music?"),
+    ]:
         assert KBJudge(kb).judge(secret, question).verdict is UNKNOWN, question
         assert closed.judge(secret, question).verdict is NO, question
-    for secret, question, verdict in [("dog", "Is it a kind of plant?", NO), ("dog", "Is it a pet?", NO),
-                                      ("dog", "Does it have a tail?", YES), ("apple", "Is it red?", YES)]:
+    for secret, question, verdict in [
+        ("dog", "Is it a kind of plant?", NO),
+        ("dog", "Is it a pet?", NO),
+        ("dog", "Does it have a tail?", YES),
+        ("apple", "Is it red?", YES),
+    ]:
         assert KBJudge(kb).judge(secret, question).verdict is verdict
         assert closed.judge(secret, question).verdict is verdict
 
@@ -135,7 +161,9 @@ def test_sense_modes_disagree_on_bank():
     assert every.judge("bank", "Is it a kind of array?").verdict is YES
     assert dominant.judge("bank", "Is it a financial institution?").verdict is YES
     assert first.judge("bank", "Is it a financial institution?").verdict is NO
-    assert all(j.judge("bank", "Is it a kind of slope?").verdict is YES for j in (dominant, every, first))
+    assert all(
+        j.judge("bank", "Is it a kind of slope?").verdict is YES for j in (dominant, every, first)
+    )
 
 
 def test_forms_and_vocabulary(judge):

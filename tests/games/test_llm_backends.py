@@ -15,17 +15,19 @@ from games.types import Turn, Verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 GREEDY = SamplingParams(max_new_tokens=6, temperature=0)
-HISTORY = [Turn(0, "Is it an animal?", Verdict.YES, "Yes."), Turn(1, "Is it a pet?", Verdict.NO, "No.")]
+HISTORY = [
+    Turn(0, "Is it an animal?", Verdict.YES, "Yes."),
+    Turn(1, "Is it a pet?", Verdict.NO, "No."),
+]
 CHATS = [guesser_messages([]), guesser_messages(HISTORY[:1]), guesser_messages(HISTORY)]
 
 
 def test_light_modules_import_without_torch_or_django():
-    modules = (
-        "games games.llm games.llm.base games.llm.chat games.llm.openai_backend games.llm.vllm_backend "
-        "games.judges.llm games.judges.ensemble games.guessers.llm games.belief games.rollout"
-    ).split()
+    modules = ["games", "games.llm", "games.llm.base", "games.llm.chat", "games.llm.openai_backend", "games.llm.vllm_backend", "games.judges.llm", "games.judges.ensemble", "games.guessers.llm", "games.belief", "games.rollout"]
     code = f"import sys; {'; '.join(f'import {m}' for m in modules)}; print(sorted(m for m in ('torch', 'django', 'transformers', 'vllm') if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == "[]"
 
 
@@ -68,7 +70,9 @@ def test_batched_greedy_matches_one_by_one(tiny_backend):
     for one, many in zip(single, batched):
         assert one.token_ids == many.token_ids
         assert one.logprobs == pytest.approx(many.logprobs, abs=1e-4)
-        assert many.prompt_token_ids == encode_prompt(tiny_backend.tokenizer, CHATS[batched.index(many)])
+        assert many.prompt_token_ids == encode_prompt(
+            tiny_backend.tokenizer, CHATS[batched.index(many)]
+        )
         assert len(many.token_ids) == len(many.logprobs) <= GREEDY.max_new_tokens
 
 
@@ -82,7 +86,8 @@ def test_logprobs_are_log_softmax_at_the_sampling_temperature(tiny_backend):
         logits = tiny_backend.model(input_ids=ids).logits[0].float()
     n = len(gen.prompt_token_ids)
     expected = [
-        float(torch.log_softmax(logits[n - 1 + k] / 0.7, -1)[tok]) for k, tok in enumerate(gen.token_ids)
+        float(torch.log_softmax(logits[n - 1 + k] / 0.7, -1)[tok])
+        for k, tok in enumerate(gen.token_ids)
     ]
     assert gen.logprobs == pytest.approx(expected, abs=1e-4)
 
@@ -100,9 +105,17 @@ def test_seeded_sampling_is_reproducible_and_independent_of_the_batch(tiny_backe
 
 def test_top_k_one_is_greedy(tiny_backend):
     greedy = tiny_backend.generate(CHATS, GREEDY)
-    top1 = tiny_backend.generate(CHATS, SamplingParams(max_new_tokens=6, temperature=1.0, top_k=1), seeds=[1, 2, 3])
-    nucleus = tiny_backend.generate(CHATS, SamplingParams(max_new_tokens=6, temperature=1.0, top_p=1e-6), seeds=[1, 2, 3])
-    assert [g.token_ids for g in top1] == [g.token_ids for g in greedy] == [g.token_ids for g in nucleus]
+    top1 = tiny_backend.generate(
+        CHATS, SamplingParams(max_new_tokens=6, temperature=1.0, top_k=1), seeds=[1, 2, 3]
+    )
+    nucleus = tiny_backend.generate(
+        CHATS, SamplingParams(max_new_tokens=6, temperature=1.0, top_p=1e-6), seeds=[1, 2, 3]
+    )
+    assert (
+        [g.token_ids for g in top1]
+        == [g.token_ids for g in greedy]
+        == [g.token_ids for g in nucleus]
+    )
 
 
 def test_stop_strings_cut_the_text(tiny_backend):
@@ -110,10 +123,14 @@ def test_stop_strings_cut_the_text(tiny_backend):
     free = tiny_backend.generate(CHATS[:1], sampling, seeds=[11])[0]
     assert len(free.text) > 6 and free.finish_reason == "length"
     stop = free.text[3:6]
-    cut = tiny_backend.generate(CHATS[:1], SamplingParams(max_new_tokens=16, temperature=1.0, stop=(stop,)), seeds=[11])[0]
+    cut = tiny_backend.generate(
+        CHATS[:1], SamplingParams(max_new_tokens=16, temperature=1.0, stop=(stop,)), seeds=[11]
+    )[0]
     assert cut.text == free.text[: free.text.find(stop)]
     assert cut.finish_reason == "stop"
-    assert cut.token_ids == free.token_ids[: len(cut.token_ids)] and len(cut.token_ids) < len(free.token_ids)
+    assert cut.token_ids == free.token_ids[: len(cut.token_ids)] and len(cut.token_ids) < len(
+        free.token_ids
+    )
 
 
 def test_end_of_turn_token_stops_generation(tiny_backend, monkeypatch):
@@ -129,17 +146,24 @@ def test_prefix_cache_gives_the_same_results(tiny_model_dir, tiny_backend):
     plain = TransformersBackend(str(tiny_model_dir), prefix_cache_mb=0)
     sampling = SamplingParams(max_new_tokens=8, temperature=1.0)
     tiny_backend.clear_cache()
-    tiny_backend.generate(CHATS[:2], sampling, seeds=[1, 2])  # fills the cache with the shorter prompts
+    tiny_backend.generate(
+        CHATS[:2], sampling, seeds=[1, 2]
+    )  # fills the cache with the shorter prompts
     assert tiny_backend._cache.entries
     reused = tiny_backend.stats["reused_tokens"]
     cached = tiny_backend.generate(CHATS, sampling, seeds=[7, 8, 9])
-    assert tiny_backend.stats["reused_tokens"] - reused >= 2 * len(encode_prompt(tiny_backend.tokenizer, CHATS[0])) - 2
+    assert (
+        tiny_backend.stats["reused_tokens"] - reused
+        >= 2 * len(encode_prompt(tiny_backend.tokenizer, CHATS[0])) - 2
+    )
     fresh = plain.generate(CHATS, sampling, seeds=[7, 8, 9])
     assert [g.token_ids for g in cached] == [g.token_ids for g in fresh]
     for a, b in zip(cached, fresh):
         assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)
     replies = ["Is it a dog?"] * 3
-    assert tiny_backend.score(CHATS, replies) == pytest.approx(plain.score(CHATS, replies), abs=1e-4)
+    assert tiny_backend.score(CHATS, replies) == pytest.approx(
+        plain.score(CHATS, replies), abs=1e-4
+    )
 
 
 def test_score_is_the_sum_of_continuation_logprobs(tiny_backend):
@@ -148,12 +172,19 @@ def test_score_is_the_sum_of_continuation_logprobs(tiny_backend):
     tok = tiny_backend.tokenizer
     chat, reply = CHATS[1], "Is it a dog?"
     prompt = encode_prompt(tok, chat)
-    full = tok(tok.apply_chat_template([*chat, {"role": "assistant", "content": reply}], tokenize=False),
-               add_special_tokens=False)["input_ids"]
+    full = tok(
+        tok.apply_chat_template([*chat, {"role": "assistant", "content": reply}], tokenize=False),
+        add_special_tokens=False,
+    )["input_ids"]
     reply_ids = tok(reply, add_special_tokens=False)["input_ids"]
-    assert full[: len(prompt)] == prompt and full[len(prompt) : len(prompt) + len(reply_ids)] == reply_ids
+    assert (
+        full[: len(prompt)] == prompt
+        and full[len(prompt) : len(prompt) + len(reply_ids)] == reply_ids
+    )
     with torch.no_grad():
-        logp = torch.log_softmax(tiny_backend.model(input_ids=torch.tensor([full])).logits[0].float(), -1)
+        logp = torch.log_softmax(
+            tiny_backend.model(input_ids=torch.tensor([full])).logits[0].float(), -1
+        )
     expected = sum(float(logp[len(prompt) + k - 1, t]) for k, t in enumerate(reply_ids))
     got = tiny_backend.score([chat, CHATS[0]], [reply, "No."])
     assert got[0] == pytest.approx(expected, abs=1e-4)
@@ -195,23 +226,43 @@ class _FakeVLLM:
             def get_tokenizer(self):
                 return tokenizer
 
-            def chat(self, messages, sampling_params, use_tqdm, lora_request, add_generation_prompt):
+            def chat(
+                self, messages, sampling_params, use_tqdm, lora_request, add_generation_prompt
+            ):
                 fake.calls.append(("chat", messages, sampling_params, lora_request))
-                completion = types.SimpleNamespace(text="Is it red? more", token_ids=[5, 6], finish_reason="length",
-                                                   logprobs=[{5: _Logprob(-0.5), 9: _Logprob(-1)}, {6: _Logprob(-0.25)}])
-                return [types.SimpleNamespace(outputs=[completion], prompt_token_ids=[1, 2]) for _ in messages]
+                completion = types.SimpleNamespace(
+                    text="Is it red? more",
+                    token_ids=[5, 6],
+                    finish_reason="length",
+                    logprobs=[{5: _Logprob(-0.5), 9: _Logprob(-1)}, {6: _Logprob(-0.25)}],
+                )
+                return [
+                    types.SimpleNamespace(outputs=[completion], prompt_token_ids=[1, 2])
+                    for _ in messages
+                ]
 
             def generate(self, prompts, sampling_params, use_tqdm, lora_request):
                 fake.calls.append(("generate", prompts, sampling_params, lora_request))
-                return [types.SimpleNamespace(prompt_logprobs=[None] + [{t: _Logprob(-p)} for p, t in
-                                                                       enumerate(prompt["prompt_token_ids"][1:], 1)])
-                        for prompt in prompts]
+                return [
+                    types.SimpleNamespace(
+                        prompt_logprobs=[None]
+                        + [
+                            {t: _Logprob(-p)}
+                            for p, t in enumerate(prompt["prompt_token_ids"][1:], 1)
+                        ]
+                    )
+                    for prompt in prompts
+                ]
 
         self.modules = {
             "vllm": types.SimpleNamespace(LLM=LLM, SamplingParams=lambda **kw: kw),
             "vllm.lora": types.SimpleNamespace(),
-            "vllm.lora.request": types.SimpleNamespace(LoRARequest=lambda name, lora_id, path: (name, lora_id, path)),
-            "vllm.inputs": types.SimpleNamespace(TokensPrompt=lambda prompt_token_ids: {"prompt_token_ids": prompt_token_ids}),
+            "vllm.lora.request": types.SimpleNamespace(
+                LoRARequest=lambda name, lora_id, path: (name, lora_id, path)
+            ),
+            "vllm.inputs": types.SimpleNamespace(
+                TokensPrompt=lambda prompt_token_ids: {"prompt_token_ids": prompt_token_ids}
+            ),
         }
 
 
@@ -223,21 +274,41 @@ def test_vllm_glue_on_a_stand_in_engine(tiny_backend, monkeypatch):
     for name, module in fake.modules.items():
         monkeypatch.setitem(sys.modules, name, module)
     base = build_backend("vllm:/models/m", gpu_memory_utilization=0.5)
-    gens = base.generate(CHATS[:2], SamplingParams(max_new_tokens=7, temperature=0.5, stop=("?",)), seeds=[3, 4])
+    gens = base.generate(
+        CHATS[:2], SamplingParams(max_new_tokens=7, temperature=0.5, stop=("?",)), seeds=[3, 4]
+    )
     kind, messages, params, lora = fake.calls[-1]
-    assert messages == CHATS[:2] and lora is None and fake.engines[0].options == {"gpu_memory_utilization": 0.5}
+    assert (
+        messages == CHATS[:2]
+        and lora is None
+        and fake.engines[0].options == {"gpu_memory_utilization": 0.5}
+    )
     assert [(p["seed"], p["max_tokens"], p["top_k"], p["stop"], p["logprobs"]) for p in params] == [
-        (3, 7, -1, ["?"], 0), (4, 7, -1, ["?"], 0)]
-    assert (gens[0].text, gens[0].token_ids, gens[0].logprobs) == ("Is it red", [5, 6], [-0.5, -0.25])
+        (3, 7, -1, ["?"], 0),
+        (4, 7, -1, ["?"], 0),
+    ]
+    assert (gens[0].text, gens[0].token_ids, gens[0].logprobs) == (
+        "Is it red",
+        [5, 6],
+        [-0.5, -0.25],
+    )
     assert gens[0].prompt_token_ids == [1, 2] and gens[0].finish_reason == "length"
 
     tuned = base.with_adapter("/ckpt/lora-1")
-    assert tuned.engine is base.engine and len(fake.engines) == 1 and tuned.name.endswith("+/ckpt/lora-1")
+    assert (
+        tuned.engine is base.engine
+        and len(fake.engines) == 1
+        and tuned.name.endswith("+/ckpt/lora-1")
+    )
     reply, span = belief_reply("snake")
     scores = tuned.score_spans(CHATS[:1], [reply], [span])
     kind, prompts, params, lora = fake.calls[-1]
     ids, first, end = encode_reply_span(tiny_backend.tokenizer, CHATS[0], reply, span)
-    assert kind == "generate" and prompts[0]["prompt_token_ids"] == ids and params["prompt_logprobs"] == 0
+    assert (
+        kind == "generate"
+        and prompts[0]["prompt_token_ids"] == ids
+        and params["prompt_logprobs"] == 0
+    )
     assert lora[2] == "/ckpt/lora-1" and lora == tuned.with_adapter("/ckpt/lora-1")._lora()
     assert scores == [pytest.approx(-sum(range(first, end)))]
 
@@ -255,13 +326,19 @@ def test_vllm_engine_agrees_with_transformers(tiny_model_dir, tiny_backend):
 
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
-    backend = build_backend(f"vllm:{tiny_model_dir}", gpu_memory_utilization=0.2, enforce_eager=True, dtype="float32")
-    gens = backend.generate(CHATS, SamplingParams(max_new_tokens=6, temperature=1.0), seeds=[1, 2, 3])
+    backend = build_backend(
+        f"vllm:{tiny_model_dir}", gpu_memory_utilization=0.2, enforce_eager=True, dtype="float32"
+    )
+    gens = backend.generate(
+        CHATS, SamplingParams(max_new_tokens=6, temperature=1.0), seeds=[1, 2, 3]
+    )
     for gen, chat in zip(gens, CHATS):
         assert gen.prompt_token_ids == encode_prompt(tiny_backend.tokenizer, chat)
         assert len(gen.token_ids) == len(gen.logprobs) and all(lp <= 0 for lp in gen.logprobs)
     replies = ["Is it a dog?"] * 3
-    assert backend.score(CHATS, replies) == pytest.approx(tiny_backend.score(CHATS, replies), abs=1e-2)
+    assert backend.score(CHATS, replies) == pytest.approx(
+        tiny_backend.score(CHATS, replies), abs=1e-2
+    )
 
 
 # -- the pieces behind the fast path ------------------------------------------------------------
@@ -271,19 +348,21 @@ def test_prefix_store_finds_longest_prefix_drops_extended_entries_and_keeps_its_
     from games.llm.prefix_cache import BLOCK, PrefixStore
 
     def buffers(batch: int, width: int):  # keys == values == position index, to check copies
-        grid = torch.arange(width, dtype=torch.float32).repeat(batch, 1, 1)[..., None]  # [b, 1, width, 1]
+        grid = torch.arange(width, dtype=torch.float32).repeat(batch, 1, 1)[
+            ..., None
+        ]  # [b, 1, width, 1]
         return [(grid.clone(), grid.clone())]
 
     store = PrefixStore(budget_bytes=10_000)
     base = list(range(100, 100 + 3 * BLOCK))
     store.add([base], buffers(1, 3 * BLOCK), [[(0, 3 * BLOCK)]])
     longer = base + [7, 8, 9]
-    (n, entry), = store.lookup([longer], [len(longer)])
+    ((n, entry),) = store.lookup([longer], [len(longer)])
     assert n == 3 * BLOCK and entry is not None
-    (n, _), = store.lookup([longer], [2 * BLOCK + 5])  # the reuse limit is respected
+    ((n, _),) = store.lookup([longer], [2 * BLOCK + 5])  # the reuse limit is respected
     assert n == 2 * BLOCK + 5
     forked = base[: BLOCK + 3] + [1] * (2 * BLOCK)
-    (n, _), = store.lookup([forked], [len(forked)])
+    ((n, _),) = store.lookup([forked], [len(forked)])
     assert n == BLOCK + 3  # whole blocks through hashes, then token by token
     out = [(torch.zeros(1, 1, 40, 1), torch.zeros(1, 1, 40, 1))]
     entry.copy_prefix(BLOCK + 3, out, 0, at=2)
@@ -293,11 +372,13 @@ def test_prefix_store_finds_longest_prefix_drops_extended_entries_and_keeps_its_
     split = buffers(1, 5 * BLOCK)
     store.add([longer], split, [[(0, 2 * BLOCK), (3 * BLOCK, 4 * BLOCK + 3)]])
     assert len(store.entries) == 1  # `base` is a prefix of `longer`: dropped
-    (n, entry), = store.lookup([longer], [len(longer)])
+    ((n, entry),) = store.lookup([longer], [len(longer)])
     assert n == len(longer)
     out = [(torch.zeros(1, 1, 60, 1), torch.zeros(1, 1, 60, 1))]
     entry.copy_prefix(n, out, 0, at=0)
-    assert out[0][0][0, 0, :n, 0].tolist() == list(range(2 * BLOCK)) + list(range(3 * BLOCK, 4 * BLOCK + 3))
+    assert out[0][0][0, 0, :n, 0].tolist() == list(range(2 * BLOCK)) + list(
+        range(3 * BLOCK, 4 * BLOCK + 3)
+    )
 
     # over budget (4 bytes * 2 tensors per position): the least recently used entries go first
     small = PrefixStore(budget_bytes=8 * 3 * BLOCK)
@@ -336,16 +417,22 @@ def test_from_model_and_lora_adapters(tiny_model_dir, tiny_backend, tmp_path):
 
     wrapped = TransformersBackend.from_model(tiny_backend.model, tiny_backend.tokenizer)
     assert wrapped._cache is None
-    assert [g.token_ids for g in wrapped.generate(CHATS, GREEDY)] == [g.token_ids for g in tiny_backend.generate(CHATS, GREEDY)]
+    assert [g.token_ids for g in wrapped.generate(CHATS, GREEDY)] == [
+        g.token_ids for g in tiny_backend.generate(CHATS, GREEDY)
+    ]
 
     torch.manual_seed(0)
-    lora = get_peft_model(AutoModelForCausalLM.from_pretrained(tiny_model_dir),
-                          LoraConfig(r=4, target_modules=["q_proj", "v_proj"], init_lora_weights=False))
+    lora = get_peft_model(
+        AutoModelForCausalLM.from_pretrained(tiny_model_dir),
+        LoraConfig(r=4, target_modules=["q_proj", "v_proj"], init_lora_weights=False),
+    )
     lora.save_pretrained(tmp_path / "adapter")
     tuned = TransformersBackend(str(tiny_model_dir), adapter=str(tmp_path / "adapter"))
     reply = ["Is it a dog?"] * len(CHATS)
     with torch.no_grad():
-        expected = TransformersBackend.from_model(lora.eval(), tiny_backend.tokenizer).score(CHATS, reply)
+        expected = TransformersBackend.from_model(lora.eval(), tiny_backend.tokenizer).score(
+            CHATS, reply
+        )
     assert tuned.score(CHATS, reply) == pytest.approx(expected, abs=1e-4)
     assert tuned.score(CHATS, reply) != pytest.approx(tiny_backend.score(CHATS, reply), abs=1e-3)
     with pytest.raises(BackendError, match="adapter folder not found"):
@@ -359,7 +446,11 @@ def test_rows_sharing_a_start_compute_it_once(tiny_model_dir, tiny_backend):
     before = dict(tiny_backend.stats)
     sampling = SamplingParams(max_new_tokens=4, temperature=1.0)
     shared = tiny_backend.generate(CHATS, sampling, seeds=[1, 2, 3])
-    start = len(encode_prompt(tiny_backend.tokenizer, CHATS[0])) - 1  # system + first prompt, less the cue
+    start = (
+        len(encode_prompt(tiny_backend.tokenizer, CHATS[0])) - 1
+    )  # system + first prompt, less the cue
     assert tiny_backend.stats["reused_tokens"] - before["reused_tokens"] >= 3 * (start - 16)
-    plain = TransformersBackend(str(tiny_model_dir), prefix_cache_mb=0).generate(CHATS, sampling, seeds=[1, 2, 3])
+    plain = TransformersBackend(str(tiny_model_dir), prefix_cache_mb=0).generate(
+        CHATS, sampling, seeds=[1, 2, 3]
+    )
     assert [g.token_ids for g in shared] == [g.token_ids for g in plain]

@@ -25,7 +25,10 @@ from games.llm.chat import (
 )
 from games.types import Turn, Verdict
 
-HISTORY = [Turn(0, "Is it alive?", Verdict.YES, "Yes."), Turn(1, "Is it red", Verdict.INVALID, "Ask again.")]
+HISTORY = [
+    Turn(0, "Is it alive?", Verdict.YES, "Yes."),
+    Turn(1, "Is it red", Verdict.INVALID, "Ask again."),
+]
 
 
 @pytest.mark.parametrize(
@@ -56,7 +59,11 @@ def test_parse_judge_answer(text, verdict):
         ("<think>hmm?</think><question>Is it a tool?</question>", "Is it a tool?", "Is it a tool?"),
         ("<think>hmm?</think>\n\nIs it a tool?  ", "Is it a tool?", "Is it a tool?"),
         ("<question>\nDoes it fly?", "Does it fly?", "Does it fly?"),
-        ("<question>Is it a tool?</question> trailing <question>Is it red?</question>", "Is it a tool?", "Is it a tool?"),
+        (
+            "<question>Is it a tool?</question> trailing <question>Is it red?</question>",
+            "Is it a tool?",
+            "Is it a tool?",
+        ),
         ("no question here\nIs it x?", "no question here\nIs it x?", "no question here"),
         ("<think>unfinished thought? Is it", "", ""),
         ("", "", ""),
@@ -87,14 +94,22 @@ def test_guesser_messages_layout():
 def test_judge_messages_hold_secret_question_and_optional_history():
     msgs = judge_messages("apple", "Is it a fruit?", HISTORY, with_history=True)
     assert msgs[0]["role"] == "system" and "'apple'" in msgs[1]["content"]
-    assert "Question: 'Is it a fruit?'" in msgs[1]["content"] and "Is it alive?; Is it red" in msgs[1]["content"]
+    assert (
+        "Question: 'Is it a fruit?'" in msgs[1]["content"]
+        and "Is it alive?; Is it red" in msgs[1]["content"]
+    )
     assert "Is it alive?" not in judge_messages("apple", "Is it a fruit?", HISTORY)[1]["content"]
 
 
 def test_llm_judge_batches_and_parses(scripted_backend):
-    replies = {"Is it a fruit?": "<answer>Yes</answer>", "Is it blue?": "Surely <answer>No</answer>",
-               "Is it?": "I refuse."}
-    backend = scripted_backend(lambda chat, seed: next(v for k, v in replies.items() if f"'{k}'" in chat[-1]["content"]))
+    replies = {
+        "Is it a fruit?": "<answer>Yes</answer>",
+        "Is it blue?": "Surely <answer>No</answer>",
+        "Is it?": "I refuse.",
+    }
+    backend = scripted_backend(
+        lambda chat, seed: next(v for k, v in replies.items() if f"'{k}'" in chat[-1]["content"])
+    )
     judge = LLMJudge(backend)
     requests = [JudgeRequest("apple", q, (), seed=i) for i, q in enumerate(replies)]
     answers = judge.judge_batch(requests)
@@ -107,14 +122,18 @@ def test_llm_judge_batches_and_parses(scripted_backend):
 
 
 def test_llm_judge_finished_without_naming_the_secret_becomes_yes(scripted_backend):
-    env = TwentyQuestions(LLMJudge(scripted_backend(lambda chat, seed: "<answer>Finished</answer>")))
+    env = TwentyQuestions(
+        LLMJudge(scripted_backend(lambda chat, seed: "<answer>Finished</answer>"))
+    )
     env.reset("apple", seed=1)
     assert env.step("Is it a fruit?").turn.verdict is Verdict.YES
     assert env.step("Is it an apple?").turn.verdict is Verdict.FINISHED
 
 
 def test_llm_guesser_one_generate_per_batch(scripted_backend):
-    backend = scripted_backend(lambda chat, seed: f"<question>Is it number {len(chat)}?</question> trailing")
+    backend = scripted_backend(
+        lambda chat, seed: f"<question>Is it number {len(chat)}?</question> trailing"
+    )
     guesser = LLMGuesser(backend, sampling=SamplingParams(max_new_tokens=20, temperature=0.5))
     states = [GuesserState(seed=3), GuesserState(seed=4, history=list(HISTORY))]
     asks = guesser.ask_batch(states)
@@ -139,7 +158,9 @@ def test_llm_guesser_on_the_tiny_model_records_json_ready_tokens(tiny_backend):
         assert a.extra["logprobs"] == pytest.approx(b.extra["logprobs"], abs=1e-5)
     for ask, state in zip(asks, states):
         extra = json.loads(json.dumps(ask.extra))
-        assert extra["prompt_token_ids"] == encode_prompt(tiny_backend.tokenizer, guesser_messages(state.history))
+        assert extra["prompt_token_ids"] == encode_prompt(
+            tiny_backend.tokenizer, guesser_messages(state.history)
+        )
         assert len(extra["token_ids"]) == len(extra["logprobs"]) == 10
         assert all(lp <= 0 for lp in extra["logprobs"])
         assert ask.question == extract_question(extra["completion"])
@@ -148,20 +169,27 @@ def test_llm_guesser_on_the_tiny_model_records_json_ready_tokens(tiny_backend):
 def test_named_guesser_formats_and_the_prompt_a_model_folder_records(tmp_path):
     short = GuesserFormat.named("short", max_turns=7)
     system, prompt = short.messages([])
-    assert system["content"] == "20 Questions: find the secret noun with at most 7 yes/no questions."
+    assert (
+        system["content"] == "20 Questions: find the secret noun with at most 7 yes/no questions."
+    )
     assert prompt == {"role": "user", "content": "Your question:"}
     assert GuesserFormat.named("paper") == GuesserFormat()
     with pytest.raises(ValueError, match="paper, short"):
         GuesserFormat.named("long")
 
     adapter, base, bare = tmp_path / "adapter", tmp_path / "base", tmp_path / "bare"
-    recorded = {adapter: {"resolved": {"examples": 3}}, base: {"resolved": {"guesser_prompt": "short"}}}
+    recorded = {
+        adapter: {"resolved": {"examples": 3}},
+        base: {"resolved": {"guesser_prompt": "short"}},
+    }
     for folder, run_config in recorded.items():
         folder.mkdir()
         (folder / MODEL_RUN_CONFIG).write_text(json.dumps(run_config))
     bare.mkdir()
     (bare / MODEL_RUN_CONFIG).write_text("not json")
-    assert model_guesser_prompt(adapter, base) == "short"  # the adapter's run records none: its base's
+    assert (
+        model_guesser_prompt(adapter, base) == "short"
+    )  # the adapter's run records none: its base's
     assert model_guesser_prompt(None, bare, "Qwen/Qwen3-0.6B") is None  # unreadable, or a hub id
     assert GuesserFormat.for_model(None, adapter, base, max_turns=7) == short
     assert GuesserFormat.for_model(bare) == GuesserFormat()
@@ -188,11 +216,14 @@ def test_the_whole_reply_is_judged_unless_the_first_question_ablation_is_chosen(
 
     backend = scripted_backend(lambda chat, seed: "Is it an animal? Is it a dog?")
     for extraction, question, verdict, raw in (
-            ("reply", "Is it an animal? Is it a dog?", Verdict.INVALID, "rule: several questions"),
-            ("first_question", "Is it an animal?", Verdict.YES, None)):
+        ("reply", "Is it an animal? Is it a dog?", Verdict.INVALID, "rule: several questions"),
+        ("first_question", "Is it an animal?", Verdict.YES, None),
+    ):
         guesser = LLMGuesser(backend, question_extraction=extraction)
         ask = guesser.ask(guesser.start(seed=1))
-        assert ask.question == question and ask.extra["completion"] == "Is it an animal? Is it a dog?"
+        assert (
+            ask.question == question and ask.extra["completion"] == "Is it an animal? Is it a dog?"
+        )
         env = TwentyQuestions(KBJudge())
         env.reset("dog", seed=1)
         turn = env.step(ask.question).turn
@@ -205,4 +236,9 @@ def test_registry_passes_the_question_extraction_to_llm_guessers(tiny_model_dir)
     from games.registry import build_guesser
 
     assert build_guesser(f"hf:{tiny_model_dir}").question_extraction == "reply"
-    assert build_guesser(f"hf:{tiny_model_dir}", question_extraction="first_question").question_extraction == "first_question"
+    assert (
+        build_guesser(
+            f"hf:{tiny_model_dir}", question_extraction="first_question"
+        ).question_extraction
+        == "first_question"
+    )

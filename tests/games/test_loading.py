@@ -20,6 +20,8 @@ def test_once_per_path_loads_each_resolved_path_once_even_when_called_concurrent
     for thread in threads:
         thread.join()
     assert calls == [(tmp_path / "default.bin").resolve()] and all(r is results[0] for r in results)
-    assert load(str(tmp_path / "sub" / ".." / "default.bin")) is results[0]  # the same file, resolved
+    assert (
+        load(str(tmp_path / "sub" / ".." / "default.bin")) is results[0]
+    )  # the same file, resolved
     other = load(tmp_path / "other.bin")
     assert other is not results[0] and load(tmp_path / "other.bin") is other and len(calls) == 2

@@ -18,8 +18,13 @@ ANIMAL, VEHICLE = "Is it a kind of animal?", "Is it a kind of vehicle?"
 
 
 def turn(index: int, question: str, verdict: Verdict) -> Turn:
-    return Turn(index=index, question=question, verdict=verdict, feedback=VERDICT_FEEDBACK[verdict],
-                reward=reward_parts(verdict, GameConfig()))
+    return Turn(
+        index=index,
+        question=question,
+        verdict=verdict,
+        feedback=VERDICT_FEEDBACK[verdict],
+        reward=reward_parts(verdict, GameConfig()),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -34,11 +39,19 @@ def test_each_answer_narrows_the_pool_and_a_win_takes_every_remaining_bit(model)
 
 
 def test_ruled_out_guesses_invalid_and_ungrounded_turns_gain_nothing(model):
-    game = [turn(0, VEHICLE, N), turn(1, "Is it a car?", N), turn(2, "dog dog", Verdict.INVALID),
-            turn(3, "Is it blorp?", Verdict.UNKNOWN), turn(4, ANIMAL, Y), turn(5, "Is it a dog?", F)]
+    game = [
+        turn(0, VEHICLE, N),
+        turn(1, "Is it a car?", N),
+        turn(2, "dog dog", Verdict.INVALID),
+        turn(3, "Is it blorp?", Verdict.UNKNOWN),
+        turn(4, ANIMAL, Y),
+        turn(5, "Is it a dog?", F),
+    ]
     bits = game_bits(model, game)
     assert [left for _, left in bits] == [3, 3, 3, 3, 2, 0]
-    assert [b for b, _ in bits] == pytest.approx([math.log2(4 / 3), 0.0, 0.0, 0.0, math.log2(3 / 2), 1.0])
+    assert [b for b, _ in bits] == pytest.approx(
+        [math.log2(4 / 3), 0.0, 0.0, 0.0, math.log2(3 / 2), 1.0]
+    )
     # summed over a game: log2(pool) − log2(left at the end), whatever the order of the answers
     assert sum(b for b, _ in bits) == pytest.approx(2.0)
 

@@ -27,9 +27,13 @@ class FakeServer:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802 - http.server's naming
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
+                server.requests.append(
+                    {"path": self.path, "auth": self.headers.get("Authorization"), **body}
+                )
                 if server.status or len(server.requests) <= server.fail_first:
-                    self.send_error(server.status or 503, "try again" if not server.status else "bad request")
+                    self.send_error(
+                        server.status or 503, "try again" if not server.status else "bad request"
+                    )
                     return
                 text = f"echo: {body['messages'][-1]['content']} (seed {body.get('seed')})"
                 tokens = text.split(" ")[: body["max_tokens"]]
@@ -39,9 +43,15 @@ class FakeServer:
                     "finish_reason": "length" if len(tokens) < len(text.split(" ")) else "stop",
                 }
                 if body.get("logprobs"):
-                    choice["logprobs"] = {"content": [{"token": f"token_id:{100 + i}", "logprob": -0.1 * (i + 1)}
-                                                      for i in range(len(tokens))]}
-                payload = json.dumps({"id": "x", "object": "chat.completion", "choices": [choice]}).encode()
+                    choice["logprobs"] = {
+                        "content": [
+                            {"token": f"token_id:{100 + i}", "logprob": -0.1 * (i + 1)}
+                            for i in range(len(tokens))
+                        ]
+                    }
+                payload = json.dumps(
+                    {"id": "x", "object": "chat.completion", "choices": [choice]}
+                ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
@@ -81,9 +91,13 @@ def test_generate_batches_keep_order_and_parse_logprobs(server):
     srv = server()
     backend = build_backend(f"openai:{srv.url}#tiny-model", api_key="k-test", max_concurrency=4)
     assert isinstance(backend, OpenAIBackend)
-    gens = backend.generate([chat(f"q{i}") for i in range(6)], SamplingParams(max_new_tokens=10), seeds=list(range(6)))
+    gens = backend.generate(
+        [chat(f"q{i}") for i in range(6)], SamplingParams(max_new_tokens=10), seeds=list(range(6))
+    )
     assert [g.text for g in gens] == [f"echo: q{i} (seed {i})" for i in range(6)]
-    assert gens[0].token_ids == [100, 101, 102, 103] and gens[0].logprobs == pytest.approx([-0.1, -0.2, -0.3, -0.4])
+    assert gens[0].token_ids == [100, 101, 102, 103] and gens[0].logprobs == pytest.approx(
+        [-0.1, -0.2, -0.3, -0.4]
+    )
     assert gens[0].finish_reason == "stop"
     sent = srv.requests[0]
     assert sent["path"] == "/v1/chat/completions" and sent["model"] == "tiny-model"
@@ -93,12 +107,22 @@ def test_generate_batches_keep_order_and_parse_logprobs(server):
 
 def test_sampling_options_are_sent_and_stop_cuts_locally(server):
     srv = server()
-    backend = OpenAIBackend(OpenAIConfig(base_url=srv.url, model="m", logprobs=False, extra_body={"x": 1}))
-    gen = backend.generate([chat("hello there")], SamplingParams(max_new_tokens=2, temperature=0.3, top_k=5, stop=("o",)))[0]
+    backend = OpenAIBackend(
+        OpenAIConfig(base_url=srv.url, model="m", logprobs=False, extra_body={"x": 1})
+    )
+    gen = backend.generate(
+        [chat("hello there")],
+        SamplingParams(max_new_tokens=2, temperature=0.3, top_k=5, stop=("o",)),
+    )[0]
     sent = srv.requests[0]
     assert (sent["temperature"], sent["top_k"], sent["stop"], sent["x"]) == (0.3, 5, ["o"], 1)
     assert "logprobs" not in sent and "seed" not in sent
-    assert gen.text == "ech" and gen.finish_reason == "stop" and gen.logprobs == [] and gen.token_ids == []
+    assert (
+        gen.text == "ech"
+        and gen.finish_reason == "stop"
+        and gen.logprobs == []
+        and gen.token_ids == []
+    )
 
 
 def test_server_errors_are_retried_with_backoff(server):
@@ -124,7 +148,9 @@ def test_unreachable_server_names_the_url():
         port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}/v1"
     backend = build_backend(f"openai:{url}#m", max_retries=1, backoff=0.01, timeout=2)
-    with pytest.raises(BackendError, match=f"cannot reach .*{port}/v1/chat/completions after 2 attempts"):
+    with pytest.raises(
+        BackendError, match=f"cannot reach .*{port}/v1/chat/completions after 2 attempts"
+    ):
         backend.generate([chat("x")], SamplingParams())
 
 

@@ -11,7 +11,20 @@ from games.judges.kb import KBJudge
 from games.kb import load_kb
 from games.types import GameConfig, Verdict
 
-POOL = ["dog", "cat", "car", "guitar", "apple", "bank", "violin", "wheel", "tree", "water", "hammer", "shoe"]
+POOL = [
+    "dog",
+    "cat",
+    "car",
+    "guitar",
+    "apple",
+    "bank",
+    "violin",
+    "wheel",
+    "tree",
+    "water",
+    "hammer",
+    "shoe",
+]
 
 
 @pytest.fixture(scope="module")

@@ -72,7 +72,9 @@ def test_disjoint_word_sets_are_linked_through_a_third_player():
     # B looks better. C played every word many times: rarely solves the hard ones, nearly always
     # the easy ones, which tells the fit how hard each set is. A must come out above B.
     hard, easy = [f"hard{i}" for i in range(10)], [f"easy{i}" for i in range(10)]
-    responses = [("A", w, i < 5) for i, w in enumerate(hard)] + [("B", w, i < 6) for i, w in enumerate(easy)]
+    responses = [("A", w, i < 5) for i, w in enumerate(hard)] + [
+        ("B", w, i < 6) for i, w in enumerate(easy)
+    ]
     for rep in range(10):
         responses += [("C", w, rep == 0) for w in hard] + [("C", w, rep != 0) for w in easy]
     fit = rasch_fit(responses)
@@ -89,7 +91,9 @@ def test_recovers_simulated_abilities_and_difficulties():
     n_players, n_items, per_player = 150, 400, 80
     true_theta, true_b = rng.normal(0, 1.5, n_players), rng.normal(0, 1.5, n_items)
     players = np.repeat(np.arange(n_players), per_player)
-    items = np.concatenate([rng.choice(n_items, per_player, replace=False) for _ in range(n_players)])
+    items = np.concatenate(
+        [rng.choice(n_items, per_player, replace=False) for _ in range(n_players)]
+    )
     solved = rng.random(players.size) < 1 / (1 + np.exp(-(true_theta[players] - true_b[items])))
     fit = rasch_fit(zip(players.tolist(), items.tolist(), solved.tolist()))
     est_theta = np.array([fit.ability(p)[0] for p in range(n_players)])
@@ -107,8 +111,13 @@ def test_recovers_simulated_abilities_and_difficulties():
 
 
 def test_standard_errors_shrink_with_more_games():
-    few = rasch_fit([("p", f"w{i}", i % 2 == 0) for i in range(4)] + [("q", f"w{i}", i < 3) for i in range(4)])
-    many = rasch_fit([("p", f"w{i}", i % 2 == 0) for i in range(40)] + [("q", f"w{i}", i < 30) for i in range(40)])
+    few = rasch_fit(
+        [("p", f"w{i}", i % 2 == 0) for i in range(4)] + [("q", f"w{i}", i < 3) for i in range(4)]
+    )
+    many = rasch_fit(
+        [("p", f"w{i}", i % 2 == 0) for i in range(40)]
+        + [("q", f"w{i}", i < 30) for i in range(40)]
+    )
     assert many.ability("p")[1] < few.ability("p")[1] / 2
 
 

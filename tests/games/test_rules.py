@@ -12,9 +12,7 @@ from games.kb import load_kb
 from games.types import GameConfig, Verdict
 
 REFERENCE, STRICT = GameConfig(), GameConfig(win_rule="strict")
-SIXTY = ("dog cat cow pig hen owl bee ant fox bear lion wolf deer duck goat frog fish crab seal swan car bus van boat "
-         "ship kite drum bell lamp sofa bed desk door key cup fork pan pot rope ring coin book pen map hat coat shoe "
-         "sock bag box egg cake pie rice corn pear plum lime tree city").split()
+SIXTY = ["dog", "cat", "cow", "pig", "hen", "owl", "bee", "ant", "fox", "bear", "lion", "wolf", "deer", "duck", "goat", "frog", "fish", "crab", "seal", "swan", "car", "bus", "van", "boat", "ship", "kite", "drum", "bell", "lamp", "sofa", "bed", "desk", "door", "key", "cup", "fork", "pan", "pot", "rope", "ring", "coin", "book", "pen", "map", "hat", "coat", "shoe", "sock", "bag", "box", "egg", "cake", "pie", "rice", "corn", "pear", "plum", "lime", "tree", "city"]
 LIST_QUESTION = "Is it a " + ", ".join(SIXTY) + "?"
 
 
@@ -24,25 +22,34 @@ def verdict(question, secret, config=REFERENCE):
 
 def test_question_words_are_the_references_lemmatised_and_stemmed():
     assert len(rules.QUESTION_WORDS) == 28
-    assert "be" in rules.QUESTION_WORD_LEMMAS and "do" in rules.QUESTION_WORD_LEMMAS  # is/are/was, does/did
-    assert {"is", "doe", "ha"} <= rules.QUESTION_WORD_STEMS  # what lightlemma's stemmer makes of is, does, has
+    assert (
+        "be" in rules.QUESTION_WORD_LEMMAS and "do" in rules.QUESTION_WORD_LEMMAS
+    )  # is/are/was, does/did
+    assert {
+        "is",
+        "doe",
+        "ha",
+    } <= rules.QUESTION_WORD_STEMS  # what lightlemma's stemmer makes of is, does, has
 
 
-@pytest.mark.parametrize("question, reason", [
-    ("?", "too short"),
-    ("x" * 499 + "?" + " ", None),  # 500 characters once stripped
-    ("Is it " + "x" * 500 + "?", "too long"),
-    ("Is it an animal? Is it a dog?", "several questions"),
-    ("Is it alive??", "several questions"),
-    ("Is it an animal", "does not end with a question mark"),
-    ("Is it an animal? I think so.", "does not end with a question mark"),
-    ("Is it an\nanimal?", "a control character or line break"),
-    ("Is it an\tanimal?", "a control character or line break"),
-    ("Is it an\u00a0animal?", "a control character or line break"),
-    ("Is it an\u2028animal?", "a control character or line break"),
-    ("  Is it an animal?\n", None),  # surrounding white space is stripped first
-    ("!!?", "no words"),
-])
+@pytest.mark.parametrize(
+    "question, reason",
+    [
+        ("?", "too short"),
+        ("x" * 499 + "?" + " ", None),  # 500 characters once stripped
+        ("Is it " + "x" * 500 + "?", "too long"),
+        ("Is it an animal? Is it a dog?", "several questions"),
+        ("Is it alive??", "several questions"),
+        ("Is it an animal", "does not end with a question mark"),
+        ("Is it an animal? I think so.", "does not end with a question mark"),
+        ("Is it an\nanimal?", "a control character or line break"),
+        ("Is it an\tanimal?", "a control character or line break"),
+        ("Is it an\u00a0animal?", "a control character or line break"),
+        ("Is it an\u2028animal?", "a control character or line break"),
+        ("  Is it an animal?\n", None),  # surrounding white space is stripped first
+        ("!!?", "no words"),
+    ],
+)
 def test_syntax_checks_are_the_references(question, reason):
     assert rules.syntax_error(question, REFERENCE) == reason
     if reason:
@@ -60,15 +67,18 @@ def test_made_of_wood_for_woods_is_what_the_reference_methods_give():
     assert not rules.wins("Is it made of wood?", "woods", "strict")
 
 
-@pytest.mark.parametrize("question, secret", [
-    ("Is it related to jacket?", "jacket"),
-    ("Does it have a city center?", "city"),
-    ("Is it something you would find next to a dog?", "dog"),
-    ("Would a dog like to play with it?", "dog"),
-    ("Is it a kind of dog?", "dog"),
-    ("Is it a hot dog?", "dog"),
-    (LIST_QUESTION, "city"),
-])
+@pytest.mark.parametrize(
+    "question, secret",
+    [
+        ("Is it related to jacket?", "jacket"),
+        ("Does it have a city center?", "city"),
+        ("Is it something you would find next to a dog?", "dog"),
+        ("Would a dog like to play with it?", "dog"),
+        ("Is it a kind of dog?", "dog"),
+        ("Is it a hot dog?", "dog"),
+        (LIST_QUESTION, "city"),
+    ],
+)
 def test_a_mention_wins_under_reference_only(question, secret):
     assert rules.wins(question, secret, "reference")
     assert not rules.wins(question, secret, "strict")
@@ -83,36 +93,58 @@ def test_mentions_in_longer_questions_go_to_the_judge_under_strict():
 def test_a_list_of_sixty_words_wins_under_reference_and_is_invalid_under_strict():
     assert len(SIXTY) == 60 and len(LIST_QUESTION) <= 500
     assert verdict(LIST_QUESTION, "city") == (Verdict.FINISHED, "names the secret")
-    assert verdict(LIST_QUESTION, "city", STRICT) == (Verdict.INVALID, "a guess must name one thing")
-    assert verdict(LIST_QUESTION, "zebra", STRICT) == (Verdict.INVALID, "a guess must name one thing")
+    assert verdict(LIST_QUESTION, "city", STRICT) == (
+        Verdict.INVALID,
+        "a guess must name one thing",
+    )
+    assert verdict(LIST_QUESTION, "zebra", STRICT) == (
+        Verdict.INVALID,
+        "a guess must name one thing",
+    )
 
 
-@pytest.mark.parametrize("question", [
-    "Is it a dog or a cat?", "Is it basketball, football, baseball?", "Is it a dog, or a cat?",
-    "Could it be a dog, a cat and a cow?", "Is it either a human or an animal?",
-])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Is it a dog or a cat?",
+        "Is it basketball, football, baseball?",
+        "Is it a dog, or a cat?",
+        "Could it be a dog, a cat and a cow?",
+        "Is it either a human or an animal?",
+    ],
+)
 def test_a_guess_of_several_things_is_invalid_under_strict(question):
     assert verdict(question, "football", STRICT) == (Verdict.INVALID, "a guess must name one thing")
 
 
-@pytest.mark.parametrize("question", ["Is it red or blue?", "Is it black and white?", "Is it big or small?",
-                                      "Is it bigger than a breadbox, or smaller?"])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Is it red or blue?",
+        "Is it black and white?",
+        "Is it big or small?",
+        "Is it bigger than a breadbox, or smaller?",
+    ],
+)
 def test_properties_and_one_thing_are_not_several_things(question):
     assert verdict(question, "zebra", STRICT) is None
 
 
-@pytest.mark.parametrize("question, secret", [
-    ("Is it a rowboat?", "rowboat"),
-    ("Is it the moon?", "moon"),
-    ("Could it be an apple?", "apple"),
-    ("Is your word rowboat?", "rowboat"),
-    ("Is the secret word 'rowboat'?", "rowboat"),
-    ("So, is it a rowboat?", "rowboat"),
-    ("Is it a rowboat, then?", "rowboat"),
-    ("Are they dogs?", "dog"),
-    ("Is it a dog?", "dogs"),
-    ("Is it a T-shirt?", "t-shirt"),
-])
+@pytest.mark.parametrize(
+    "question, secret",
+    [
+        ("Is it a rowboat?", "rowboat"),
+        ("Is it the moon?", "moon"),
+        ("Could it be an apple?", "apple"),
+        ("Is your word rowboat?", "rowboat"),
+        ("Is the secret word 'rowboat'?", "rowboat"),
+        ("So, is it a rowboat?", "rowboat"),
+        ("Is it a rowboat, then?", "rowboat"),
+        ("Are they dogs?", "dog"),
+        ("Is it a dog?", "dogs"),
+        ("Is it a T-shirt?", "t-shirt"),
+    ],
+)
 def test_a_guess_of_the_secret_wins_under_both(question, secret):
     assert verdict(question, secret) == (Verdict.FINISHED, "names the secret")
     assert verdict(question, secret, STRICT) == (Verdict.FINISHED, "names the secret")
@@ -124,7 +156,9 @@ def test_a_synonym_of_a_dominant_sense_wins_under_strict_only():
     assert couch != sofa
     shared = set(kb.senses(couch)) & set(kb.senses(sofa, "any"))
     assert [kb.synset_names[s] for s in shared] == ["sofa.n.01"]  # {sofa, couch, lounge}
-    assert rules.wins("Is it a sofa?", "couch", "strict") and rules.wins("Is it a lounge?", "couch", "strict")
+    assert rules.wins("Is it a sofa?", "couch", "strict") and rules.wins(
+        "Is it a lounge?", "couch", "strict"
+    )
     assert not rules.wins("Is it a sofa?", "couch", "reference")  # no shared lemma or stem
     # a sense that is not one of the secret's dominant ones does not count: "human" is a sense of "man"
     human = kb.lookup("human")
@@ -141,14 +175,20 @@ def test_same_thing_outside_the_knowledge_base_is_string_equality_up_to_plural()
 
 def test_no_question_word_is_invalid_unless_it_names_the_secret_under_reference():
     assert verdict("A dog?", "cat") == (Verdict.INVALID, "no question word")
-    assert verdict("Rowboat?", "rowboat") == (Verdict.FINISHED, "names the secret")  # as the reference
+    assert verdict("Rowboat?", "rowboat") == (
+        Verdict.FINISHED,
+        "names the secret",
+    )  # as the reference
     assert verdict("Rowboat?", "rowboat", STRICT) == (Verdict.INVALID, "no question word")
     assert verdict("Whose is it?", "cat") is None
 
 
 def test_invalid_beats_finished():
     for config in (REFERENCE, STRICT):
-        assert verdict("Is it an animal? Is it a dog?", "dog", config) == (Verdict.INVALID, "several questions")
+        assert verdict("Is it an animal? Is it a dog?", "dog", config) == (
+            Verdict.INVALID,
+            "several questions",
+        )
         assert verdict("Is it a dog?\nIs it?", "dog", config)[0] is Verdict.INVALID
 
 
@@ -184,16 +224,36 @@ def test_guessed_things():
 
 
 def test_strict_answers_a_guess_of_another_thing_no_before_any_judge():
-    assert verdict("Is it a canoe?", "dinghy", STRICT) == (Verdict.NO, "a guess of another thing: a canoe")
-    assert rules.feedback(Verdict.NO, "rule: a guess of another thing: a canoe") == "No, it is not a canoe."
-    assert verdict("Is your word canoe?", "dinghy", STRICT) == (Verdict.NO, "a guess of another thing: a canoe")
+    assert verdict("Is it a canoe?", "dinghy", STRICT) == (
+        Verdict.NO,
+        "a guess of another thing: a canoe",
+    )
+    assert (
+        rules.feedback(Verdict.NO, "rule: a guess of another thing: a canoe")
+        == "No, it is not a canoe."
+    )
+    assert verdict("Is your word canoe?", "dinghy", STRICT) == (
+        Verdict.NO,
+        "a guess of another thing: a canoe",
+    )
     assert verdict("Is it a wolf?", "dog", STRICT)[0] is Verdict.NO
     # WordNet files rowboat and dinghy as one synset: the same thing, a win
     assert verdict("Is it a rowboat?", "dinghy", STRICT) == (Verdict.FINISHED, "names the secret")
     # categories the secret is filed under, broad categories, kinds, materials, adjectives: the judge
-    for question in ("Is it a boat?", "Is it a vehicle?", "Is it a fruit?", "Is it a kind of canoe?",
-                     "Is it made of wood?", "Is it red?", "Is it metal?", "Is it a dog or a cat?"):
-        assert verdict(question, "dinghy", STRICT) is None or verdict(question, "dinghy", STRICT)[0] is not Verdict.NO
+    for question in (
+        "Is it a boat?",
+        "Is it a vehicle?",
+        "Is it a fruit?",
+        "Is it a kind of canoe?",
+        "Is it made of wood?",
+        "Is it red?",
+        "Is it metal?",
+        "Is it a dog or a cat?",
+    ):
+        assert (
+            verdict(question, "dinghy", STRICT) is None
+            or verdict(question, "dinghy", STRICT)[0] is not Verdict.NO
+        )
     # a secret outside the knowledge base, or kept to oneself: the judge (or the person) answers
     assert verdict("Is it a canoe?", "zorblax", STRICT) is None
     assert verdict("Is it a canoe?", "?", STRICT) is None
@@ -202,20 +262,23 @@ def test_strict_answers_a_guess_of_another_thing_no_before_any_judge():
     assert rules.feedback(Verdict.NO) == "No." and rules.feedback(Verdict.YES, "rule: x") == "Yes."
 
 
-@pytest.mark.parametrize("question, thing", [
-    ("Is it a rowboat?", "a rowboat"),
-    ("Could it be an apple?", "an apple"),
-    ("Is your word rowboat?", "rowboat"),
-    ("Are you thinking of the eiffel tower?", "the eiffel tower"),
-    ("Is it a kind of physical object?", None),
-    ("Is it an animal?", "an animal"),  # someone's word may be "animal"
-    ("Is it made of wood?", None),
-    ("Is it red?", None),
-    ("Is it alive?", None),
-    ("Is it something you eat?", None),
-    ("Is it a dog or a cat?", None),
-    ("Does it have a tail?", None),
-    (LIST_QUESTION, None),
-])
+@pytest.mark.parametrize(
+    "question, thing",
+    [
+        ("Is it a rowboat?", "a rowboat"),
+        ("Could it be an apple?", "an apple"),
+        ("Is your word rowboat?", "rowboat"),
+        ("Are you thinking of the eiffel tower?", "the eiffel tower"),
+        ("Is it a kind of physical object?", None),
+        ("Is it an animal?", "an animal"),  # someone's word may be "animal"
+        ("Is it made of wood?", None),
+        ("Is it red?", None),
+        ("Is it alive?", None),
+        ("Is it something you eat?", None),
+        ("Is it a dog or a cat?", None),
+        ("Does it have a tail?", None),
+        (LIST_QUESTION, None),
+    ],
+)
 def test_guessed_thing_is_a_guess_of_one_thing(question, thing):
     assert rules.guessed_thing(question) == thing

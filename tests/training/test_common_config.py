@@ -9,11 +9,30 @@ from training.knowledge.config import KnowledgeJobConfig
 
 def test_new_defaults_change_only_the_defaults_of_inherited_fields():
     base = {f.name: f for f in dataclasses.fields(TrainConfig)}
-    for config, changed in [(DPOJobConfig(), {"epochs": 1.0, "learning_rate": 5e-6, "global_batch_size": 64,
-                                              "per_device_batch_size": 4, "lora": True, "lora_rank": 8,
-                                              "lora_alpha": 16}),
-                            (KnowledgeJobConfig(), {"epochs": 3.0, "learning_rate": 1e-3, "global_batch_size": 64,
-                                                    "per_device_batch_size": 16, "max_tokens": 256})]:
+    for config, changed in [
+        (
+            DPOJobConfig(),
+            {
+                "epochs": 1.0,
+                "learning_rate": 5e-6,
+                "global_batch_size": 64,
+                "per_device_batch_size": 4,
+                "lora": True,
+                "lora_rank": 8,
+                "lora_alpha": 16,
+            },
+        ),
+        (
+            KnowledgeJobConfig(),
+            {
+                "epochs": 3.0,
+                "learning_rate": 1e-3,
+                "global_batch_size": 64,
+                "per_device_batch_size": 16,
+                "max_tokens": 256,
+            },
+        ),
+    ]:
         fields = {f.name: f for f in dataclasses.fields(config)}
         assert list(fields)[: len(base)] == list(base)  # inherited fields keep their places
         for name, value in changed.items():
@@ -23,6 +42,7 @@ def test_new_defaults_change_only_the_defaults_of_inherited_fields():
 
 def test_new_defaults_refuses_a_field_the_base_does_not_have():
     with pytest.raises(TypeError, match="no inherited field 'epoch'"):
+
         @dataclasses.dataclass(frozen=True)
         @new_defaults(epoch=1.0)
         class Typo(TrainConfig):

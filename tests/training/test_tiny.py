@@ -12,15 +12,27 @@ import pytest
 from training.tiny import TinyConfig, build_tiny_model, corpus, load_words
 
 ROOT = Path(__file__).resolve().parents[2]
-SMALL = {"vocab_size": 1024, "hidden": 32, "layers": 1, "heads": 2, "kv_heads": 1, "intermediate": 64}
+SMALL = {
+    "vocab_size": 1024,
+    "hidden": 32,
+    "layers": 1,
+    "heads": 2,
+    "kv_heads": 1,
+    "intermediate": 64,
+}
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     out = tmp_path_factory.mktemp("tiny") / "cli"
     flags = [f"--{k.replace('_', '-')}={v}" for k, v in SMALL.items()]
-    run = subprocess.run([sys.executable, "-m", "training.tiny", "build", str(out), *flags, "--seed=3"],
-                         cwd=ROOT, capture_output=True, text=True, env={"HF_HUB_OFFLINE": "1", "PATH": ""})
+    run = subprocess.run(
+        [sys.executable, "-m", "training.tiny", "build", str(out), *flags, "--seed=3"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={"HF_HUB_OFFLINE": "1", "PATH": ""},
+    )
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout.strip().splitlines()[-1])["dir"] == str(out)
     return out
@@ -50,14 +62,20 @@ def test_tokenizer_encodes_any_text_and_keeps_20q_words_whole(built):
     quoted = tok("Is it 'snake'?", add_special_tokens=False)["input_ids"]
     bare = tok("snake", add_special_tokens=False)["input_ids"]
     assert any(quoted[i : i + len(bare)] == bare for i in range(len(quoted)))
-    assert len(tok("Is it an animal?", add_special_tokens=False)["input_ids"]) <= 8  # learned 20Q phrasing
+    assert (
+        len(tok("Is it an animal?", add_special_tokens=False)["input_ids"]) <= 8
+    )  # learned 20Q phrasing
 
 
 def test_chat_template_roles_generation_prompt_and_assistant_mask(built):
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(built)
-    chat = [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}, {"role": "assistant", "content": "Is it?"}]
+    chat = [
+        {"role": "system", "content": "S"},
+        {"role": "user", "content": "U"},
+        {"role": "assistant", "content": "Is it?"},
+    ]
     text = tok.apply_chat_template(chat, tokenize=False)
     assert text == "<|bos|><|system|>\nS<|end|>\n<|user|>\nU<|end|>\n<|assistant|>\nIs it?<|end|>\n"
     prompt = tok.apply_chat_template(chat[:2], tokenize=False, add_generation_prompt=True)
@@ -82,7 +100,9 @@ def test_corpus_and_config_validation():
     words = load_words()
     assert len(words) > 8000 and "apple" in words and words == sorted(set(words))
     lines = corpus(words[:50])
-    assert any(line.startswith("Is it") and line.endswith("?") for line in lines) and "Yes." in lines
+    assert (
+        any(line.startswith("Is it") and line.endswith("?") for line in lines) and "Yes." in lines
+    )
     with pytest.raises(ValueError):
         TinyConfig(hidden=30, heads=4)
     with pytest.raises(ValueError):

@@ -24,8 +24,13 @@ def test_seed_imports_word_lists_once_with_attribution_and_splits():
     assert counts == {"sft": 341, "rl": 3612, "val": 238, "test": 487}
     objects = WordList.objects.get(name="lmrl/objects")
     assert objects.entries.filter(word__text="soccer ball", category="Sports").exists()
-    airplane = objects.entries.get(word__text="airplane")  # "Airplane;Plane": canonical name + aliases
-    assert airplane.stats["aliases"] == ["plane"] and not objects.entries.filter(word__text__contains=";").exists()
+    airplane = objects.entries.get(
+        word__text="airplane"
+    )  # "Airplane;Plane": canonical name + aliases
+    assert (
+        airplane.stats["aliases"] == ["plane"]
+        and not objects.entries.filter(word__text__contains=";").exists()
+    )
 
 
 def test_seed_registers_default_model_specs_idempotently():
@@ -65,7 +70,11 @@ def test_eval_games_are_unique_per_job_word_and_sample():
 
 
 def test_every_model_is_registered_in_the_admin():
-    ours = [m for m in apps.get_models() if m._meta.app_label in {"catalog", "play", "jobs", "labelling", "leaderboards"}]
+    ours = [
+        m
+        for m in apps.get_models()
+        if m._meta.app_label in {"catalog", "play", "jobs", "labelling", "leaderboards"}
+    ]
     assert len(ours) >= 14
     missing = [m.__name__ for m in ours if m not in admin.site._registry]
     assert missing == []
@@ -92,8 +101,15 @@ def test_home_lists_word_lists(client):
 
 
 def test_signup_login_logout_flow(client):
-    response = client.post("/accounts/signup/", {"username": "ada", "email": "ada@example.org",
-                                                 "password1": "correct-horse-battery", "password2": "correct-horse-battery"})
+    response = client.post(
+        "/accounts/signup/",
+        {
+            "username": "ada",
+            "email": "ada@example.org",
+            "password1": "correct-horse-battery",
+            "password2": "correct-horse-battery",
+        },
+    )
     assert response.status_code == 302
     from django.contrib.auth import get_user_model
 
@@ -101,7 +117,9 @@ def test_signup_login_logout_flow(client):
     assert list(ada.groups.values_list("name", flat=True)) == ["player"]
     client.post("/accounts/logout/")
     assert "_auth_user_id" not in client.session
-    response = client.post("/accounts/login/", {"username": "ada", "password": "correct-horse-battery"})
+    response = client.post(
+        "/accounts/login/", {"username": "ada", "password": "correct-horse-battery"}
+    )
     assert response.status_code == 302 and client.session["_auth_user_id"] == str(ada.pk)
     client.post("/accounts/logout/")
     bad = client.post("/accounts/login/", {"username": "ada", "password": "wrong"})

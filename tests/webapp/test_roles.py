@@ -10,14 +10,19 @@ def test_guest_may_browse_but_not_reach_researcher_pages(client):
     assert client.get("/api/schema/").status_code == 200
     response = client.get("/jobs/")
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
-    assert client.post("/api/jobs/", {"kind": "smoke"}, content_type="application/json").status_code == 403
+    assert (
+        client.post("/api/jobs/", {"kind": "smoke"}, content_type="application/json").status_code
+        == 403
+    )
 
 
 def test_player_cannot_reach_researcher_pages_or_apis(client, player):
     client.force_login(player)
     assert client.get("/jobs/").status_code == 403
     assert client.get("/admin/").status_code == 302  # the admin sends non-staff to its log-in
-    response = client.post("/api/jobs/", {"kind": "smoke", "config": {}}, content_type="application/json")
+    response = client.post(
+        "/api/jobs/", {"kind": "smoke", "config": {}}, content_type="application/json"
+    )
     assert response.status_code == 403
     from webapp.jobs.models import Job
 
@@ -30,7 +35,9 @@ def test_annotator_is_not_a_researcher(client, annotator):
     assert client.get("/api/jobs/").status_code == 403
 
 
-def test_researcher_reaches_dashboard_admin_and_job_api(client, researcher, django_capture_on_commit_callbacks):
+def test_researcher_reaches_dashboard_admin_and_job_api(
+    client, researcher, django_capture_on_commit_callbacks
+):
     client.force_login(researcher)
     assert client.get("/jobs/").status_code == 200
     assert client.get("/admin/").status_code == 200
@@ -38,8 +45,11 @@ def test_researcher_reaches_dashboard_admin_and_job_api(client, researcher, djan
 
     with mock.patch("workers.tasks.job_run_task.apply_async") as apply_async:
         with django_capture_on_commit_callbacks(execute=True):
-            response = client.post("/api/jobs/", {"kind": "smoke", "config": {"message": "hi"}},
-                                   content_type="application/json")
+            response = client.post(
+                "/api/jobs/",
+                {"kind": "smoke", "config": {"message": "hi"}},
+                content_type="application/json",
+            )
     assert response.status_code == 202
     assert response["Location"] == f"/api/jobs/{response.json()['id']}/"
     apply_async.assert_called_once()
@@ -53,9 +63,15 @@ def test_invalid_job_config_is_refused_before_anything_is_queued(client, researc
 
     client.force_login(researcher)
     with mock.patch("workers.tasks.job_run_task.apply_async") as apply_async:
-        bad = client.post("/api/jobs/", {"kind": "smoke", "config": {"steps": "many"}}, content_type="application/json")
+        bad = client.post(
+            "/api/jobs/",
+            {"kind": "smoke", "config": {"steps": "many"}},
+            content_type="application/json",
+        )
         unknown = client.post("/api/jobs/", {"kind": "nope"}, content_type="application/json")
-        out_of_range = client.post("/api/jobs/", {"kind": "smoke", "config": {"steps": 0}}, content_type="application/json")
+        out_of_range = client.post(
+            "/api/jobs/", {"kind": "smoke", "config": {"steps": 0}}, content_type="application/json"
+        )
     assert bad.status_code == 400 and "steps" in bad.json()
     assert unknown.status_code == 400 and "kind" in unknown.json()
     assert out_of_range.status_code == 400 and "steps" in out_of_range.json()

@@ -26,27 +26,61 @@ def filesystem_transport_options(data_dir: Path) -> dict:
     folder.mkdir(parents=True, exist_ok=True)
     for name in ("processed", "control"):
         (data_dir / "broker" / name).mkdir(parents=True, exist_ok=True)
-    return {"data_folder_in": str(folder), "data_folder_out": str(folder),
-            "control_folder": str(data_dir / "broker" / "control")}
+    return {
+        "data_folder_in": str(folder),
+        "data_folder_out": str(folder),
+        "control_folder": str(data_dir / "broker" / "control"),
+    }
 
 
 class WorkerProcess:
-    def __init__(self, broker_url: str, data_dir: Path, log_path: Path, queues: str = "cpu", purge: bool = True):
+    def __init__(
+        self,
+        broker_url: str,
+        data_dir: Path,
+        log_path: Path,
+        queues: str = "cpu",
+        purge: bool = True,
+    ):
         env = dict(os.environ)
-        env.update({
-            "DJANGO_SETTINGS_MODULE": "webapp.settings.test",
-            "DATABASE_URL": test_database_url(),
-            "CELERY_BROKER_URL": broker_url,
-            "DATA_DIR": str(data_dir),
-            "JOB_HEARTBEAT_SECONDS": "1",
-        })
+        env.update(
+            {
+                "DJANGO_SETTINGS_MODULE": "webapp.settings.test",
+                "DATABASE_URL": test_database_url(),
+                "CELERY_BROKER_URL": broker_url,
+                "DATA_DIR": str(data_dir),
+                "JOB_HEARTBEAT_SECONDS": "1",
+            }
+        )
         self.log_path = log_path
         self._log = open(log_path, "w")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "workers.celery:app", "worker", "-Q", queues, "--pool", "solo",
-             "--concurrency", "1", "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "INFO",
-             "--hostname", f"test-{os.getpid()}-{time.monotonic_ns()}@%h", *(["--purge"] if purge else [])],
-            cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "workers.celery:app",
+                "worker",
+                "-Q",
+                queues,
+                "--pool",
+                "solo",
+                "--concurrency",
+                "1",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                "-l",
+                "INFO",
+                "--hostname",
+                f"test-{os.getpid()}-{time.monotonic_ns()}@%h",
+                *(["--purge"] if purge else []),
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
         )
 
     def log(self) -> str:
@@ -72,10 +106,15 @@ def start_worker(tmp_path):
 
     def start(broker_url: str, data_dir: Path | None = None, purge: bool = True) -> WorkerProcess:
         """A worker; by default it first purges messages left over from earlier runs."""
-        worker = WorkerProcess(broker_url, data_dir or tmp_path, tmp_path / f"worker-{len(workers)}.log", purge=purge)
+        worker = WorkerProcess(
+            broker_url, data_dir or tmp_path, tmp_path / f"worker-{len(workers)}.log", purge=purge
+        )
         workers.append(worker)
-        wait_for(lambda: " ready." in worker.log() or worker.proc.poll() is not None, timeout=60,
-                 what="the worker to be ready")
+        wait_for(
+            lambda: " ready." in worker.log() or worker.proc.poll() is not None,
+            timeout=60,
+            what="the worker to be ready",
+        )
         assert worker.proc.poll() is None, worker.log()
         return worker
 

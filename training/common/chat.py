@@ -12,8 +12,9 @@ tests check both give the same labels. Rows with an `untrained_prefix` are token
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from training.common.models import has_generation_markers
 
@@ -37,7 +38,9 @@ class EncodedChat:
 
 
 def _render(tokenizer: Any, messages: Sequence[dict], generation_prompt: bool = False) -> str:
-    return tokenizer.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=generation_prompt)
+    return tokenizer.apply_chat_template(
+        list(messages), tokenize=False, add_generation_prompt=generation_prompt
+    )
 
 
 def _runs(mask: Sequence[int]) -> list[tuple[int, int]]:
@@ -51,12 +54,15 @@ def _runs(mask: Sequence[int]) -> list[tuple[int, int]]:
     return runs
 
 
-def assistant_spans(tokenizer: Any, messages: Sequence[dict]) -> tuple[list[int], list[tuple[int, int]]]:
+def assistant_spans(
+    tokenizer: Any, messages: Sequence[dict]
+) -> tuple[list[int], list[tuple[int, int]]]:
     """Token ids of the chat and the token range of each assistant message."""
     n_assistant = sum(m["role"] == "assistant" for m in messages)
     if has_generation_markers(tokenizer):
-        enc = tokenizer.apply_chat_template(list(messages), tokenize=True, return_dict=True,
-                                            return_assistant_tokens_mask=True)
+        enc = tokenizer.apply_chat_template(
+            list(messages), tokenize=True, return_dict=True, return_assistant_tokens_mask=True
+        )
         ids, spans = list(enc["input_ids"]), _runs(enc["assistant_masks"])
         if len(spans) == n_assistant:
             return ids, spans
@@ -69,8 +75,10 @@ def assistant_spans(tokenizer: Any, messages: Sequence[dict]) -> tuple[list[int]
         before = _render(tokenizer, messages[:i], generation_prompt=True)
         upto = _render(tokenizer, messages[: i + 1])
         if not (full.startswith(upto) and upto.startswith(before)):
-            raise ValueError("the chat template renders earlier turns differently in longer chats; "
-                             "it cannot say which tokens belong to which message")
+            raise ValueError(
+                "the chat template renders earlier turns differently in longer chats; "
+                "it cannot say which tokens belong to which message"
+            )
         char_spans.append((len(before), len(upto)))
     enc = tokenizer(full, add_special_tokens=False, return_offsets_mapping=True)
     ids, offsets = list(enc["input_ids"]), enc["offset_mapping"]
@@ -95,16 +103,29 @@ def encode_chat(tokenizer: Any, messages: Sequence[dict], *, train: str = "last"
     return EncodedChat(ids, labels, spans)
 
 
-def encode_prompt_completion(tokenizer: Any, prompt: Sequence[dict], completion: Sequence[dict], *,
-                             untrained_prefix: str = "") -> EncodedChat:
+def encode_prompt_completion(
+    tokenizer: Any,
+    prompt: Sequence[dict],
+    completion: Sequence[dict],
+    *,
+    untrained_prefix: str = "",
+) -> EncodedChat:
     """A conversational prompt/completion example (TRL's format) with only the completion trained;
     `untrained_prefix`, the completion's opening text ("Is it"), is context too, not trained."""
     encoded = encode_chat(tokenizer, [*prompt, *completion], train="last")
     if untrained_prefix:
         start, end = encoded.spans[-1]
-        cut = next((k for k in range(start + 1, end)
-                    if tokenizer.decode(encoded.input_ids[start:k]) == untrained_prefix), None)
+        cut = next(
+            (
+                k
+                for k in range(start + 1, end)
+                if tokenizer.decode(encoded.input_ids[start:k]) == untrained_prefix
+            ),
+            None,
+        )
         if cut is None:
-            raise ValueError(f"the completion does not start with {untrained_prefix!r} on a token boundary")
+            raise ValueError(
+                f"the completion does not start with {untrained_prefix!r} on a token boundary"
+            )
         encoded.labels[start:cut] = [IGNORE] * (cut - start)
     return encoded

@@ -9,8 +9,9 @@ import json
 import os
 import sys
 import typing
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from training.reporting import ConsoleReporter, StopRequested
 
@@ -18,8 +19,9 @@ TRUE = ("1", "true", "yes", "on")
 
 
 def config_parser(cls: type, prog: str, description: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog, description=description,
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog=prog, description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         flags = ["--" + f.name.replace("_", "-")]
@@ -27,14 +29,26 @@ def config_parser(cls: type, prog: str, description: str) -> argparse.ArgumentPa
             flags.insert(0, "--base")
         kind = hints[f.name]
         convert = (lambda v: v.lower() in TRUE) if kind is bool else kind
-        parser.add_argument(*flags, dest=f.name, type=convert, default=None, choices=f.metadata.get("choices"),
-                            help=f"{f.metadata.get('help', '')} (default: {f.default!r})")
-    parser.add_argument("--out", type=Path, required=True,
-                        help="output folder for checkpoints and data; running again with it resumes")
+        parser.add_argument(
+            *flags,
+            dest=f.name,
+            type=convert,
+            default=None,
+            choices=f.metadata.get("choices"),
+            help=f"{f.metadata.get('help', '')} (default: {f.default!r})",
+        )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="output folder for checkpoints and data; running again with it resumes",
+    )
     return parser
 
 
-def main_for(cls: type, run: Callable[..., dict], prog: str, description: str, argv: list[str] | None = None) -> int:
+def main_for(
+    cls: type, run: Callable[..., dict], prog: str, description: str, argv: list[str] | None = None
+) -> int:
     """Parse flags into `cls`, call `run(config, ConsoleReporter(out))`, print the result as JSON."""
     args = vars(config_parser(cls, prog, description).parse_args(argv))
     out = args.pop("out")
@@ -43,7 +57,9 @@ def main_for(cls: type, run: Callable[..., dict], prog: str, description: str, a
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    main_process = int(os.environ.get("RANK", "0")) == 0  # torchrun / accelerate launch: rank 0 reports
+    main_process = (
+        int(os.environ.get("RANK", "0")) == 0
+    )  # torchrun / accelerate launch: rank 0 reports
     reporter = ConsoleReporter(out, stream=None if main_process else io.StringIO())
     try:
         result: dict[str, Any] = run(config, reporter)

@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 import zlib
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from games.guessers.base import Guesser
 from games.judges.base import Judge, playable_words
@@ -25,8 +26,15 @@ def game_seed(seed: int, word: str, sample: int) -> int:
 
 
 def play_teacher(
-    teacher: Guesser, judge: Judge, words: Sequence[str], *, samples: int = 1, max_turns: int = 20, seed: int = 0,
-    batch_size: int = 256, should_stop: Callable[[], bool] | None = None,
+    teacher: Guesser,
+    judge: Judge,
+    words: Sequence[str],
+    *,
+    samples: int = 1,
+    max_turns: int = 20,
+    seed: int = 0,
+    batch_size: int = 256,
+    should_stop: Callable[[], bool] | None = None,
     on_batch: Callable[[int, int], None] | None = None,
 ) -> list[Trajectory]:
     """`samples` games per word in lock-step batches (seeded per word and sample)."""
@@ -39,14 +47,21 @@ def play_teacher(
 
             raise StopRequested()
         chunk = plan[start : start + batch_size]
-        out += rollout(teacher, judge, [w for w, _ in chunk], seeds=[game_seed(seed, w, s) for w, s in chunk],
-                       config=config)
+        out += rollout(
+            teacher,
+            judge,
+            [w for w, _ in chunk],
+            seeds=[game_seed(seed, w, s) for w, s in chunk],
+            config=config,
+        )
         if on_batch is not None:
             on_batch(len(out), len(plan))
     return out
 
 
-def select_games(trajectories: Iterable[Trajectory], selection: str = "fastest") -> list[Trajectory]:
+def select_games(
+    trajectories: Iterable[Trajectory], selection: str = "fastest"
+) -> list[Trajectory]:
     """fastest: each secret's won games with the fewest turns (ties kept, as in ΔBelief-RL's SFT
     set); won: every won game; all: every finished game."""
     games = [t for t in trajectories if t.outcome is not Outcome.PLAYING and t.turns]
@@ -78,10 +93,14 @@ def trajectory_from_row(row: dict[str, Any]) -> Trajectory:
         config = json.loads(config)
     outcome = row.get("outcome") or "playing"
     return Trajectory(
-        secret=row["secret"], seed=int(row.get("seed") or 0), config=GameConfig.from_dict(config), turns=turns,
+        secret=row["secret"],
+        seed=int(row.get("seed") or 0),
+        config=GameConfig.from_dict(config),
+        turns=turns,
         outcome=Outcome(outcome) if outcome in Outcome._value2member_map_ else Outcome.PLAYING,
         guesser=str(row.get("guesser") or row.get("guesser_name") or ""),
-        judge=str(row.get("judge") or row.get("judge_name") or ""), initial_belief=row.get("initial_belief"),
+        judge=str(row.get("judge") or row.get("judge_name") or ""),
+        initial_belief=row.get("initial_belief"),
     )
 
 
@@ -131,8 +150,13 @@ def build_guesser_from_spec(spec: str, *, pool: Sequence[str] | None, max_turns:
 MakeGuesser = Callable[[Sequence[str] | None], Guesser]
 
 
-def build_teacher(config: Any, secrets: Iterable[str], *, make_teacher: MakeGuesser | None = None,
-                  pool: Sequence[str] | None = None) -> Guesser:
+def build_teacher(
+    config: Any,
+    secrets: Iterable[str],
+    *,
+    make_teacher: MakeGuesser | None = None,
+    pool: Sequence[str] | None = None,
+) -> Guesser:
     """The teacher of a GameDataConfig: `make_teacher` (web) or its games registry spec, over
     the pool (default: config.pool_word_list) plus every secret, so each secret is a candidate."""
     from games.wordlists import read_words
@@ -141,13 +165,20 @@ def build_teacher(config: Any, secrets: Iterable[str], *, make_teacher: MakeGues
         pool = read_words(config.pool_word_list)
     if pool is not None:
         pool = list(dict.fromkeys([*pool, *secrets]))
-    build = make_teacher or (lambda p: build_guesser_from_spec(config.teacher, pool=p, max_turns=config.max_turns))
+    build = make_teacher or (
+        lambda p: build_guesser_from_spec(config.teacher, pool=p, max_turns=config.max_turns)
+    )
     return build(pool)
 
 
 def gather_games(
-    config: Any, reporter: Any, *, trajectories: Sequence[Trajectory] | None = None,
-    make_teacher: MakeGuesser | None = None, judge: Judge | None = None, words: Sequence[str] | None = None,
+    config: Any,
+    reporter: Any,
+    *,
+    trajectories: Sequence[Trajectory] | None = None,
+    make_teacher: MakeGuesser | None = None,
+    judge: Judge | None = None,
+    words: Sequence[str] | None = None,
     pool: Sequence[str] | None = None,
 ) -> list[Trajectory]:
     """The games a GameDataConfig asks for. The web app passes what it resolved from the database
@@ -157,9 +188,13 @@ def gather_games(
     from games.wordlists import read_words
 
     if config.source == "games":
-        if trajectories is None:  # the command line: a file, filtered by the word list as the web app does
+        if (
+            trajectories is None
+        ):  # the command line: a file, filtered by the word list as the web app does
             if not config.games_file:
-                raise ValueError("source=games needs stored games (web) or games_file (command line)")
+                raise ValueError(
+                    "source=games needs stored games (web) or games_file (command line)"
+                )
             trajectories = read_trajectories(config.games_file)
             if words is None and config.word_list:
                 words = read_words(config.word_list)
@@ -171,23 +206,39 @@ def gather_games(
         return games
     if words is None:
         if config.split:
-            raise ValueError("split needs a word list of the web app; on the command line pass a file of the split")
+            raise ValueError(
+                "split needs a word list of the web app; on the command line pass a file of the split"
+            )
         words = read_words(config.word_list)
     judge = judge or build_judge(config.judge)
     playable, skipped = playable_words(judge, words)
     if config.limit_words:
         playable = playable[: config.limit_words]
     if skipped:
-        reporter.log(f"skipped {len(skipped)} words the judge cannot play: {', '.join(skipped[:20])}", level="warning")
+        reporter.log(
+            f"skipped {len(skipped)} words the judge cannot play: {', '.join(skipped[:20])}",
+            level="warning",
+        )
     if not playable:
         raise ValueError("no word of the word list can be played with this judge")
     teacher = build_teacher(config, playable, make_teacher=make_teacher, pool=pool)
-    reporter.log(f"playing {len(playable)} words × {config.teacher_samples} with the teacher {config.teacher}")
+    reporter.log(
+        f"playing {len(playable)} words × {config.teacher_samples} with the teacher {config.teacher}"
+    )
     games = play_teacher(
-        teacher, judge, playable, samples=config.teacher_samples, max_turns=config.max_turns, seed=config.seed,
+        teacher,
+        judge,
+        playable,
+        samples=config.teacher_samples,
+        max_turns=config.max_turns,
+        seed=config.seed,
         should_stop=reporter.should_stop,
-        on_batch=lambda done, total: reporter.progress(0.05 * done / total, f"teacher games {done}/{total}"),
+        on_batch=lambda done, total: reporter.progress(
+            0.05 * done / total, f"teacher games {done}/{total}"
+        ),
     )
     won = sum(t.won for t in games)
-    reporter.log(f"teacher won {won} of {len(games)} games (mean {sum(t.n_turns for t in games) / len(games):.1f} turns)")
+    reporter.log(
+        f"teacher won {won} of {len(games)} games (mean {sum(t.n_turns for t in games) / len(games):.1f} turns)"
+    )
     return games

@@ -6,12 +6,18 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from games.llm.chat import DEFAULT_GUESSER_PROMPT, MODEL_RUN_CONFIG, GuesserFormat, model_guesser_prompt
+from games.llm.chat import (
+    DEFAULT_GUESSER_PROMPT,
+    MODEL_RUN_CONFIG,
+    GuesserFormat,
+    model_guesser_prompt,
+)
 
 GENERATION_MARKER = re.compile(r"\{%-?\s*generation\s*-?%\}")
 
@@ -83,7 +89,9 @@ def _source(path: str) -> tuple[str, bool]:
         return local, True
     if os.path.exists(local) or path.startswith((".", "/", "~")):
         raise FileNotFoundError(f"model folder not found: {path}")
-    return path, not os.environ.get("TWENTYQ_ALLOW_HUB")  # a hub id: only from the local cache by default
+    return path, not os.environ.get(
+        "TWENTYQ_ALLOW_HUB"
+    )  # a hub id: only from the local cache by default
 
 
 def load_tokenizer(path: str) -> Any:
@@ -105,7 +113,9 @@ def load_model(path: str, *, adapter: str | None = None, dtype: str = "float32")
 
     source, local_only = _source(path)
     tokenizer = load_tokenizer(path)
-    model = AutoModelForCausalLM.from_pretrained(source, local_files_only=local_only, dtype=getattr(torch, dtype))
+    model = AutoModelForCausalLM.from_pretrained(
+        source, local_files_only=local_only, dtype=getattr(torch, dtype)
+    )
     if adapter:
         if not os.path.isdir(adapter):
             raise FileNotFoundError(f"adapter folder not found: {adapter}")
@@ -126,14 +136,19 @@ def merge_adapter(base: str, adapter: str, out_dir: str | Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    for folder in (adapter, base):  # the run that made the weights: its guesser prompt goes with them
+    for folder in (
+        adapter,
+        base,
+    ):  # the run that made the weights: its guesser prompt goes with them
         if (Path(folder) / MODEL_RUN_CONFIG).is_file():
             shutil.copyfile(Path(folder) / MODEL_RUN_CONFIG, out / MODEL_RUN_CONFIG)
             break
     return out
 
 
-def run_guesser_format(name: str, *model_folders: str | Path | None, max_turns: int) -> tuple[GuesserFormat, str]:
+def run_guesser_format(
+    name: str, *model_folders: str | Path | None, max_turns: int
+) -> tuple[GuesserFormat, str]:
     """The guesser format a run trains with, and its name: `name` ("paper", "short"), else the one
     the start model was trained with (recorded in its folder), else the paper's. The name goes into
     the run's resolved config, so its checkpoints play with the same prompt."""
@@ -145,8 +160,14 @@ def lora_config(*, rank: int, alpha: int, dropout: float, target_modules: str | 
     """A peft LoRA config for causal LMs (never on the LM head: TRL computes log-probs from its weight)."""
     from peft import LoraConfig
 
-    return LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=dropout, target_modules=target_modules,
-                      task_type="CAUSAL_LM", bias="none")
+    return LoraConfig(
+        r=rank,
+        lora_alpha=alpha,
+        lora_dropout=dropout,
+        target_modules=target_modules,
+        task_type="CAUSAL_LM",
+        bias="none",
+    )
 
 
 def has_generation_markers(tokenizer: Any) -> bool:

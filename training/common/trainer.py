@@ -17,9 +17,10 @@ import json
 import math
 import platform
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from transformers import TrainerCallback
 
@@ -28,11 +29,15 @@ from training.common.config import TrainConfig
 from training.common.models import DeviceSetup
 from training.reporting import Reporter, StopRequested
 
-RUN_CONFIG = MODEL_RUN_CONFIG  # training_config.json; HF's config.json (the architecture) sits next to it
+RUN_CONFIG = (
+    MODEL_RUN_CONFIG  # training_config.json; HF's config.json (the architecture) sits next to it
+)
 NEVER = 10**9
 
 
-def trainer_arguments(config: TrainConfig, setup: DeviceSetup, output_dir: str | Path) -> dict[str, Any]:
+def trainer_arguments(
+    config: TrainConfig, setup: DeviceSetup, output_dir: str | Path
+) -> dict[str, Any]:
     return dict(
         output_dir=str(output_dir),
         num_train_epochs=config.epochs,
@@ -46,7 +51,9 @@ def trainer_arguments(config: TrainConfig, setup: DeviceSetup, output_dir: str |
         optim="adamw_torch",
         max_grad_norm=config.max_grad_norm,
         per_device_train_batch_size=config.per_device_batch_size,
-        gradient_accumulation_steps=setup.accumulation(config.global_batch_size, config.per_device_batch_size),
+        gradient_accumulation_steps=setup.accumulation(
+            config.global_batch_size, config.per_device_batch_size
+        ),
         bf16=setup.bf16,
         fp16=setup.fp16,
         use_cpu=setup.device == "cpu",
@@ -75,8 +82,13 @@ def resolved_config(kind: str, config: TrainConfig, **resolved: Any) -> dict[str
         "kind": kind,
         "config": config.to_dict(),
         "resolved": resolved,
-        "versions": {"torch": torch.__version__, "transformers": transformers.__version__, "trl": trl.__version__,
-                     "peft": peft.__version__, "python": platform.python_version()},
+        "versions": {
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+            "trl": trl.__version__,
+            "peft": peft.__version__,
+            "python": platform.python_version(),
+        },
     }
 
 
@@ -104,8 +116,12 @@ def resume_checkpoint(reporter: Reporter) -> str | None:
     last = reporter.last_checkpoint()
     if last and _is_complete(Path(last["path"])):
         return str(last["path"])
-    folders = [p for p in Path(reporter.output_dir).glob("checkpoint-*") if p.name.split("-")[-1].isdigit()]
-    folders = sorted((p for p in folders if _is_complete(p)), key=lambda p: int(p.name.split("-")[-1]))
+    folders = [
+        p for p in Path(reporter.output_dir).glob("checkpoint-*") if p.name.split("-")[-1].isdigit()
+    ]
+    folders = sorted(
+        (p for p in folders if _is_complete(p)), key=lambda p: int(p.name.split("-")[-1])
+    )
     return str(folders[-1]) if folders else None
 
 
@@ -147,8 +163,10 @@ class ReporterCallback(TrainerCallback):
             self.last_logs = values
         self.reporter.metrics(state.global_step, values)
         if state.max_steps:
-            self.reporter.progress(min(state.global_step / state.max_steps, 1.0),
-                                   f"step {state.global_step}/{state.max_steps}")
+            self.reporter.progress(
+                min(state.global_step / state.max_steps, 1.0),
+                f"step {state.global_step}/{state.max_steps}",
+            )
 
     # -- stopping and checkpoints -----------------------------------------------------------------
     def on_step_end(self, args, state, control, **kwargs):
@@ -167,8 +185,13 @@ class ReporterCallback(TrainerCallback):
         write_run_config(folder, {**self.run_config, "step": state.global_step})
         record = {"step": state.global_step, "path": str(folder), "metrics": dict(self.last_logs)}
         self.checkpoints.append(record)
-        self.reporter.checkpoint(state.global_step, folder, metrics=record["metrics"], config=self.run_config,
-                                 is_adapter=self.is_adapter)
+        self.reporter.checkpoint(
+            state.global_step,
+            folder,
+            metrics=record["metrics"],
+            config=self.run_config,
+            is_adapter=self.is_adapter,
+        )
         self.reporter.log(f"checkpoint saved at step {state.global_step}: {folder}")
 
 

@@ -19,21 +19,30 @@ from training.reporting import ConsoleReporter
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m training.curation", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m training.curation", description=__doc__.split("\n")[0]
+    )
     hints = typing.get_type_hints(CurationConfig)
     for f in dataclasses.fields(CurationConfig):
         kind = hints[f.name]
         flag = "--" + f.name.replace("_", "-")
         help_text = f.metadata.get("help", "")
         if kind is bool:
-            parser.add_argument(flag, type=lambda v: v.lower() in ("1", "true", "yes", "on"), help=help_text)
+            parser.add_argument(
+                flag, type=lambda v: v.lower() in ("1", "true", "yes", "on"), help=help_text
+            )
         elif typing.get_origin(kind) is tuple:
             inner = typing.get_args(kind)[0]
-            parser.add_argument(flag, type=lambda v, t=inner: tuple(t(x.strip()) for x in v.split(",") if x.strip()),
-                                help=help_text + " (comma-separated)")
+            parser.add_argument(
+                flag,
+                type=lambda v, t=inner: tuple(t(x.strip()) for x in v.split(",") if x.strip()),
+                help=help_text + " (comma-separated)",
+            )
         else:
             parser.add_argument(flag, type=kind, choices=f.metadata.get("choices"), help=help_text)
-    parser.add_argument("--words-file", type=Path, help="source=text: read the words from this file")
+    parser.add_argument(
+        "--words-file", type=Path, help="source=text: read the words from this file"
+    )
     parser.add_argument("--out", type=Path, default=Path("var/curation"), help="output folder")
     return parser
 
@@ -42,7 +51,12 @@ def read_list(name: str) -> list[tuple[str, str]]:
     """A shipped list or a file as (word, category) pairs (games.wordlists.parse_entry)."""
     from games.wordlists import parse_entry, resolve
 
-    return [(word, category) for word, _, category in map(parse_entry, resolve(name).read_text(encoding="utf-8").splitlines())]
+    return [
+        (word, category)
+        for word, _, category in map(
+            parse_entry, resolve(name).read_text(encoding="utf-8").splitlines()
+        )
+    ]
 
 
 def cli_inputs(config: CurationConfig) -> Inputs:
@@ -50,12 +64,19 @@ def cli_inputs(config: CurationConfig) -> Inputs:
 
     fairness = build_judge(config.fairness_judge).backend if config.fairness_judge else None
     lists = {n: read_list(n) for n in config.word_lists} if config.source == "word_lists" else None
+
     def make_guesser(pool):
         if config.guesser == "infogain":
             return build_guesser(config.guesser, pool=pool, max_turns=config.max_turns)
-        return build_guesser(config.guesser, pool=pool) if config.guesser == "random" else build_guesser(config.guesser)
+        return (
+            build_guesser(config.guesser, pool=pool)
+            if config.guesser == "random"
+            else build_guesser(config.guesser)
+        )
 
-    return Inputs(judge=build_judge(config.judge), lists=lists, fairness=fairness, make_guesser=make_guesser)
+    return Inputs(
+        judge=build_judge(config.judge), lists=lists, fairness=fairness, make_guesser=make_guesser
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,14 +26,18 @@ class Stage:
     def check(self) -> None:
         """Every word that went in came out or was dropped with a reason."""
         if self.n_in != len(self.kept) + self.n_dropped:
-            raise AssertionError(f"stage {self.name}: {self.n_in} in != {len(self.kept)} out + "
-                                 f"{self.n_dropped} dropped")
+            raise AssertionError(
+                f"stage {self.name}: {self.n_in} in != {len(self.kept)} out + "
+                f"{self.n_dropped} dropped"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         self.check()
         reasons = sorted(self.dropped, key=lambda r: (-len(self.dropped[r]), r))
         return {
-            "stage": self.name, "in": self.n_in, "out": len(self.kept),
+            "stage": self.name,
+            "in": self.n_in,
+            "out": len(self.kept),
             "dropped": {r: len(self.dropped[r]) for r in reasons},
             "examples": {r: self.dropped[r][:N_EXAMPLES] for r in reasons},
             **({"detail": self.detail} if self.detail else {}),

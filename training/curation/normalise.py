@@ -83,7 +83,9 @@ def split_entries(text: str) -> list[str]:
     return [item for line in lines for item in ([line] if "\t" in line else ITEMS.split(line))]
 
 
-def normalise_entries(entries: list[str] | list[tuple[str, str]], *, source: str = "") -> Normalised:
+def normalise_entries(
+    entries: list[str] | list[tuple[str, str]], *, source: str = ""
+) -> Normalised:
     """Entries are raw strings (`category<TAB>word` allowed) or (word, category) pairs."""
     out = Normalised(n_entries=len(entries))
     seen: set[str] = set()
@@ -99,8 +101,11 @@ def normalise_entries(entries: list[str] | list[tuple[str, str]], *, source: str
         seen.add(word)
         for change in changes:
             out.changed[change] = out.changed.get(change, 0) + 1
-        out.candidates.append(Candidate(word, category.strip(), (source,) if source else (),
-                                        raw=raw if changes else ""))
+        out.candidates.append(
+            Candidate(
+                word, category.strip(), (source,) if source else (), raw=raw if changes else ""
+            )
+        )
     return out
 
 

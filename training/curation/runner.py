@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -32,8 +33,12 @@ P_SOURCE, P_JUDGE, P_GAMES = 0.01, 0.05, 0.95
 @dataclass
 class Inputs:
     judge: Judge
-    make_guesser: Callable[[list[str] | None], Guesser]  # candidate pool (None = every KB noun) -> guesser
-    lists: dict[str, list[tuple[str, str]]] | None = None  # source=word_lists: name -> (word, category)
+    make_guesser: Callable[
+        [list[str] | None], Guesser
+    ]  # candidate pool (None = every KB noun) -> guesser
+    lists: dict[str, list[tuple[str, str]]] | None = (
+        None  # source=word_lists: name -> (word, category)
+    )
     fairness: Any = None  # an LLM backend for the optional fairness question
     kb: KnowledgeBase | None = None
 
@@ -57,7 +62,9 @@ def run(config: CurationConfig, reporter: Reporter, *, inputs: Inputs) -> Curati
         done.append(stage)
         timings[stage.name] = round(time.perf_counter() - t0, 2)
         log_drops(stage, reporter.log)
-        reporter.log(f"{stage.name}: {stage.n_in} in, {len(stage.kept)} out, {stage.n_dropped} dropped")
+        reporter.log(
+            f"{stage.name}: {stage.n_in} in, {len(stage.kept)} out, {stage.n_dropped} dropped"
+        )
         _write_funnel(out_dir, done)
 
     # 1. source
@@ -74,12 +81,19 @@ def run(config: CurationConfig, reporter: Reporter, *, inputs: Inputs) -> Curati
     # 2. judge filter
     t0 = time.perf_counter()
     judged, facts = stages.judge_filter(
-        source.kept, config=config, kb=kb, judge=inputs.judge, fairness=inputs.fairness,
-        progress=lambda f: reporter.progress(P_SOURCE + f * (P_JUDGE - P_SOURCE), "fairness judge"))
+        source.kept,
+        config=config,
+        kb=kb,
+        judge=inputs.judge,
+        fairness=inputs.fairness,
+        progress=lambda f: reporter.progress(P_SOURCE + f * (P_JUDGE - P_SOURCE), "fairness judge"),
+    )
     finish(judged, t0)
     if config.split_total_count > len(judged.kept):
-        raise ValueError(f"the splits need {config.split_total_count} words but only {len(judged.kept)} passed "
-                         "the judge filter")
+        raise ValueError(
+            f"the splits need {config.split_total_count} words but only {len(judged.kept)} passed "
+            "the judge filter"
+        )
     if not judged.kept:
         raise ValueError("no candidate passed the judge filter")
 
@@ -87,11 +101,18 @@ def run(config: CurationConfig, reporter: Reporter, *, inputs: Inputs) -> Curati
     t0 = time.perf_counter()
     words = [c.word for c in judged.kept]
     guesser = inputs.make_guesser(words if config.guesser_pool == "candidates" else None)
-    reporter.log(f"solvability: {config.samples} games per word, {guesser.name} against {inputs.judge.name}"
-                 + (f" (answers flipped with p={config.answer_noise})" if config.answer_noise else ""))
+    reporter.log(
+        f"solvability: {config.samples} games per word, {guesser.name} against {inputs.judge.name}"
+        + (f" (answers flipped with p={config.answer_noise})" if config.answer_noise else "")
+    )
     games = stages.solvability(
-        words, config=config, guesser=guesser, judge=inputs.judge, reporter=reporter,
-        progress=lambda f, msg: reporter.progress(P_JUDGE + f * (P_GAMES - P_JUDGE), msg))
+        words,
+        config=config,
+        guesser=guesser,
+        judge=inputs.judge,
+        reporter=reporter,
+        progress=lambda f, msg: reporter.progress(P_JUDGE + f * (P_GAMES - P_JUDGE), msg),
+    )
     solvable = _solvable(judged, games, config)
     finish(solvable, t0)
 
@@ -99,30 +120,64 @@ def run(config: CurationConfig, reporter: Reporter, *, inputs: Inputs) -> Curati
     t0 = time.perf_counter()
     kept = [c.word for c in solvable.kept]
     difficulty = stages.difficulties(games, config.difficulty)
-    rated = Stage("difficulty", len(kept), kept=list(solvable.kept), detail={
-        "model": config.difficulty, "quantiles": _quantiles([difficulty[w] for w in kept])})
+    rated = Stage(
+        "difficulty",
+        len(kept),
+        kept=list(solvable.kept),
+        detail={"model": config.difficulty, "quantiles": _quantiles([difficulty[w] for w in kept])},
+    )
     finish(rated, t0)
     t0 = time.perf_counter()
     splits = assign_splits(kept, config)
-    split_stage = Stage("splits", len(kept), kept=list(solvable.kept), detail={
-        "sizes": {s: sum(v == s for v in splits.values()) for s in ("val", "test", "sft", "rl", "")},
-        "seed": config.seed, "split_by": config.split_by})
+    split_stage = Stage(
+        "splits",
+        len(kept),
+        kept=list(solvable.kept),
+        detail={
+            "sizes": {
+                s: sum(v == s for v in splits.values()) for s in ("val", "test", "sft", "rl", "")
+            },
+            "seed": config.seed,
+            "split_by": config.split_by,
+        },
+    )
     finish(split_stage, t0)
     t0 = time.perf_counter()
     subsets = training_subsets(splits, {w: games[w].solve_rate for w in kept}, config)
-    subset_stage = Stage("training subsets", len(kept), kept=list(solvable.kept),
-                         detail={"counts": subset_counts(subsets, config)})
+    subset_stage = Stage(
+        "training subsets",
+        len(kept),
+        kept=list(solvable.kept),
+        detail={"counts": subset_counts(subsets, config)},
+    )
     finish(subset_stage, t0)
 
-    entries = [_entry(c, games[c.word], difficulty[c.word], splits[c.word], subsets[c.word], facts.get(c.word, {}))
-               for c in solvable.kept]
+    entries = [
+        _entry(
+            c,
+            games[c.word],
+            difficulty[c.word],
+            splits[c.word],
+            subsets[c.word],
+            facts.get(c.word, {}),
+        )
+        for c in solvable.kept
+    ]
     funnel = [s.to_dict() for s in done]
     _write_outputs(out_dir, entries, done, reporter)
     summary = {
-        "candidates": source.n_in, "kept": len(entries), "games": sum(r.games for r in games.values()),
-        "splits": split_stage.detail["sizes"], "subsets": subset_stage.detail["counts"],
-        "guesser": guesser.name, "judge": inputs.judge.name,
-        "knowledge_base": {"source": kb.meta.get("source", ""), "nouns": len(kb.nouns), "features": len(kb.features)},
+        "candidates": source.n_in,
+        "kept": len(entries),
+        "games": sum(r.games for r in games.values()),
+        "splits": split_stage.detail["sizes"],
+        "subsets": subset_stage.detail["counts"],
+        "guesser": guesser.name,
+        "judge": inputs.judge.name,
+        "knowledge_base": {
+            "source": kb.meta.get("source", ""),
+            "nouns": len(kb.nouns),
+            "features": len(kb.features),
+        },
         "seconds": round(time.perf_counter() - started, 1),
         "stage_seconds": timings,
     }
@@ -132,9 +187,16 @@ def run(config: CurationConfig, reporter: Reporter, *, inputs: Inputs) -> Curati
 
 def _solvable(judged: Stage, games: dict[str, stages.WordGames], config: CurationConfig) -> Stage:
     """The judged candidates solved in at least `min_solved` of their `samples` games."""
-    solvable = Stage("solvability", len(judged.kept), detail={
-        "games": sum(r.games for r in games.values()), "k": config.samples, "min_solved": config.min_solved,
-        "solve_rate_histogram": _histogram([r.solve_rate for r in games.values()])})
+    solvable = Stage(
+        "solvability",
+        len(judged.kept),
+        detail={
+            "games": sum(r.games for r in games.values()),
+            "k": config.samples,
+            "min_solved": config.min_solved,
+            "solve_rate_histogram": _histogram([r.solve_rate for r in games.values()]),
+        },
+    )
     reason = f"solved fewer than {config.min_solved} of {config.samples} games"
     for cand in judged.kept:
         r = games[cand.word]
@@ -145,17 +207,31 @@ def _solvable(judged: Stage, games: dict[str, stages.WordGames], config: Curatio
     return solvable
 
 
-def _entry(cand, games: stages.WordGames, difficulty: float, split: str, subsets: list[str], facts: dict) -> dict:
-    stats = {"games": games.games, "solved": games.solved,
-             "mean_turns": round(games.turns / games.games, 3) if games.games else None,
-             "subsets": subsets, "sources": list(cand.sources)}
-    stats.update({k: v for k, v in facts.items() if k in ("lexname", "features", "hypernyms", "kb_noun")})
+def _entry(
+    cand, games: stages.WordGames, difficulty: float, split: str, subsets: list[str], facts: dict
+) -> dict:
+    stats = {
+        "games": games.games,
+        "solved": games.solved,
+        "mean_turns": round(games.turns / games.games, 3) if games.games else None,
+        "subsets": subsets,
+        "sources": list(cand.sources),
+    }
+    stats.update(
+        {k: v for k, v in facts.items() if k in ("lexname", "features", "hypernyms", "kb_noun")}
+    )
     if cand.raw:
         stats["given_as"] = cand.raw
     mean_q = games.mean_questions
-    return {"word": cand.word, "category": cand.category or facts.get("lexname", "").removeprefix("noun."),
-            "split": split, "difficulty": round(float(difficulty), 6), "solve_rate": games.solve_rate,
-            "mean_questions": round(mean_q, 3) if mean_q is not None else None, "stats": stats}
+    return {
+        "word": cand.word,
+        "category": cand.category or facts.get("lexname", "").removeprefix("noun."),
+        "split": split,
+        "difficulty": round(float(difficulty), 6),
+        "solve_rate": games.solve_rate,
+        "mean_questions": round(mean_q, 3) if mean_q is not None else None,
+        "stats": stats,
+    }
 
 
 def _histogram(rates: list[float], bins: int = 10) -> list[int]:
@@ -177,13 +253,22 @@ def _write_funnel(out_dir: Path, done: list[Stage]) -> None:
     tmp.replace(out_dir / "funnel.json")
 
 
-def _write_outputs(out_dir: Path, entries: list[dict], done: list[Stage], reporter: Reporter) -> None:
+def _write_outputs(
+    out_dir: Path, entries: list[dict], done: list[Stage], reporter: Reporter
+) -> None:
     curated, dropped = out_dir / "curated.jsonl", out_dir / "dropped.jsonl"
     with curated.open("w", encoding="utf-8") as f:
         f.writelines(json.dumps(e) + "\n" for e in entries)
     with dropped.open("w", encoding="utf-8") as f:
         for stage in done:
             for reason, words in stage.dropped.items():
-                f.writelines(json.dumps({"stage": stage.name, "reason": reason, "word": w}) + "\n" for w in words)
-    for kind, path in (("curation-words", curated), ("curation-dropped", dropped), ("curation-funnel", out_dir / "funnel.json")):
+                f.writelines(
+                    json.dumps({"stage": stage.name, "reason": reason, "word": w}) + "\n"
+                    for w in words
+                )
+    for kind, path in (
+        ("curation-words", curated),
+        ("curation-dropped", dropped),
+        ("curation-funnel", out_dir / "funnel.json"),
+    ):
         reporter.artifact(kind, path.name, path)

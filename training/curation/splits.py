@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from training.curation.config import SPLIT_NAMES, CurationConfig, curriculum_name
 
@@ -30,8 +30,10 @@ def split_sizes(n: int, config: CurationConfig) -> dict[str, int]:
     if config.split_by == "count":
         sizes = {s: int(v) for s, v in values.items()}
         if sum(sizes.values()) > n:
-            raise ValueError(f"the splits need {sum(sizes.values())} words ({', '.join(f'{s}={k}' for s, k in sizes.items())}) "
-                             f"but only {n} words are left")
+            raise ValueError(
+                f"the splits need {sum(sizes.values())} words ({', '.join(f'{s}={k}' for s, k in sizes.items())}) "
+                f"but only {n} words are left"
+            )
         return sizes
     exact = {s: v * n for s, v in values.items()}
     sizes = {s: math.floor(x + 1e-9) for s, x in exact.items()}
@@ -49,7 +51,7 @@ def assign_splits(words: Iterable[str], config: CurationConfig) -> dict[str, str
     out: dict[str, str] = {}
     at = 0
     for split in SPLIT_NAMES:
-        for word in order[at: at + sizes[split]]:
+        for word in order[at : at + sizes[split]]:
             out[word] = split
         at += sizes[split]
     for word in order[at:]:
@@ -57,7 +59,9 @@ def assign_splits(words: Iterable[str], config: CurationConfig) -> dict[str, str
     return out
 
 
-def training_subsets(splits: Mapping[str, str], solve_rates: Mapping[str, float], config: CurationConfig) -> dict[str, list[str]]:
+def training_subsets(
+    splits: Mapping[str, str], solve_rates: Mapping[str, float], config: CurationConfig
+) -> dict[str, list[str]]:
     """word -> its subsets, for RL-split words:
     - rl_band: the first rl_band_size RL words (in a seeded hash order) whose solve rate is within
       [rl_band_low, rl_band_high] — neither too easy nor too hard;
@@ -65,8 +69,11 @@ def training_subsets(splits: Mapping[str, str], solve_rates: Mapping[str, float]
       threshold is a subset of a lower one)."""
     rl_words = [w for w, s in splits.items() if s == "rl"]
     out: dict[str, list[str]] = {w: [] for w in splits}
-    in_band = [w for w in hash_order(rl_words, config.seed, salt=RL_BAND)
-               if config.rl_band_low <= solve_rates[w] <= config.rl_band_high]
+    in_band = [
+        w
+        for w in hash_order(rl_words, config.seed, salt=RL_BAND)
+        if config.rl_band_low <= solve_rates[w] <= config.rl_band_high
+    ]
     for word in in_band[: config.rl_band_size]:
         out[word].append(RL_BAND)
     for threshold in sorted(config.curriculum):

@@ -11,9 +11,9 @@ import json
 import math
 import time
 import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -30,7 +30,9 @@ from training.curation.normalise import DUPLICATE, Candidate, normalise_entries,
 from training.reporting import Reporter, StopRequested
 
 CHECKPOINT_SECONDS = 120.0
-MIN_NOUN_TAGS = 5  # top_nouns: SemCor tags of a word's noun senses, evidence that it is used as a noun
+MIN_NOUN_TAGS = (
+    5  # top_nouns: SemCor tags of a word's noun senses, evidence that it is used as a noun
+)
 ISA = 0  # index of "isa" in games.kb.RELATIONS
 
 
@@ -48,8 +50,12 @@ def source_lists(lists: dict[str, list[tuple[str, str]]]) -> Stage:
         for cand in result.candidates:
             if cand.word in by_word:  # in an earlier list: one candidate, both sources
                 first = by_word[cand.word]
-                by_word[cand.word] = Candidate(first.word, first.category or cand.category,
-                                               first.sources + cand.sources, first.raw)
+                by_word[cand.word] = Candidate(
+                    first.word,
+                    first.category or cand.category,
+                    first.sources + cand.sources,
+                    first.raw,
+                )
                 stage.drop(cand.raw or cand.word, DUPLICATE)
             else:
                 by_word[cand.word] = cand
@@ -117,13 +123,23 @@ def kb_facts(kb: KnowledgeBase, word: str, sense: str) -> dict | None:
     features = kb.feature_set(noun, sense)
     senses = kb.senses(noun, sense)
     isa = int(np.count_nonzero(kb.feature_relation[list(features)] == ISA)) if features else 0
-    return {"kb_noun": kb.nouns[noun], "lexname": kb.synset_lexnames[senses[0]] if senses else "",
-            "features": len(features), "hypernyms": isa, "senses": len(senses)}
+    return {
+        "kb_noun": kb.nouns[noun],
+        "lexname": kb.synset_lexnames[senses[0]] if senses else "",
+        "features": len(features),
+        "hypernyms": isa,
+        "senses": len(senses),
+    }
 
 
 def judge_filter(
-    candidates: Sequence[Candidate], *, config: CurationConfig, kb: KnowledgeBase, judge: Judge,
-    fairness=None, progress: Callable[[float], None] | None = None,
+    candidates: Sequence[Candidate],
+    *,
+    config: CurationConfig,
+    kb: KnowledgeBase,
+    judge: Judge,
+    fairness=None,
+    progress: Callable[[float], None] | None = None,
 ) -> tuple[Stage, dict[str, dict]]:
     """Rules, in order (the first that fails is the reason): with kb_filter, a knowledge-base noun;
     one word per noun ("mice" and "mouse": the one spelled like the noun, else the first); most
@@ -149,7 +165,9 @@ def judge_filter(
                 continue
             kept_word = keeper[info["kb_noun"]]
             if kept_word != cand.word:
-                stage.drop(f"{cand.word} (= {kept_word})", "same knowledge-base noun as another word")
+                stage.drop(
+                    f"{cand.word} (= {kept_word})", "same knowledge-base noun as another word"
+                )
                 continue
             if info["lexname"] in excluded:
                 stage.drop(cand.word, f"lexical file {info['lexname']}")
@@ -167,11 +185,15 @@ def judge_filter(
             facts.setdefault(cand.word, {})["judge_error"] = str(err)[:200]
             continue
         passed.append(cand)
-    stage.kept = fairness_filter(passed, fairness, stage, progress) if fairness is not None else passed
+    stage.kept = (
+        fairness_filter(passed, fairness, stage, progress) if fairness is not None else passed
+    )
     return stage, facts
 
 
-def fairness_filter(candidates: list[Candidate], backend, stage: Stage, progress=None, batch: int = 32) -> list[Candidate]:
+def fairness_filter(
+    candidates: list[Candidate], backend, stage: Stage, progress=None, batch: int = 32
+) -> list[Candidate]:
     """Ask an LLM backend, per word, whether it is a fair secret (greedy, <answer>Yes/No</answer>)."""
     from games.llm.base import SamplingParams
     from games.llm.chat import parse_judge_answer
@@ -179,7 +201,7 @@ def fairness_filter(candidates: list[Candidate], backend, stage: Stage, progress
     sampling = SamplingParams(max_new_tokens=96, temperature=0.0, stop=("</answer>",))
     kept = []
     for offset in range(0, len(candidates), batch):
-        chunk = candidates[offset: offset + batch]
+        chunk = candidates[offset : offset + batch]
         chats = [[{"role": "user", "content": FAIRNESS_PROMPT.format(word=c.word)}] for c in chunk]
         for cand, gen in zip(chunk, backend.generate(chats, sampling)):
             verdict = parse_judge_answer(gen.text)
@@ -213,8 +235,12 @@ class NoisyJudge(Judge):
             u = (zlib.crc32(f"flip:{request.seed}".encode()) & 0xFFFFFFFF) / 2**32
             if answer.verdict in (Verdict.YES, Verdict.NO) and u < self.noise:
                 flipped = Verdict.NO if answer.verdict is Verdict.YES else Verdict.YES
-                answer = JudgeAnswer(flipped, raw=f"{answer.raw} (flipped)", votes=answer.votes,
-                                     disagreement=answer.disagreement)
+                answer = JudgeAnswer(
+                    flipped,
+                    raw=f"{answer.raw} (flipped)",
+                    votes=answer.votes,
+                    disagreement=answer.disagreement,
+                )
             out.append(answer)
         return out
 
@@ -241,12 +267,25 @@ def game_seed(seed: int, word: str, sample: int) -> int:
 
 def fingerprint(config: CurationConfig, words: Sequence[str], guesser: str, judge: str) -> str:
     """Identifies a solvability plan, so a checkpoint is only resumed by the same plan."""
-    key = [list(words), config.samples, config.seed, config.max_turns, config.answer_noise, guesser, judge]
+    key = [
+        list(words),
+        config.samples,
+        config.seed,
+        config.max_turns,
+        config.answer_noise,
+        guesser,
+        judge,
+    ]
     return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
 
 
 def solvability(
-    words: Sequence[str], *, config: CurationConfig, guesser: Guesser, judge: Judge, reporter: Reporter,
+    words: Sequence[str],
+    *,
+    config: CurationConfig,
+    guesser: Guesser,
+    judge: Judge,
+    reporter: Reporter,
     progress: Callable[[float, str], None],
 ) -> dict[str, WordGames]:
     """k games per word in lock-step batches (sample-major, so a partial run covers every word).
@@ -265,9 +304,14 @@ def solvability(
         if reporter.should_stop():
             _save(reporter, key, results, offset)
             raise StopRequested()
-        batch = plan[offset: offset + config.batch_size]
-        trajectories = rollout(guesser, judge, [w for w, _ in batch],
-                               seeds=[game_seed(config.seed, w, s) for w, s in batch], config=game_config)
+        batch = plan[offset : offset + config.batch_size]
+        trajectories = rollout(
+            guesser,
+            judge,
+            [w for w, _ in batch],
+            seeds=[game_seed(config.seed, w, s) for w, s in batch],
+            config=game_config,
+        )
         for (word, _), traj in zip(batch, trajectories):
             r = results[word]
             r.games += 1
@@ -279,8 +323,13 @@ def solvability(
         won += sum(t.won for t in trajectories)
         finished = offset + len(batch)
         elapsed = time.perf_counter() - start
-        reporter.metrics(finished, {"curation/success_rate": won / played,
-                                    "curation/games_per_second": played / max(elapsed, 1e-9)})
+        reporter.metrics(
+            finished,
+            {
+                "curation/success_rate": won / played,
+                "curation/games_per_second": played / max(elapsed, 1e-9),
+            },
+        )
         progress(finished / len(plan), f"solvability: {finished}/{len(plan)} games")
         if time.monotonic() - last_save >= CHECKPOINT_SECONDS and finished < len(plan):
             _save(reporter, key, results, finished)
@@ -291,8 +340,17 @@ def solvability(
 def _save(reporter: Reporter, key: str, results: dict[str, WordGames], done: int) -> None:
     path = Path(reporter.output_dir) / "solvability.json"
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"fingerprint": key, "done": done,
-                               "results": {w: [r.games, r.solved, r.turns_solved, r.turns] for w, r in results.items()}}))
+    tmp.write_text(
+        json.dumps(
+            {
+                "fingerprint": key,
+                "done": done,
+                "results": {
+                    w: [r.games, r.solved, r.turns_solved, r.turns] for w, r in results.items()
+                },
+            }
+        )
+    )
     tmp.replace(path)
     reporter.checkpoint(done, path, metrics={"games_done": done})
 
@@ -304,18 +362,24 @@ def _resume(reporter: Reporter, key: str) -> tuple[dict[str, WordGames], int]:
         return {}, 0
     data = json.loads(path.read_text())
     if data.get("fingerprint") != key:
-        reporter.log("solvability: the last checkpoint is of another plan; starting afresh", "warning")
+        reporter.log(
+            "solvability: the last checkpoint is of another plan; starting afresh", "warning"
+        )
         return {}, 0
     return {w: WordGames(*v) for w, v in data["results"].items()}, int(data["done"])
 
 
 # -- 4. difficulty ----------------------------------------------------------------------------
-def difficulties(results: dict[str, WordGames], model: str, player: str = "reference") -> dict[str, float]:
+def difficulties(
+    results: dict[str, WordGames], model: str, player: str = "reference"
+) -> dict[str, float]:
     """Higher is harder. `logit`: log((k - c + 1/2) / (c + 1/2)) of c solved in k games. `rasch`:
     the item difficulty b of a Rasch fit of the reference guesser's games (games.rating; centred
     at 0, ridge-regularised so all-solved and never-solved words get finite values)."""
     if model == "logit":
-        return {w: math.log((r.games - r.solved + 0.5) / (r.solved + 0.5)) for w, r in results.items()}
+        return {
+            w: math.log((r.games - r.solved + 0.5) / (r.solved + 0.5)) for w, r in results.items()
+        }
     from games.rating import rasch_fit
 
     played = {w: r for w, r in results.items() if r.games}

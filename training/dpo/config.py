@@ -5,42 +5,94 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from training.common.config import (
-    GameDataConfig, _check, check_between, check_choice, check_guesser_prompt, guesser_prompt_field, new_defaults,
+    GameDataConfig,
+    _check,
+    check_between,
+    check_choice,
+    check_guesser_prompt,
+    guesser_prompt_field,
+    new_defaults,
 )
 from training.dpo.pairs import REWARDS
 
 LOSS_TYPES = ("sigmoid", "ipo", "hinge", "robust")
-RATING_KINDS = ("hf", "transformers", "vllm", "openai")  # games registry specs of an LLM (games.registry._backend)
+RATING_KINDS = (
+    "hf",
+    "transformers",
+    "vllm",
+    "openai",
+)  # games registry specs of an LLM (games.registry._backend)
 
 
 @dataclass(frozen=True)
-@new_defaults(epochs=1.0, learning_rate=5e-6, global_batch_size=64, per_device_batch_size=4, lora=True,
-              lora_rank=8, lora_alpha=16)
+@new_defaults(
+    epochs=1.0,
+    learning_rate=5e-6,
+    global_batch_size=64,
+    per_device_batch_size=4,
+    lora=True,
+    lora_rank=8,
+    lora_alpha=16,
+)
 class DPOJobConfig(GameDataConfig):
     """Histories are prefixes of the selected games (by default every teacher game); the policy
     (the base model) samples `candidates` next questions per history; chosen/rejected = best/worst
     by `reward`. Batches count preference pairs."""
 
-    word_list: str = field(default="dbrl/paper_rl", metadata={
-        "help": "secrets of the games whose prefixes are histories (a word list name, or a file on the command line)"})
-    selection: str = field(default="all", metadata={
-        "help": "games whose prefixes are histories: fastest, won or all", "choices": ("fastest", "won", "all")})
-    prefixes_per_game: int = field(default=4, metadata={"help": "histories drawn from each game (0 = every turn)"})
-    candidates: int = field(default=4, metadata={"help": "N: next questions the policy samples per history"})
-    reward: str = field(default="infogain", metadata={
-        "help": "infogain: bits the KB's consistent candidate set shrinks; belief: ΔBelief + engine reward; "
-                "success: mean return of continued games; rating: a judge model's 1–5 rating of the question "
-                "(expected digit) + engine reward", "choices": REWARDS})
-    rating_model: str = field(default="", metadata={
-        "help": "reward=rating: model spec of the rating judge (hf:FOLDER, vllm:FOLDER or openai:URL#MODEL; "
-                "the policy's own folder reuses the policy)"})
-    min_reward_gap: float = field(default=0.25, metadata={
-        "help": "drop pairs whose best−worst reward gap is smaller (bits for infogain)"})
-    continuations: int = field(default=2, metadata={"help": "reward=success: games played on per candidate"})
-    temperature: float = field(default=1.0, metadata={"help": "sampling temperature of the candidates"})
-    max_new_tokens: int = field(default=32, metadata={"help": "longest candidate question in tokens"})
-    beta: float = field(default=0.1, metadata={"help": "DPO β: higher stays closer to the reference model"})
-    loss_type: str = field(default="sigmoid", metadata={"help": "TRL DPO loss", "choices": LOSS_TYPES})
+    word_list: str = field(
+        default="dbrl/paper_rl",
+        metadata={
+            "help": "secrets of the games whose prefixes are histories (a word list name, or a file on the command line)"
+        },
+    )
+    selection: str = field(
+        default="all",
+        metadata={
+            "help": "games whose prefixes are histories: fastest, won or all",
+            "choices": ("fastest", "won", "all"),
+        },
+    )
+    prefixes_per_game: int = field(
+        default=4, metadata={"help": "histories drawn from each game (0 = every turn)"}
+    )
+    candidates: int = field(
+        default=4, metadata={"help": "N: next questions the policy samples per history"}
+    )
+    reward: str = field(
+        default="infogain",
+        metadata={
+            "help": "infogain: bits the KB's consistent candidate set shrinks; belief: ΔBelief + engine reward; "
+            "success: mean return of continued games; rating: a judge model's 1–5 rating of the question "
+            "(expected digit) + engine reward",
+            "choices": REWARDS,
+        },
+    )
+    rating_model: str = field(
+        default="",
+        metadata={
+            "help": "reward=rating: model spec of the rating judge (hf:FOLDER, vllm:FOLDER or openai:URL#MODEL; "
+            "the policy's own folder reuses the policy)"
+        },
+    )
+    min_reward_gap: float = field(
+        default=0.25,
+        metadata={"help": "drop pairs whose best−worst reward gap is smaller (bits for infogain)"},
+    )
+    continuations: int = field(
+        default=2, metadata={"help": "reward=success: games played on per candidate"}
+    )
+    temperature: float = field(
+        default=1.0, metadata={"help": "sampling temperature of the candidates"}
+    )
+    max_new_tokens: int = field(
+        default=32, metadata={"help": "longest candidate question in tokens"}
+    )
+    beta: float = field(
+        default=0.1, metadata={"help": "DPO β: higher stays closer to the reference model"}
+    )
+    loss_type: str = field(
+        default="sigmoid", metadata={"help": "TRL DPO loss", "choices": LOSS_TYPES}
+    )
     guesser_prompt: str = guesser_prompt_field()
 
     def __post_init__(self) -> None:
@@ -50,8 +102,10 @@ class DPOJobConfig(GameDataConfig):
         check_between(self, "candidates", 2, 64)
         check_choice(self, "reward", REWARDS)
         spec = self.rating_model.strip()
-        _check(self.reward != "rating" or bool(spec),
-               "rating_model: reward=rating needs the model spec of the rating judge (e.g. hf:FOLDER)")
+        _check(
+            self.reward != "rating" or bool(spec),
+            "rating_model: reward=rating needs the model spec of the rating judge (e.g. hf:FOLDER)",
+        )
         if spec:
             self.check_rating_model(spec)
         _check(self.min_reward_gap >= 0, "min_reward_gap must be >= 0")
@@ -64,6 +118,8 @@ class DPOJobConfig(GameDataConfig):
     def check_rating_model(self, spec: str) -> None:
         """A games registry spec KIND:TARGET (the web app, where it is a model-spec name, overrides this)."""
         kind, _, target = spec.partition(":")
-        _check(kind.lower() in RATING_KINDS and bool(target.strip()),
-               f"rating_model must be a model spec KIND:TARGET with KIND one of {', '.join(RATING_KINDS)}, "
-               f"got {spec!r}")
+        _check(
+            kind.lower() in RATING_KINDS and bool(target.strip()),
+            f"rating_model must be a model spec KIND:TARGET with KIND one of {', '.join(RATING_KINDS)}, "
+            f"got {spec!r}",
+        )

@@ -25,8 +25,9 @@ import math
 import random
 import re
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -67,7 +68,9 @@ def branch_seed(seed: int, traj: Trajectory, t: int, k: int) -> int:
     return zlib.crc32(f"dpo:{seed}:{traj.secret}:{traj.seed}:{t}:{k}".encode()) & 0x7FFFFFFF
 
 
-def history_prefixes(trajectories: Sequence[Trajectory], per_game: int, seed: int) -> list[tuple[Trajectory, int]]:
+def history_prefixes(
+    trajectories: Sequence[Trajectory], per_game: int, seed: int
+) -> list[tuple[Trajectory, int]]:
     """(game, t) pairs: `per_game` random turn indices of each game (0 = every turn)."""
     out = []
     for traj in trajectories:
@@ -87,16 +90,27 @@ def env_at(judge: Judge, traj: Trajectory, t: int, max_turns: int) -> TwentyQues
     return env
 
 
-def play_turns(envs: Sequence[TwentyQuestions], questions: Sequence[str], judge: Judge) -> list[Turn]:
+def play_turns(
+    envs: Sequence[TwentyQuestions], questions: Sequence[str], judge: Judge
+) -> list[Turn]:
     """One more turn in each game (rules first, then one batched judge call)."""
     pre = [env.prejudge(q) for env, q in zip(envs, questions)]
     open_ = [k for k, p in enumerate(pre) if isinstance(p, JudgeRequest)]
     answers = dict(zip(open_, judge.judge_batch([pre[k] for k in open_]))) if open_ else {}
-    return [env.finish_turn(q, p, answers.get(k)).turn for k, (env, q, p) in enumerate(zip(envs, questions, pre))]
+    return [
+        env.finish_turn(q, p, answers.get(k)).turn
+        for k, (env, q, p) in enumerate(zip(envs, questions, pre))
+    ]
 
 
 def sample_candidates(
-    policy: Guesser, judge: Judge, prefixes: Sequence[tuple[Trajectory, int]], *, n: int, max_turns: int, seed: int,
+    policy: Guesser,
+    judge: Judge,
+    prefixes: Sequence[tuple[Trajectory, int]],
+    *,
+    n: int,
+    max_turns: int,
+    seed: int,
     batch_size: int = 64,
 ) -> list[Branch]:
     """N policy questions per history, each played as the game's next turn."""
@@ -104,7 +118,10 @@ def sample_candidates(
     jobs = [(b, k) for b in branches for k in range(n)]
     for start in range(0, len(jobs), batch_size):
         chunk = jobs[start : start + batch_size]
-        states = [GuesserState(seed=branch_seed(seed, b.trajectory, b.t, k), history=list(b.history)) for b, k in chunk]
+        states = [
+            GuesserState(seed=branch_seed(seed, b.trajectory, b.t, k), history=list(b.history))
+            for b, k in chunk
+        ]
         asks = policy.ask_batch(states)
         envs = [env_at(judge, b.trajectory, b.t, max_turns) for b, _ in chunk]
         turns = play_turns(envs, [a.question for a in asks], judge)
@@ -115,7 +132,9 @@ def sample_candidates(
 
 
 # -- rewards ---------------------------------------------------------------------------------
-def info_gain(model: Any, history: Sequence[Turn], turn: Turn, before: np.ndarray | None = None) -> float:
+def info_gain(
+    model: Any, history: Sequence[Turn], turn: Turn, before: np.ndarray | None = None
+) -> float:
     """The `infogain` reward of one turn after `history` (see the module docstring)."""
     before = consistent(model, history) if before is None else before
     left = max(int(before.sum()), 1)
@@ -123,7 +142,9 @@ def info_gain(model: Any, history: Sequence[Turn], turn: Turn, before: np.ndarra
         return math.log2(left) + 1.0
     if turn.verdict not in (Verdict.YES, Verdict.NO):
         return turn.total_reward
-    return turn_bits(model, before, turn)  # 0 for a yes/no the KB cannot ground (another judge answered it)
+    return turn_bits(
+        model, before, turn
+    )  # 0 for a yes/no the KB cannot ground (another judge answered it)
 
 
 def score_infogain(branches: Sequence[Branch], model: Any) -> None:
@@ -150,7 +171,13 @@ def score_belief(branches: Sequence[Branch], backend: Any, chat_format: GuesserF
 
 
 def score_success(
-    branches: Sequence[Branch], policy: Guesser, judge: Judge, *, continuations: int, max_turns: int, seed: int,
+    branches: Sequence[Branch],
+    policy: Guesser,
+    judge: Judge,
+    *,
+    continuations: int,
+    max_turns: int,
+    seed: int,
 ) -> None:
     """Mean return of `continuations` games the policy plays on from each candidate."""
     games = []  # (candidate, turn index of the candidate, env, guesser state)
@@ -158,9 +185,13 @@ def score_success(
         for k, c in enumerate(b.candidates):
             for j in range(continuations):
                 env = env_at(judge, b.trajectory, b.t, max_turns)
-                env.finish_turn(c.turn.question, JudgeAnswer(c.turn.verdict, raw=c.turn.judge_raw), None)
-                state = GuesserState(seed=branch_seed(seed + 1 + j, b.trajectory, b.t, k),
-                                     history=list(env.trajectory.turns))
+                env.finish_turn(
+                    c.turn.question, JudgeAnswer(c.turn.verdict, raw=c.turn.judge_raw), None
+                )
+                state = GuesserState(
+                    seed=branch_seed(seed + 1 + j, b.trajectory, b.t, k),
+                    history=list(env.trajectory.turns),
+                )
                 games.append((c, b.t, env, state))
     live = [g for g in games if not g[2].done]
     while live:
@@ -171,7 +202,9 @@ def score_success(
         live = [g for g in live if not g[2].done]
     returns: dict[int, list[float]] = {}
     for c, t, env, _ in games:
-        returns.setdefault(id(c), []).append(sum(turn.total_reward for turn in env.trajectory.turns[t:]))
+        returns.setdefault(id(c), []).append(
+            sum(turn.total_reward for turn in env.trajectory.turns[t:])
+        )
     for b in branches:
         for c in b.candidates:
             c.reward = float(np.mean(returns[id(c)]))
@@ -189,8 +222,12 @@ RATING_SYSTEM_PROMPT = (
 RATING_DIGITS = ("1", "2", "3", "4", "5")
 RATING_SAMPLING = SamplingParams(max_new_tokens=16, temperature=0.0)  # the text fallback: greedy
 _HISTORY_ANSWERS = {
-    Verdict.YES: "Yes", Verdict.NO: "No", Verdict.UNKNOWN: "I don't know", Verdict.FINISHED: "Correct",
-    Verdict.INVALID: "(invalid: not a yes/no question)", Verdict.REPEATED: "(repeated: asked before)",
+    Verdict.YES: "Yes",
+    Verdict.NO: "No",
+    Verdict.UNKNOWN: "I don't know",
+    Verdict.FINISHED: "Correct",
+    Verdict.INVALID: "(invalid: not a yes/no question)",
+    Verdict.REPEATED: "(repeated: asked before)",
 }
 _THINK_BLOCK = re.compile(r"<think>.*?(</think>|$)", re.IGNORECASE | re.DOTALL)
 _RATING_DIGIT = re.compile(r"(?<!\d)[1-5](?!\d)")
@@ -198,11 +235,15 @@ _RATING_DIGIT = re.compile(r"(?<!\d)[1-5](?!\d)")
 
 def rating_messages(history: Sequence[Turn], candidate: str, *, max_turns: int = 20) -> Chat:
     """The rating judge's chat: the rubric, then the history as "Q: … A: …" lines and the candidate."""
-    lines = [f"Q: {t.question}\nA: {_HISTORY_ANSWERS.get(t.verdict, t.verdict.value)}" for t in history]
+    lines = [
+        f"Q: {t.question}\nA: {_HISTORY_ANSWERS.get(t.verdict, t.verdict.value)}" for t in history
+    ]
     asked = "\n".join(lines) if lines else "(none: this is the first question)"
-    user = (f"Questions and answers so far:\n{asked}\n\n"
-            f"Candidate next question ({len(history) + 1} of {max_turns}): {candidate}\n\n"
-            "Rating (1-5):")
+    user = (
+        f"Questions and answers so far:\n{asked}\n\n"
+        f"Candidate next question ({len(history) + 1} of {max_turns}): {candidate}\n\n"
+        "Rating (1-5):"
+    )
     return [{"role": "system", "content": RATING_SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
@@ -219,8 +260,13 @@ def parse_rating(text: str) -> int | None:
     return int(found.group()) if found else None
 
 
-def rate(chats: Sequence[Chat], backend: Any, *, batch_size: int = 64,
-         sampling: SamplingParams = RATING_SAMPLING) -> list[tuple[float, bool]]:
+def rate(
+    chats: Sequence[Chat],
+    backend: Any,
+    *,
+    batch_size: int = 64,
+    sampling: SamplingParams = RATING_SAMPLING,
+) -> list[tuple[float, bool]]:
     """(rating, parsed) per rating chat: the expected digit from span scores, `batch_size` chats
     (× 5 replies) per backend call; a backend whose score_spans raises NotImplementedError (an
     OpenAI-compatible server) is asked for text instead and its first digit read (none: 3.0, False)."""
@@ -230,13 +276,18 @@ def rate(chats: Sequence[Chat], backend: Any, *, batch_size: int = 64,
         chunk = list(chats[start : start + batch_size])
         if spans:
             try:
-                scores = backend.score_spans([c for c in chunk for _ in RATING_DIGITS], RATING_DIGITS * len(chunk),
-                                             [(0, 1)] * (len(RATING_DIGITS) * len(chunk)))
+                scores = backend.score_spans(
+                    [c for c in chunk for _ in RATING_DIGITS],
+                    RATING_DIGITS * len(chunk),
+                    [(0, 1)] * (len(RATING_DIGITS) * len(chunk)),
+                )
             except NotImplementedError:
                 spans = False
             else:
                 k = len(RATING_DIGITS)
-                out += [(expected_rating(scores[i * k : (i + 1) * k]), True) for i in range(len(chunk))]
+                out += [
+                    (expected_rating(scores[i * k : (i + 1) * k]), True) for i in range(len(chunk))
+                ]
                 continue
         for gen in backend.generate(chunk, sampling):
             digit = parse_rating(gen.text)
@@ -244,18 +295,25 @@ def rate(chats: Sequence[Chat], backend: Any, *, batch_size: int = 64,
     return out
 
 
-def score_rating(branches: Sequence[Branch], backend: Any, *, max_turns: int = 20, batch_size: int = 64) -> None:
+def score_rating(
+    branches: Sequence[Branch], backend: Any, *, max_turns: int = 20, batch_size: int = 64
+) -> None:
     """reward = (rating − 3) / 2 + the turn's engine reward (see the module docstring)."""
     cands = [(b, c) for b in branches for c in b.candidates]
-    ratings = rate([rating_messages(b.history, c.text, max_turns=max_turns) for b, c in cands], backend,
-                   batch_size=batch_size)
+    ratings = rate(
+        [rating_messages(b.history, c.text, max_turns=max_turns) for b, c in cands],
+        backend,
+        batch_size=batch_size,
+    )
     for (_, c), (rating, parsed) in zip(cands, ratings):
         c.rating, c.rating_parsed = rating, parsed
         c.reward = (rating - 3.0) / 2.0 + c.turn.total_reward
 
 
 # -- pairs -------------------------------------------------------------------------------------
-def make_pairs(branches: Sequence[Branch], chat_format: GuesserFormat, min_reward_gap: float) -> list[dict]:
+def make_pairs(
+    branches: Sequence[Branch], chat_format: GuesserFormat, min_reward_gap: float
+) -> list[dict]:
     """chosen = best, rejected = worst candidate of each branch (the first of equals); drops
     branches whose gap is under `min_reward_gap` or whose two texts are the same."""
     pairs = []
@@ -267,14 +325,19 @@ def make_pairs(branches: Sequence[Branch], chat_format: GuesserFormat, min_rewar
         gap = best.reward - worst.reward
         if gap < min_reward_gap or not best.text or best.text == worst.text:
             continue
-        pairs.append({
-            "prompt": chat_format.messages(b.history),
-            "chosen": [{"role": "assistant", "content": best.text}],
-            "rejected": [{"role": "assistant", "content": worst.text}],
-            "secret": b.trajectory.secret, "turn": b.t, "chosen_reward": best.reward,
-            "rejected_reward": worst.reward, "chosen_verdict": best.turn.verdict.value,
-            "rejected_verdict": worst.turn.verdict.value,
-        })
+        pairs.append(
+            {
+                "prompt": chat_format.messages(b.history),
+                "chosen": [{"role": "assistant", "content": best.text}],
+                "rejected": [{"role": "assistant", "content": worst.text}],
+                "secret": b.trajectory.secret,
+                "turn": b.t,
+                "chosen_reward": best.reward,
+                "rejected_reward": worst.reward,
+                "chosen_verdict": best.turn.verdict.value,
+                "rejected_verdict": worst.turn.verdict.value,
+            }
+        )
     return pairs
 
 
@@ -285,18 +348,38 @@ def candidate_stats(branches: Sequence[Branch]) -> dict[str, float]:
         return {}
     rewards = np.array([c.reward for c in cands])
     verdicts = [c.turn.verdict for c in cands]
-    spread = [max(c.reward for c in b.candidates) - min(c.reward for c in b.candidates) for b in branches if b.candidates]
+    spread = [
+        max(c.reward for c in b.candidates) - min(c.reward for c in b.candidates)
+        for b in branches
+        if b.candidates
+    ]
     rated = [c for c in cands if c.rating is not None]
-    ratings = {"candidates/rating_mean": float(np.mean([c.rating for c in rated])),
-               "candidates/rating_unparsed_rate": float(np.mean([not c.rating_parsed for c in rated]))} if rated else {}
+    ratings = (
+        {
+            "candidates/rating_mean": float(np.mean([c.rating for c in rated])),
+            "candidates/rating_unparsed_rate": float(np.mean([not c.rating_parsed for c in rated])),
+        }
+        if rated
+        else {}
+    )
     return {
-        "candidates/reward_mean": float(rewards.mean()), "candidates/reward_std": float(rewards.std()),
-        "candidates/answered_rate": float(np.mean([v in (Verdict.YES, Verdict.NO, Verdict.FINISHED) for v in verdicts])),
+        "candidates/reward_mean": float(rewards.mean()),
+        "candidates/reward_std": float(rewards.std()),
+        "candidates/answered_rate": float(
+            np.mean([v in (Verdict.YES, Verdict.NO, Verdict.FINISHED) for v in verdicts])
+        ),
         "candidates/invalid_rate": float(np.mean([v is Verdict.INVALID for v in verdicts])),
         "candidates/repeated_rate": float(np.mean([v is Verdict.REPEATED for v in verdicts])),
         "candidates/win_rate": float(np.mean([v is Verdict.FINISHED for v in verdicts])),
-        "candidates/distinct_fraction": float(np.mean([len({c.text for c in b.candidates}) / len(b.candidates)
-                                                       for b in branches if b.candidates])),
+        "candidates/distinct_fraction": float(
+            np.mean(
+                [
+                    len({c.text for c in b.candidates}) / len(b.candidates)
+                    for b in branches
+                    if b.candidates
+                ]
+            )
+        ),
         "candidates/reward_gap_mean": float(np.mean(spread)) if spread else 0.0,
         **ratings,
     }

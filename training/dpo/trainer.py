@@ -6,18 +6,31 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from games.llm.chat import GuesserFormat
 from games.types import Trajectory
 from training.common.data import MakeGuesser, gather_games, read_jsonl, select_games, write_jsonl
 from training.common.models import (
-    DeviceSetup, count_parameters, cpu_threads, device_setup, load_model, lora_config, quiet_libraries,
+    DeviceSetup,
+    count_parameters,
+    cpu_threads,
+    device_setup,
+    load_model,
+    lora_config,
+    quiet_libraries,
     run_guesser_format,
 )
 from training.common.trainer import (
-    ReporterCallback, fit, resolved_config, resume_checkpoint, summary, trainer_arguments, write_run_config,
+    ReporterCallback,
+    fit,
+    resolved_config,
+    resume_checkpoint,
+    summary,
+    trainer_arguments,
+    write_run_config,
 )
 from training.dpo import pairs as P
 from training.dpo.config import DPOJobConfig
@@ -41,14 +54,27 @@ def rating_backend(spec: str, policy_backend: Any, policy_path: str | None) -> t
     from games.registry import _backend, _split
 
     kind, target = _split(spec)
-    if policy_path and kind in ("hf", "transformers") and target and _same_model(target, policy_path):
+    if (
+        policy_path
+        and kind in ("hf", "transformers")
+        and target
+        and _same_model(target, policy_path)
+    ):
         return policy_backend, True
     return _backend(kind, target, {}), False
 
 
 def build_pairs(
-    config: DPOJobConfig, reporter: Reporter, model: Any, tokenizer: Any, games: Sequence[Trajectory], *,
-    judge, pool: Sequence[str] | None, policy_path: str | None = None, chat_format: GuesserFormat | None = None,
+    config: DPOJobConfig,
+    reporter: Reporter,
+    model: Any,
+    tokenizer: Any,
+    games: Sequence[Trajectory],
+    *,
+    judge,
+    pool: Sequence[str] | None,
+    policy_path: str | None = None,
+    chat_format: GuesserFormat | None = None,
 ) -> list[dict]:
     """Sample candidates from `model` after history prefixes of `games`, score them, pair them.
     `policy_path`: the folder `model` was loaded from as is (reward=rating reuses it as the judge
@@ -61,12 +87,19 @@ def build_pairs(
     judge = judge or build_judge(config.judge)
     chat_format = chat_format or GuesserFormat(max_turns=config.max_turns)
     backend = TransformersBackend.from_model(model.eval(), tokenizer)
-    policy = LLMGuesser(backend, sampling=SamplingParams(max_new_tokens=config.max_new_tokens,
-                                                         temperature=config.temperature),
-                        chat_format=chat_format, name="policy")
+    policy = LLMGuesser(
+        backend,
+        sampling=SamplingParams(
+            max_new_tokens=config.max_new_tokens, temperature=config.temperature
+        ),
+        chat_format=chat_format,
+        name="policy",
+    )
     prefixes = P.history_prefixes(games, config.prefixes_per_game, config.seed)
-    reporter.log(f"sampling {config.candidates} candidates after each of {len(prefixes)} histories "
-                 f"from {len(games)} games")
+    reporter.log(
+        f"sampling {config.candidates} candidates after each of {len(prefixes)} histories "
+        f"from {len(games)} games"
+    )
     branches = []
     step = max(1, 256 // config.candidates)
     for start in range(0, len(prefixes), step):
@@ -74,9 +107,17 @@ def build_pairs(
             from training.reporting import StopRequested
 
             raise StopRequested()
-        branches += P.sample_candidates(policy, judge, prefixes[start : start + step], n=config.candidates,
-                                        max_turns=config.max_turns, seed=config.seed)
-        reporter.progress(0.1 * len(branches) / len(prefixes), f"candidates {len(branches)}/{len(prefixes)}")
+        branches += P.sample_candidates(
+            policy,
+            judge,
+            prefixes[start : start + step],
+            n=config.candidates,
+            max_turns=config.max_turns,
+            seed=config.seed,
+        )
+        reporter.progress(
+            0.1 * len(branches) / len(prefixes), f"candidates {len(branches)}/{len(prefixes)}"
+        )
     if config.reward == "infogain":
         from games.kb import load_kb
         from games.kb.candidates import candidate_model
@@ -88,28 +129,44 @@ def build_pairs(
         P.score_belief(branches, backend, chat_format)
     elif config.reward == "rating":
         rater, shared = rating_backend(config.rating_model, backend, policy_path)
-        reporter.log(f"rating {sum(len(b.candidates) for b in branches)} candidates with "
-                     f"{'the policy' if shared else rater.name} ({config.rating_model})")
+        reporter.log(
+            f"rating {sum(len(b.candidates) for b in branches)} candidates with "
+            f"{'the policy' if shared else rater.name} ({config.rating_model})"
+        )
         try:
             P.score_rating(branches, rater, max_turns=config.max_turns)
         finally:
             if not shared:
                 rater.close()
     else:
-        P.score_success(branches, policy, judge, continuations=config.continuations, max_turns=config.max_turns,
-                        seed=config.seed)
+        P.score_success(
+            branches,
+            policy,
+            judge,
+            continuations=config.continuations,
+            max_turns=config.max_turns,
+            seed=config.seed,
+        )
     stats = P.candidate_stats(branches)
     rows = P.make_pairs(branches, chat_format, config.min_reward_gap)
     stats["pairs/kept_fraction"] = len(rows) / max(len(branches), 1)
     reporter.metrics(0, stats)
-    reporter.log(f"{len(rows)} pairs from {len(branches)} histories (reward={config.reward}, "
-                 f"gap ≥ {config.min_reward_gap}); mean candidate reward {stats.get('candidates/reward_mean', 0):.3f}")
+    reporter.log(
+        f"{len(rows)} pairs from {len(branches)} histories (reward={config.reward}, "
+        f"gap ≥ {config.min_reward_gap}); mean candidate reward {stats.get('candidates/reward_mean', 0):.3f}"
+    )
     return rows
 
 
 def build_dpo_trainer(
-    config: DPOJobConfig, model: Any, tokenizer: Any, rows: Sequence[dict], *, output_dir: str | Path,
-    setup: DeviceSetup, callbacks: Sequence[Any] = (),
+    config: DPOJobConfig,
+    model: Any,
+    tokenizer: Any,
+    rows: Sequence[dict],
+    *,
+    output_dir: str | Path,
+    setup: DeviceSetup,
+    callbacks: Sequence[Any] = (),
 ) -> Any:
     """TRL's DPOTrainer on conversational prompt/chosen/rejected rows; with LoRA the reference is the
     base with the adapter disabled, else a frozen copy of the starting model."""
@@ -117,19 +174,45 @@ def build_dpo_trainer(
     from trl import DPOConfig, DPOTrainer
 
     dataset = Dataset.from_list([{k: r[k] for k in ("prompt", "chosen", "rejected")} for r in rows])
-    args = DPOConfig(**trainer_arguments(config, setup, output_dir), max_length=config.max_tokens,
-                     beta=config.beta, loss_type=[config.loss_type])
-    peft_config = lora_config(rank=config.lora_rank, alpha=config.lora_alpha, dropout=config.lora_dropout,
-                              target_modules=config.target_modules) if config.lora else None
+    args = DPOConfig(
+        **trainer_arguments(config, setup, output_dir),
+        max_length=config.max_tokens,
+        beta=config.beta,
+        loss_type=[config.loss_type],
+    )
+    peft_config = (
+        lora_config(
+            rank=config.lora_rank,
+            alpha=config.lora_alpha,
+            dropout=config.lora_dropout,
+            target_modules=config.target_modules,
+        )
+        if config.lora
+        else None
+    )
     ref_model = None if config.lora else copy.deepcopy(model).eval().requires_grad_(False)
-    return DPOTrainer(model=model.train(), ref_model=ref_model, args=args, train_dataset=dataset,
-                      processing_class=tokenizer, peft_config=peft_config, callbacks=list(callbacks))
+    return DPOTrainer(
+        model=model.train(),
+        ref_model=ref_model,
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        peft_config=peft_config,
+        callbacks=list(callbacks),
+    )
 
 
 def run(
-    config: DPOJobConfig, reporter: Reporter, *, model_path: str | None = None, adapter_path: str | None = None,
-    trajectories: Sequence[Trajectory] | None = None, make_teacher: MakeGuesser | None = None, judge=None,
-    words: Sequence[str] | None = None, pool: Sequence[str] | None = None,
+    config: DPOJobConfig,
+    reporter: Reporter,
+    *,
+    model_path: str | None = None,
+    adapter_path: str | None = None,
+    trajectories: Sequence[Trajectory] | None = None,
+    make_teacher: MakeGuesser | None = None,
+    judge=None,
+    words: Sequence[str] | None = None,
+    pool: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """DPO on pairs built from the selected games' prefixes. Keywords as in training.sft.trainer.run;
     `pool` is also the candidate set of the infogain reward. A resumed run reuses its stored pairs."""
@@ -138,8 +221,9 @@ def run(
     model_path = model_path or config.base_model
     cached = Path(reporter.output_dir) / PAIRS_FILE
     resume = resume_checkpoint(reporter)
-    chat_format, prompt_name = run_guesser_format(config.guesser_prompt, adapter_path, model_path,
-                                                  max_turns=config.max_turns)
+    chat_format, prompt_name = run_guesser_format(
+        config.guesser_prompt, adapter_path, model_path, max_turns=config.max_turns
+    )
     with cpu_threads(config.cpu_threads if setup.device == "cpu" else 0):
         model, tokenizer = load_model(model_path, adapter=adapter_path)
         if resume and cached.is_file():
@@ -150,31 +234,78 @@ def run(
                 from games.wordlists import read_words
 
                 pool = read_words(config.pool_word_list)
-            games = gather_games(config, reporter, trajectories=trajectories, make_teacher=make_teacher,
-                                 judge=judge, words=words, pool=pool)
+            games = gather_games(
+                config,
+                reporter,
+                trajectories=trajectories,
+                make_teacher=make_teacher,
+                judge=judge,
+                words=words,
+                pool=pool,
+            )
             games = select_games(games, config.selection)
-            rows = build_pairs(config, reporter, model, tokenizer, games, judge=judge, pool=pool,
-                               policy_path=None if adapter_path else model_path, chat_format=chat_format)
+            rows = build_pairs(
+                config,
+                reporter,
+                model,
+                tokenizer,
+                games,
+                judge=judge,
+                pool=pool,
+                policy_path=None if adapter_path else model_path,
+                chat_format=chat_format,
+            )
             write_jsonl(cached, rows)
             reporter.artifact("dpo-pairs", PAIRS_FILE, cached, meta={"pairs": len(rows)})
-        kept = [r for r in rows if fits(tokenizer, {"prompt": r["prompt"], "completion": r["chosen"]}, config.max_tokens)
-                and fits(tokenizer, {"prompt": r["prompt"], "completion": r["rejected"]}, config.max_tokens)]
+        kept = [
+            r
+            for r in rows
+            if fits(
+                tokenizer, {"prompt": r["prompt"], "completion": r["chosen"]}, config.max_tokens
+            )
+            and fits(
+                tokenizer, {"prompt": r["prompt"], "completion": r["rejected"]}, config.max_tokens
+            )
+        ]
         if not kept:
-            raise ValueError("no preference pair left: lower min_reward_gap, sample more candidates or more histories")
+            raise ValueError(
+                "no preference pair left: lower min_reward_gap, sample more candidates or more histories"
+            )
         run_config = resolved_config(
-            "dpo", config, model_path=model_path, adapter_path=adapter_path, device=setup.device,
+            "dpo",
+            config,
+            model_path=model_path,
+            adapter_path=adapter_path,
+            device=setup.device,
             world_size=setup.world_size,
-            gradient_accumulation_steps=setup.accumulation(config.global_batch_size, config.per_device_batch_size),
-            pairs=len(kept), dropped_too_long=len(rows) - len(kept), guesser_prompt=prompt_name,
-            reference="base model (adapter disabled)" if config.lora else "frozen copy of the base model",
+            gradient_accumulation_steps=setup.accumulation(
+                config.global_batch_size, config.per_device_batch_size
+            ),
+            pairs=len(kept),
+            dropped_too_long=len(rows) - len(kept),
+            guesser_prompt=prompt_name,
+            reference="base model (adapter disabled)"
+            if config.lora
+            else "frozen copy of the base model",
         )
         callback = ReporterCallback(reporter, run_config, is_adapter=config.lora)
-        trainer = build_dpo_trainer(config, model, tokenizer, kept, output_dir=reporter.output_dir, setup=setup,
-                                    callbacks=[callback])
+        trainer = build_dpo_trainer(
+            config,
+            model,
+            tokenizer,
+            kept,
+            output_dir=reporter.output_dir,
+            setup=setup,
+            callbacks=[callback],
+        )
         trainable, total = count_parameters(trainer.model)
         reporter.log(f"dpo: {len(kept)} pairs, {trainable:,} of {total:,} parameters trained")
         if setup.is_main:
             write_run_config(reporter.output_dir, run_config)
         output = fit(trainer, callback, resume)
-    return {**summary(trainer, output, callback), "pairs": len(kept), "dropped_too_long": len(rows) - len(kept),
-            "parameters_trained": trainable}
+    return {
+        **summary(trainer, output, callback),
+        "pairs": len(kept),
+        "dropped_too_long": len(rows) - len(kept),
+        "parameters_trained": trainable,
+    }

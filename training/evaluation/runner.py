@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 import zlib
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from games.guessers.base import Guesser
 from games.judges.base import Judge
@@ -31,8 +31,14 @@ def plan(words: Sequence[str], samples: int, done: set[tuple[str, int]]) -> list
 
 
 def run(
-    config: EvaluationConfig, reporter: Reporter, *, guesser: Guesser, judge: Judge, words: Sequence[str],
-    store: StoreFn, done: set[tuple[str, int]] | None = None,
+    config: EvaluationConfig,
+    reporter: Reporter,
+    *,
+    guesser: Guesser,
+    judge: Judge,
+    words: Sequence[str],
+    store: StoreFn,
+    done: set[tuple[str, int]] | None = None,
 ) -> dict:
     done = set(done or ())
     todo = plan(words, config.samples, done)
@@ -45,17 +51,27 @@ def run(
         if reporter.should_stop():
             raise StopRequested()
         batch = todo[offset : offset + config.batch_size]
-        trajectories = rollout(guesser, judge, [w for w, _ in batch],
-                               seeds=[game_seed(config.seed, w, s) for w, s in batch], config=game_config)
+        trajectories = rollout(
+            guesser,
+            judge,
+            [w for w, _ in batch],
+            seeds=[game_seed(config.seed, w, s) for w, s in batch],
+            config=game_config,
+        )
         store(trajectories, [s for _, s in batch])
         played += trajectories
         finished = len(done) + offset + len(batch)
         running = summarise(played, k=1)
         elapsed = time.perf_counter() - start
-        reporter.metrics(finished, {
-            "eval/success_rate": running.success_rate, "eval/strict_success_rate": running.strict_success_rate,
-            "eval/mean_turns": running.mean_turns,
-            "eval/invalid_rate": running.invalid_rate, "eval/games_per_second": len(played) / max(elapsed, 1e-9),
-        })
+        reporter.metrics(
+            finished,
+            {
+                "eval/success_rate": running.success_rate,
+                "eval/strict_success_rate": running.strict_success_rate,
+                "eval/mean_turns": running.mean_turns,
+                "eval/invalid_rate": running.invalid_rate,
+                "eval/games_per_second": len(played) / max(elapsed, 1e-9),
+            },
+        )
         reporter.progress(finished / max(total, 1), f"{finished}/{total} games")
     return {"games_played_now": len(played), "seconds": round(time.perf_counter() - start, 2)}

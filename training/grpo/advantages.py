@@ -25,8 +25,8 @@ happens).
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Hashable, Sequence
 
 from games.kb.narrowing import game_bits
 from games.types import Trajectory, Verdict
@@ -68,7 +68,9 @@ def add_info_gain(trajectories: Sequence[Trajectory], model, coef: float) -> lis
 def turn_scores(traj: Trajectory, rule: RewardRule = RewardRule()) -> list[float]:
     """score_t: each turn's own reward parts (the per-turn penalty too when penalty_at="turn")."""
     excluded = ("win",) if rule.penalty_at == "turn" else OWN_PARTS_EXCLUDED
-    return [math.fsum(v for k, v in turn.reward.items() if k not in excluded) for turn in traj.turns]
+    return [
+        math.fsum(v for k, v in turn.reward.items() if k not in excluded) for turn in traj.turns
+    ]
 
 
 def end_reward(traj: Trajectory, rule: RewardRule = RewardRule()) -> float:
@@ -87,7 +89,9 @@ def belief_bonus(traj: Trajectory, rule: RewardRule = RewardRule()) -> list[floa
     out = []
     for turn in traj.turns:
         if turn.delta_belief is None:
-            raise ValueError("ΔBelief is missing: roll out with a belief backend, or set belief_coef=0")
+            raise ValueError(
+                "ΔBelief is missing: roll out with a belief backend, or set belief_coef=0"
+            )
         finishing = turn.verdict is Verdict.FINISHED and not rule.finishing_belief
         out.append(0.0 if finishing else rule.belief_coef * max(float(turn.delta_belief), 0.0))
     return out
@@ -102,7 +106,11 @@ def turn_rewards(traj: Trajectory, rule: RewardRule = RewardRule()) -> list[floa
 def trajectory_return(traj: Trajectory, rule: RewardRule = RewardRule(belief_coef=0.0)) -> float:
     """Σ_t score_t + r_end + λ · Σ_t elicit_t (the StarPO return; the engine's total with λ = 0,
     but for a one-turn game's turn penalty, which the reference leaves out)."""
-    return math.fsum(turn_scores(traj, rule)) + end_reward(traj, rule) + math.fsum(belief_bonus(traj, rule))
+    return (
+        math.fsum(turn_scores(traj, rule))
+        + end_reward(traj, rule)
+        + math.fsum(belief_bonus(traj, rule))
+    )
 
 
 def mean_std(values: Sequence[float]) -> tuple[float, float]:
@@ -116,7 +124,9 @@ def mean_std(values: Sequence[float]) -> tuple[float, float]:
     return mean, math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
 
 
-def normalise(values: Sequence[float], *, scale: bool = True, epsilon: float = EPSILON) -> list[float]:
+def normalise(
+    values: Sequence[float], *, scale: bool = True, epsilon: float = EPSILON
+) -> list[float]:
     """(v − mean) / (std + ε), or v − mean without `scale`; all zeros for fewer than two values."""
     if len(values) < 2:
         return [0.0] * len(values)
@@ -131,20 +141,33 @@ def _groups(keys: Sequence[Hashable]) -> dict[Hashable, list[int]]:
     return members
 
 
-def trajectory_advantages(returns: Sequence[float], groups: Sequence[Hashable], *, scale: bool = True,
-                          epsilon: float = EPSILON) -> list[float]:
+def trajectory_advantages(
+    returns: Sequence[float],
+    groups: Sequence[Hashable],
+    *,
+    scale: bool = True,
+    epsilon: float = EPSILON,
+) -> list[float]:
     """StarPO: each rollout's return normalised over the rollouts of its group."""
     if len(returns) != len(groups):
         raise ValueError("one group key per return")
     out = [0.0] * len(returns)
     for members in _groups(groups).values():
-        for i, a in zip(members, normalise([returns[i] for i in members], scale=scale, epsilon=epsilon)):
+        for i, a in zip(
+            members, normalise([returns[i] for i in members], scale=scale, epsilon=epsilon)
+        ):
             out[i] = a
     return out
 
 
-def turn_advantages(rewards: Sequence[Sequence[float]], groups: Sequence[Hashable], *, scale: bool = True,
-                    epsilon: float = EPSILON, normalisation: str = "padded") -> list[list[float]]:
+def turn_advantages(
+    rewards: Sequence[Sequence[float]],
+    groups: Sequence[Hashable],
+    *,
+    scale: bool = True,
+    epsilon: float = EPSILON,
+    normalisation: str = "padded",
+) -> list[list[float]]:
     """ΔBelief/CIA: for each turn index t, r_t normalised over the group's rollouts. `padded` (the
     reference): over every rollout, a game that ended before t counting 0; `reached` (ablation):
     over the rollouts that reached t."""
@@ -166,7 +189,9 @@ def turn_advantages(rewards: Sequence[Sequence[float]], groups: Sequence[Hashabl
 
 def group_stds(returns: Sequence[float], groups: Sequence[Hashable]) -> dict[Hashable, float]:
     """Each group's (unbiased) std of the trajectory return, in first-appearance order."""
-    return {key: mean_std([returns[i] for i in members])[1] for key, members in _groups(groups).items()}
+    return {
+        key: mean_std([returns[i] for i in members])[1] for key, members in _groups(groups).items()
+    }
 
 
 def groups_to_keep(stds: dict[Hashable, float], ratio: float) -> list[Hashable]:

@@ -12,8 +12,8 @@ so every generated token is scored in exactly the context it was sampled in.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from games.types import Trajectory
 
@@ -25,10 +25,19 @@ class Row:
     action_mask: list[int] = field(default_factory=list)  # 1 on the guesser's generated tokens
     advantages: list[float] = field(default_factory=list)  # per token (0 off the mask)
     rollout_logps: list[float] = field(default_factory=list)  # sampler's log-probs (0 off the mask)
-    turn_index: list[int] = field(default_factory=list)  # the turn a token belongs to (-1 for context)
+    turn_index: list[int] = field(
+        default_factory=list
+    )  # the turn a token belongs to (-1 for context)
 
-    def extend(self, ids: Sequence[int], *, action: bool, advantage: float = 0.0,
-               logps: Sequence[float] | None = None, turn: int = -1) -> None:
+    def extend(
+        self,
+        ids: Sequence[int],
+        *,
+        action: bool,
+        advantage: float = 0.0,
+        logps: Sequence[float] | None = None,
+        turn: int = -1,
+    ) -> None:
         self.input_ids += [int(t) for t in ids]
         self.action_mask += [int(action)] * len(ids)
         self.advantages += [float(advantage) if action else 0.0] * len(ids)
@@ -41,16 +50,26 @@ class Row:
 
 def turn_tokens(turn) -> tuple[list[int], list[int], list[float]]:
     extra = turn.extra or {}
-    prompt, actions, logps = extra.get("prompt_token_ids"), extra.get("token_ids"), extra.get("logprobs")
+    prompt, actions, logps = (
+        extra.get("prompt_token_ids"),
+        extra.get("token_ids"),
+        extra.get("logprobs"),
+    )
     if not prompt or actions is None:
-        raise ValueError(f"turn {turn.index} has no prompt/generated token ids (roll out with a local LLM guesser)")
+        raise ValueError(
+            f"turn {turn.index} has no prompt/generated token ids (roll out with a local LLM guesser)"
+        )
     logps = list(logps or [])
     if len(logps) != len(actions):
-        logps = [0.0] * len(actions)  # remote backends may not report them; only a diagnostic uses them
+        logps = [0.0] * len(
+            actions
+        )  # remote backends may not report them; only a diagnostic uses them
     return list(prompt), list(actions), logps
 
 
-def build_rows(trajectories: Sequence[Trajectory], advantages: Sequence[Sequence[float]]) -> list[Row]:
+def build_rows(
+    trajectories: Sequence[Trajectory], advantages: Sequence[Sequence[float]]
+) -> list[Row]:
     """Rows for the games; `advantages[g][t]` is the advantage of turn t of game g (per-turn), or
     the same value for every turn (trajectory level). Turns without generated tokens are skipped."""
     if len(trajectories) != len(advantages):
@@ -65,7 +84,7 @@ def build_rows(trajectories: Sequence[Trajectory], advantages: Sequence[Sequence
             if not actions:
                 continue
             if row is not None and len(prompt) >= len(row) and prompt[: len(row)] == row.input_ids:
-                row.extend(prompt[len(row):], action=False)
+                row.extend(prompt[len(row) :], action=False)
             else:
                 row = Row(game=g)
                 rows.append(row)
@@ -94,7 +113,11 @@ def collate(rows: Sequence[Row], pad_id: int):
         adv[i, :k] = torch.tensor(r.advantages)
         logps[i, :k] = torch.tensor(r.rollout_logps)
     return {
-        "input_ids": ids, "attention_mask": attention, "action_mask": action,
-        "mask": action[:, 1:], "advantages": adv[:, 1:], "rollout_logps": logps[:, 1:],
+        "input_ids": ids,
+        "attention_mask": attention,
+        "action_mask": action,
+        "mask": action[:, 1:],
+        "advantages": adv[:, 1:],
+        "rollout_logps": logps[:, 1:],
         "games": torch.tensor([r.game for r in rows], dtype=torch.long),
     }

@@ -18,8 +18,17 @@ STATE_FILE = "trainer_state.json"  # training.common.trainer.resume_checkpoint l
 OPTIMIZER_FILE = "optimizer.pt"
 
 
-def save_checkpoint(folder: Path, *, model: Any, tokenizer: Any, optimizer: Any, step: int, monitor: CollapseMonitor,
-                    run_config: dict, history: list[dict]) -> Path:
+def save_checkpoint(
+    folder: Path,
+    *,
+    model: Any,
+    tokenizer: Any,
+    optimizer: Any,
+    step: int,
+    monitor: CollapseMonitor,
+    run_config: dict,
+    history: list[dict],
+) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder)  # a peft model saves only its adapter
     tokenizer.save_pretrained(folder)
@@ -38,9 +47,15 @@ def load_policy(config: GRPOConfig, base_path: str, resume: str | None):
         model, tokenizer = load_model(base_path)
         if resume:
             return PeftModel.from_pretrained(model, resume, is_trainable=True), tokenizer
-        return get_peft_model(model, lora_config(rank=config.lora_rank, alpha=config.lora_alpha,
-                                                 dropout=config.lora_dropout,
-                                                 target_modules=config.target_modules)), tokenizer
+        return get_peft_model(
+            model,
+            lora_config(
+                rank=config.lora_rank,
+                alpha=config.lora_alpha,
+                dropout=config.lora_dropout,
+                target_modules=config.target_modules,
+            ),
+        ), tokenizer
     return load_model(resume or base_path)
 
 

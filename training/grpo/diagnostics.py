@@ -17,14 +17,15 @@ from __future__ import annotations
 import math
 import statistics
 from collections import deque
-from typing import Hashable, Sequence
+from collections.abc import Hashable, Sequence
 
 from games.types import Trajectory, Verdict
 from training.grpo.advantages import group_stds, mean_std
 
 
-def rollout_metrics(trajectories: Sequence[Trajectory], returns: Sequence[float],
-                    groups: Sequence[Hashable]) -> dict[str, float]:
+def rollout_metrics(
+    trajectories: Sequence[Trajectory], returns: Sequence[float], groups: Sequence[Hashable]
+) -> dict[str, float]:
     """Reward, success, turn and verdict statistics of one step's rollouts (before filtering)."""
     stds = group_stds(returns, groups)
     zero = {k for k, s in stds.items() if s < 1e-8}
@@ -44,7 +45,8 @@ def rollout_metrics(trajectories: Sequence[Trajectory], returns: Sequence[float]
         "invalid_rate": sum(t.verdict is Verdict.INVALID for t in turns) / n_turns,
         "repeated_rate": sum(t.verdict is Verdict.REPEATED for t in turns) / n_turns,
         "unknown_rate": sum(t.verdict is Verdict.UNKNOWN for t in turns) / n_turns,
-        "valid_rate": sum(t.verdict in (Verdict.YES, Verdict.NO, Verdict.FINISHED) for t in turns) / n_turns,
+        "valid_rate": sum(t.verdict in (Verdict.YES, Verdict.NO, Verdict.FINISHED) for t in turns)
+        / n_turns,
         "completions/mean_length": statistics.fmean(lengths) if lengths else 0.0,
         "completions/clipped_ratio": sum(clipped) / n_turns,
     }
@@ -66,8 +68,14 @@ class CollapseMonitor:
 
     VALIDATION = "val/success_rate"
 
-    def __init__(self, window: int = 10, drop_fraction: float = 0.25, spike_factor: float = 5.0, min_history: int = 3,
-                 val_drop: float = 0.15):
+    def __init__(
+        self,
+        window: int = 10,
+        drop_fraction: float = 0.25,
+        spike_factor: float = 5.0,
+        min_history: int = 3,
+        val_drop: float = 0.15,
+    ):
         self.window, self.drop_fraction, self.spike_factor = window, drop_fraction, spike_factor
         self.min_history = min(min_history, window)
         self.val_drop = val_drop
@@ -77,8 +85,10 @@ class CollapseMonitor:
     def check(self, values: dict[str, float]) -> tuple[dict[str, float], list[str]]:
         flags: dict[str, float] = {}
         messages: list[str] = []
-        for name, flag, label in (("rollout/in_group_std", "warning/reward_std_drop", "Reward std within groups"),
-                                  ("entropy", "warning/entropy_drop", "Policy entropy")):
+        for name, flag, label in (
+            ("rollout/in_group_std", "warning/reward_std_drop", "Reward std within groups"),
+            ("entropy", "warning/entropy_drop", "Policy entropy"),
+        ):
             value, past = values.get(name), self.history[name]
             if value is None or not math.isfinite(value):
                 continue
@@ -88,13 +98,16 @@ class CollapseMonitor:
             if hit:
                 messages.append(
                     f"{label} fell to {value:.4g}, below {self.drop_fraction:.0%} of its maximum {peak:.4g} over the "
-                    f"last {len(past)} steps. " + (
+                    f"last {len(past)} steps. "
+                    + (
                         "The rollouts of a secret are becoming alike, so GRPO has little left to learn from: RAGEN "
                         "sees this tens of steps before a collapse. Consider a higher temperature, StarPO-S filtering "
                         "(rollout_filter_ratio) or a lower learning rate."
-                        if name != "entropy" else
-                        "The policy is becoming deterministic (repetitive questions); exploration is drying up. "
-                        "Consider a higher temperature, a KL penalty (beta) or a lower learning rate."))
+                        if name != "entropy"
+                        else "The policy is becoming deterministic (repetitive questions); exploration is drying up. "
+                        "Consider a higher temperature, a KL penalty (beta) or a lower learning rate."
+                    )
+                )
         value, past = values.get("grad_norm"), self.history["grad_norm"]
         if value is not None and math.isfinite(value):
             median = statistics.median(past) if len(past) >= self.min_history else None
@@ -105,10 +118,13 @@ class CollapseMonitor:
                     f"Gradient norm spiked to {value:.4g}, {value / median:.1f}× its median {median:.4g} over the last "
                     f"{len(past)} steps. Grad-norm spikes mark collapse that training does not recover from (RAGEN); "
                     "compare the success rate with earlier steps and consider resuming from an earlier checkpoint "
-                    "with a lower learning rate.")
+                    "with a lower learning rate."
+                )
         elif value is not None:
             flags["warning/grad_norm_spike"] = 1.0
-            messages.append(f"Gradient norm is {value}: the update is numerically broken (inf/NaN); stop the run.")
+            messages.append(
+                f"Gradient norm is {value}: the update is numerically broken (inf/NaN); stop the run."
+            )
         value = values.get(self.VALIDATION)
         if value is not None and self.val_baseline is None:
             self.val_baseline = float(value)
@@ -120,7 +136,8 @@ class CollapseMonitor:
                     f"Validation success fell to {value:.0%} from {self.val_baseline:.0%} before training (more than "
                     f"{self.val_drop:.0%} lower): the policy is forgetting what the start model could do, which the "
                     "reward std, entropy and grad norm do not show. Consider a lower learning rate, a KL penalty "
-                    "(beta) or LoRA, and compare with an earlier checkpoint.")
+                    "(beta) or LoRA, and compare with an earlier checkpoint."
+                )
         for name in self.WATCHED:
             v = values.get(name)
             if v is not None and math.isfinite(v):

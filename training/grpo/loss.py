@@ -25,14 +25,21 @@ from trl.trainer.utils import entropy_from_logits, selective_log_softmax
 TOKEN_MEAN, SEQ_MEAN_TOKEN_MEAN = "token-mean", "seq-mean-token-mean"
 
 
-def token_logps(logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+def token_logps(
+    logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0
+) -> torch.Tensor:
     """log p(target) at the given temperature (logits[..., i, :] scores targets[..., i])."""
     return selective_log_softmax(logits.float(), targets, temperature=temperature)
 
 
 def action_logps(
-    model, input_ids: torch.Tensor, attention_mask: torch.Tensor, action_mask: torch.Tensor, *,
-    temperature: float = 1.0, with_entropy: bool = False,
+    model,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    action_mask: torch.Tensor,
+    *,
+    temperature: float = 1.0,
+    with_entropy: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Log-probs (and entropies, no grad) of the action tokens, shaped like `input_ids[:, 1:]` with
     zeros elsewhere. The LM head runs only where the next token is an action (`logits_to_keep`
@@ -41,19 +48,27 @@ def action_logps(
     where = action_mask[:, 1:].bool()
     keep = torch.zeros_like(input_ids, dtype=torch.bool)
     keep[:, :-1] = where
-    logits = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=keep, use_cache=False).logits
+    logits = model(
+        input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=keep, use_cache=False
+    ).logits
     logits = logits.reshape(-1, logits.shape[-1])  # (actions, vocab)
     picked = token_logps(logits, targets[where], temperature)
-    logps = torch.zeros(targets.shape, dtype=picked.dtype, device=picked.device).masked_scatter(where, picked)
+    logps = torch.zeros(targets.shape, dtype=picked.dtype, device=picked.device).masked_scatter(
+        where, picked
+    )
     entropies = None
     if with_entropy:
         with torch.no_grad():
             flat = entropy_from_logits(logits.detach().float() / temperature)
-            entropies = torch.zeros(targets.shape, dtype=flat.dtype, device=flat.device).masked_scatter(where, flat)
+            entropies = torch.zeros(
+                targets.shape, dtype=flat.dtype, device=flat.device
+            ).masked_scatter(where, flat)
     return logps, entropies
 
 
-def aggregation_weights(mask: torch.Tensor, mode: str, sequence_ids: torch.Tensor | None = None) -> torch.Tensor:
+def aggregation_weights(
+    mask: torch.Tensor, mode: str, sequence_ids: torch.Tensor | None = None
+) -> torch.Tensor:
     """Per-token weights (zero off the mask) that sum to 1: the loss is Σ weight × per-token loss.
     Computed in float64 (the loss casts them to its own dtype)."""
     mask = mask.double()
@@ -67,7 +82,9 @@ def aggregation_weights(mask: torch.Tensor, mode: str, sequence_ids: torch.Tenso
     if sequence_ids is None:
         sequence_ids = torch.arange(mask.shape[0], device=mask.device)
     _, seq = torch.unique(sequence_ids, return_inverse=True)
-    per_seq = torch.zeros(int(seq.max()) + 1, dtype=mask.dtype, device=mask.device).index_add_(0, seq, mask.sum(-1))
+    per_seq = torch.zeros(int(seq.max()) + 1, dtype=mask.dtype, device=mask.device).index_add_(
+        0, seq, mask.sum(-1)
+    )
     n_seq = (per_seq > 0).sum()
     return mask / (per_seq[seq].clamp(min=1.0)[:, None] * n_seq)
 
@@ -82,8 +99,15 @@ class LossParts:
 
 
 def per_token_loss(
-    logps: torch.Tensor, old_logps: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor, *,
-    epsilon_low: float = 0.2, epsilon_high: float = 0.28, ref_logps: torch.Tensor | None = None, beta: float = 0.0,
+    logps: torch.Tensor,
+    old_logps: torch.Tensor,
+    advantages: torch.Tensor,
+    mask: torch.Tensor,
+    *,
+    epsilon_low: float = 0.2,
+    epsilon_high: float = 0.28,
+    ref_logps: torch.Tensor | None = None,
+    beta: float = 0.0,
     kl_ratio_correction: bool = False,
 ) -> LossParts:
     """−min(r·A, clip(r, 1−ε_low, 1+ε_high)·A) (+ β·k3) per token; `advantages` is (B,) or (B, T).
@@ -111,15 +135,33 @@ def per_token_loss(
 
 
 def grpo_loss(
-    logps: torch.Tensor, old_logps: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor, *,
-    mode: str = TOKEN_MEAN, weights: torch.Tensor | None = None, sequence_ids: torch.Tensor | None = None,
-    epsilon_low: float = 0.2, epsilon_high: float = 0.28, ref_logps: torch.Tensor | None = None, beta: float = 0.0,
+    logps: torch.Tensor,
+    old_logps: torch.Tensor,
+    advantages: torch.Tensor,
+    mask: torch.Tensor,
+    *,
+    mode: str = TOKEN_MEAN,
+    weights: torch.Tensor | None = None,
+    sequence_ids: torch.Tensor | None = None,
+    epsilon_low: float = 0.2,
+    epsilon_high: float = 0.28,
+    ref_logps: torch.Tensor | None = None,
+    beta: float = 0.0,
     kl_ratio_correction: bool = False,
 ) -> tuple[torch.Tensor, LossParts]:
     """The aggregated loss and its parts. Pass `weights` computed over the whole mini-batch when
     the forward runs in chunks (gradient accumulation); else they come from `mask` and `mode`."""
-    parts = per_token_loss(logps, old_logps, advantages, mask, epsilon_low=epsilon_low, epsilon_high=epsilon_high,
-                           ref_logps=ref_logps, beta=beta, kl_ratio_correction=kl_ratio_correction)
+    parts = per_token_loss(
+        logps,
+        old_logps,
+        advantages,
+        mask,
+        epsilon_low=epsilon_low,
+        epsilon_high=epsilon_high,
+        ref_logps=ref_logps,
+        beta=beta,
+        kl_ratio_correction=kl_ratio_correction,
+    )
     if weights is None:
         weights = aggregation_weights(mask, mode, sequence_ids)
     return (parts.per_token_loss * weights.to(parts.per_token_loss.dtype)).sum(), parts

@@ -6,9 +6,10 @@ from __future__ import annotations
 import random
 import time
 import zlib
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from games.guessers.llm import LLMGuesser
 from games.judges.base import Judge, playable_words
@@ -38,8 +39,9 @@ def game_seed(seed: int, step: int, group: int, sample: int) -> int:
     return zlib.crc32(f"grpo:{seed}:{step}:{group}:{sample}".encode()) & 0x7FFFFFFF
 
 
-def validation_secrets(config: GRPOConfig, judge: Judge, secrets: Sequence[str],
-                       val_words: Sequence[str] | None) -> list[str]:
+def validation_secrets(
+    config: GRPOConfig, judge: Judge, secrets: Sequence[str], val_words: Sequence[str] | None
+) -> list[str]:
     """`val_secrets` fixed secrets: a seeded sample of `val_words` (or of config.val_word_list, read
     here on the command line) that the judge can play, else of the training secrets."""
     if not config.val_secrets:
@@ -51,13 +53,17 @@ def validation_secrets(config: GRPOConfig, judge: Judge, secrets: Sequence[str],
     candidates = list(secrets) if val_words is None else playable_words(judge, val_words)[0]
     if not candidates:
         raise ValueError("no validation secret can be played with this judge")
-    return random.Random(f"grpo-val:{config.seed}").sample(candidates, min(config.val_secrets, len(candidates)))
+    return random.Random(f"grpo-val:{config.seed}").sample(
+        candidates, min(config.val_secrets, len(candidates))
+    )
 
 
 VALIDATION_METRICS = ("success_rate", "valid_rate", "mean_turns")
 
 
-def infogain_model(config: GRPOConfig, judge: Judge, secrets: Sequence[str], pool: Sequence[str] | None):
+def infogain_model(
+    config: GRPOConfig, judge: Judge, secrets: Sequence[str], pool: Sequence[str] | None
+):
     """The knowledge base's CandidateModel over the pool (+ the secrets: each must be a candidate),
     in the judge's sense mode when the judge is the KB's."""
     from games.kb import load_kb
@@ -69,33 +75,52 @@ def infogain_model(config: GRPOConfig, judge: Judge, secrets: Sequence[str], poo
 
         pool = read_words(config.pool_word_list)
     words = list(dict.fromkeys([*pool, *secrets])) if pool else None
-    return candidate_model(getattr(judge, "kb", None) or load_kb(), words, getattr(judge, "sense", DEFAULT_SENSE))
+    return candidate_model(
+        getattr(judge, "kb", None) or load_kb(), words, getattr(judge, "sense", DEFAULT_SENSE)
+    )
 
 
-def validate(rollouts: "Rollouts", words: Sequence[str], judge: Judge, step: int) -> dict[str, float]:
+def validate(
+    rollouts: Rollouts, words: Sequence[str], judge: Judge, step: int
+) -> dict[str, float]:
     """One greedy game per validation secret with the policy as it is now."""
     began = time.perf_counter()
-    games = rollouts.play(step, words, [game_seed(0, 0, i, 0) for i in range(len(words))], judge, greedy=True)
+    games = rollouts.play(
+        step, words, [game_seed(0, 0, i, 0) for i in range(len(words))], judge, greedy=True
+    )
     stats = rollout_metrics(games, [0.0] * len(games), list(range(len(games))))
-    return {**{f"val/{k}": stats[k] for k in VALIDATION_METRICS}, "time/val_s": time.perf_counter() - began}
+    return {
+        **{f"val/{k}": stats[k] for k in VALIDATION_METRICS},
+        "time/val_s": time.perf_counter() - began,
+    }
 
 
 # -- rollout backends ----------------------------------------------------------------------------
 class Rollouts:
     """Plays a step's games with the current policy (transformers) or a synced vLLM adapter."""
 
-    def __init__(self, config: GRPOConfig, model: Any, tokenizer: Any, base_path: str, output_dir: Path,
-                 chat_format: GuesserFormat):
+    def __init__(
+        self,
+        config: GRPOConfig,
+        model: Any,
+        tokenizer: Any,
+        base_path: str,
+        output_dir: Path,
+        chat_format: GuesserFormat,
+    ):
         self.config, self.model, self.tokenizer = config, model, tokenizer
         self.base_path, self.output_dir = base_path, Path(output_dir)
-        self.sampling = SamplingParams(max_new_tokens=config.max_completion_length, temperature=config.temperature)
+        self.sampling = SamplingParams(
+            max_new_tokens=config.max_completion_length, temperature=config.temperature
+        )
         self.chat_format = chat_format
         self._engine = None
         if config.rollout_backend == "transformers":
             from games.llm.transformers_backend import TransformersBackend
 
-            self.backend = TransformersBackend.from_model(model, tokenizer, prefix_cache_mb=128,
-                                                          max_batch_size=config.games_per_step)
+            self.backend = TransformersBackend.from_model(
+                model, tokenizer, prefix_cache_mb=128, max_batch_size=config.games_per_step
+            )
 
     def _vllm_backend(self, name: str):
         """Save the adapter as it is now and point a (lazily started) vLLM engine at it."""
@@ -104,29 +129,55 @@ class Rollouts:
         folder = self.output_dir / "rollout-adapters" / name
         self.model.save_pretrained(folder)
         if self._engine is None:
-            self._engine = VLLMBackend(self.base_path, adapter=str(folder), max_lora_rank=self.config.lora_rank,
-                                       gpu_memory_utilization=self.config.vllm_gpu_memory_utilization,
-                                       logprobs_mode="processed_logprobs")
+            self._engine = VLLMBackend(
+                self.base_path,
+                adapter=str(folder),
+                max_lora_rank=self.config.lora_rank,
+                gpu_memory_utilization=self.config.vllm_gpu_memory_utilization,
+                logprobs_mode="processed_logprobs",
+            )
         return self._engine.with_adapter(str(folder))
 
-    def play(self, step: int, secrets: Sequence[str], seeds: Sequence[int], judge: Judge, *,
-             greedy: bool = False) -> list[Trajectory]:
+    def play(
+        self,
+        step: int,
+        secrets: Sequence[str],
+        seeds: Sequence[int],
+        judge: Judge,
+        *,
+        greedy: bool = False,
+    ) -> list[Trajectory]:
         """The step's games; `greedy`: at temperature 0 and without belief scoring (validation)."""
         if self.config.rollout_backend == "vllm":
-            backend = self._vllm_backend(f"step-{step}" + ("-val" if greedy else ""))  # after the update
+            backend = self._vllm_backend(
+                f"step-{step}" + ("-val" if greedy else "")
+            )  # after the update
         else:
             backend = self.backend
             backend.clear_cache()  # the weights changed since the last step
         sampling = replace(self.sampling, temperature=0.0) if greedy else self.sampling
-        guesser = LLMGuesser(backend, sampling=sampling, chat_format=self.chat_format, name="grpo-policy")
-        game = GameConfig(max_turns=self.config.max_turns, win_reward=self.config.win_reward,
-                          invalid_penalty=self.config.invalid_penalty, repeated_penalty=self.config.repeated_penalty,
-                          unknown_penalty=self.config.unknown_penalty,
-                          turn_penalty=self.config.turn_penalty, win_rule=self.config.win_rule)
+        guesser = LLMGuesser(
+            backend, sampling=sampling, chat_format=self.chat_format, name="grpo-policy"
+        )
+        game = GameConfig(
+            max_turns=self.config.max_turns,
+            win_reward=self.config.win_reward,
+            invalid_penalty=self.config.invalid_penalty,
+            repeated_penalty=self.config.repeated_penalty,
+            unknown_penalty=self.config.unknown_penalty,
+            turn_penalty=self.config.turn_penalty,
+            win_rule=self.config.win_rule,
+        )
         was_training = self.model.training
         self.model.eval()
         try:
-            return rollout(guesser, judge, secrets, seeds=seeds, config=game,
-                           belief_backend=backend if self.config.belief_coef > 0 and not greedy else None)
+            return rollout(
+                guesser,
+                judge,
+                secrets,
+                seeds=seeds,
+                config=game,
+                belief_backend=backend if self.config.belief_coef > 0 and not greedy else None,
+            )
         finally:
             self.model.train(was_training)

@@ -22,8 +22,9 @@ and every `val_steps` steps (`val/success_rate`, `val/valid_rate`, `val/mean_tur
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from games.judges.base import Judge, playable_words
 from games.types import Trajectory
@@ -70,31 +71,49 @@ from training.reporting import Reporter, StopRequested
 
 # -- rewards -----------------------------------------------------------------------------------
 def reward_rule(config: GRPOConfig) -> RewardRule:
-    return RewardRule(belief_coef=config.belief_coef, penalty_at=config.turn_penalty_at,
-                      finishing_belief=config.belief_on_finishing_turn)
+    return RewardRule(
+        belief_coef=config.belief_coef,
+        penalty_at=config.turn_penalty_at,
+        finishing_belief=config.belief_on_finishing_turn,
+    )
 
 
-def step_advantages(config: GRPOConfig, trajectories: Sequence[Trajectory], groups: Sequence[int]) -> list[list[float]]:
+def step_advantages(
+    config: GRPOConfig, trajectories: Sequence[Trajectory], groups: Sequence[int]
+) -> list[list[float]]:
     """Per-turn advantage lists (trajectory mode: the game's advantage on every turn)."""
     scale, rule = config.scale_rewards == "group", reward_rule(config)
     if config.advantage == "turn":
         rewards = [turn_rewards(t, rule) for t in trajectories]
-        return turn_advantages(rewards, groups, scale=scale, normalisation=config.turn_normalisation)
+        return turn_advantages(
+            rewards, groups, scale=scale, normalisation=config.turn_normalisation
+        )
     returns = [trajectory_return(t, rule) for t in trajectories]
     adv = trajectory_advantages(returns, groups, scale=scale)
     return [[a] * t.n_turns for a, t in zip(adv, trajectories)]
 
 
 # -- one step ----------------------------------------------------------------------------------
-def train_step(config: GRPOConfig, step: int, secrets: Sequence[str], judge: Judge, rollouts: Rollouts,
-               updater: Updater, narrowing: Any) -> tuple[dict[str, float], int]:
+def train_step(
+    config: GRPOConfig,
+    step: int,
+    secrets: Sequence[str],
+    judge: Judge,
+    rollouts: Rollouts,
+    updater: Updater,
+    narrowing: Any,
+) -> tuple[dict[str, float], int]:
     """Play the step's games, score them, keep the groups StarPO-S keeps and update the policy:
     (the step's metrics without validation, the number of tokens generated)."""
     began = time.perf_counter()
     chosen = step_secrets(secrets, step, config.secrets_per_step, config.seed)
     plan = [(g, s) for g in range(len(chosen)) for s in range(config.num_generations)]
-    trajectories = rollouts.play(step, [chosen[g] for g, _ in plan],
-                                 [game_seed(config.seed, step, g, s) for g, s in plan], judge)
+    trajectories = rollouts.play(
+        step,
+        [chosen[g] for g, _ in plan],
+        [game_seed(config.seed, step, g, s) for g, s in plan],
+        judge,
+    )
     rolled = time.perf_counter()
     groups = [g for g, _ in plan]
     bits = add_info_gain(trajectories, narrowing, config.infogain_coef) if narrowing else None
@@ -102,8 +121,9 @@ def train_step(config: GRPOConfig, step: int, secrets: Sequence[str], judge: Jud
     metrics = rollout_metrics(trajectories, returns, groups)
     if bits is not None:
         metrics["rollout/info_gain_bits"] = sum(bits) / len(bits)
-        metrics["rollout/candidates_left"] = sum(t.turns[-1].candidates_left for t in trajectories
-                                                 if t.turns) / len(trajectories)
+        metrics["rollout/candidates_left"] = sum(
+            t.turns[-1].candidates_left for t in trajectories if t.turns
+        ) / len(trajectories)
     kept = set(groups_to_keep(group_stds(returns, groups), config.rollout_filter_ratio))
     idx = [i for i, g in enumerate(groups) if g in kept]
     kept_trajs = [trajectories[i] for i in idx]
@@ -111,23 +131,31 @@ def train_step(config: GRPOConfig, step: int, secrets: Sequence[str], judge: Jud
     rows = build_rows(kept_trajs, advantages)
     metrics.update(updater.update(rows, list(range(len(kept_trajs))), step) if rows else {})
     done = time.perf_counter()
-    generated = sum(len(t.extra.get("token_ids") or []) for traj in trajectories for t in traj.turns)
+    generated = sum(
+        len(t.extra.get("token_ids") or []) for traj in trajectories for t in traj.turns
+    )
     trained = metrics.get("train/sequence_tokens", 0.0) * config.num_iterations
     flat_adv = [a for adv in advantages for a in adv]
-    metrics.update({
-        "filter/kept_groups": float(len(kept)), "filter/kept_games": float(len(idx)),
-        "advantages/abs_mean": sum(abs(a) for a in flat_adv) / max(len(flat_adv), 1),
-        "learning_rate": config.learning_rate,
-        "rollout/tokens_per_second": generated / max(rolled - began, 1e-9),
-        "train/tokens_per_second": trained / max(done - rolled, 1e-9),
-        "tokens_per_second": (generated + trained) / max(done - began, 1e-9),
-        "time/rollout_s": rolled - began, "time/update_s": done - rolled, "time/step_s": done - began,
-    })
+    metrics.update(
+        {
+            "filter/kept_groups": float(len(kept)),
+            "filter/kept_games": float(len(idx)),
+            "advantages/abs_mean": sum(abs(a) for a in flat_adv) / max(len(flat_adv), 1),
+            "learning_rate": config.learning_rate,
+            "rollout/tokens_per_second": generated / max(rolled - began, 1e-9),
+            "train/tokens_per_second": trained / max(done - rolled, 1e-9),
+            "tokens_per_second": (generated + trained) / max(done - began, 1e-9),
+            "time/rollout_s": rolled - began,
+            "time/update_s": done - rolled,
+            "time/step_s": done - began,
+        }
+    )
     return metrics, generated + trained
 
 
-def training_secrets(config: GRPOConfig, reporter: Reporter, judge: Judge,
-                     words: Sequence[str] | None) -> list[str]:
+def training_secrets(
+    config: GRPOConfig, reporter: Reporter, judge: Judge, words: Sequence[str] | None
+) -> list[str]:
     """The secrets the judge can play among `words` (default: config.word_list)."""
     if words is None:
         from games.wordlists import read_words
@@ -137,15 +165,22 @@ def training_secrets(config: GRPOConfig, reporter: Reporter, judge: Judge,
     if config.limit_words:
         secrets = secrets[: config.limit_words]
     if skipped:
-        reporter.log(f"skipped {len(skipped)} words the judge cannot play: {', '.join(skipped[:20])}",
-                     level="warning")
+        reporter.log(
+            f"skipped {len(skipped)} words the judge cannot play: {', '.join(skipped[:20])}",
+            level="warning",
+        )
     if not secrets:
         raise ValueError("no training secret can be played with this judge")
     return secrets
 
 
-def record(config: GRPOConfig, reporter: Reporter, monitor: CollapseMonitor, step: int,
-           metrics: dict[str, float]) -> int:
+def record(
+    config: GRPOConfig,
+    reporter: Reporter,
+    monitor: CollapseMonitor,
+    step: int,
+    metrics: dict[str, float],
+) -> int:
     """Check a step's `metrics` for collapse (its flags added to them) and report them: the
     number of warnings."""
     flags, messages = monitor.check(metrics)
@@ -153,13 +188,22 @@ def record(config: GRPOConfig, reporter: Reporter, monitor: CollapseMonitor, ste
     for message in messages:
         reporter.log(f"step {step}: {message}", level="warning")
     reporter.metrics(step, metrics)
-    reporter.progress(step / config.steps, f"step {step}/{config.steps}: success "
-                                           f"{metrics['success_rate']:.0%}, reward {metrics['reward']:.3f}")
+    reporter.progress(
+        step / config.steps,
+        f"step {step}/{config.steps}: success "
+        f"{metrics['success_rate']:.0%}, reward {metrics['reward']:.3f}",
+    )
     return len(messages)
 
 
-def game_inputs(config: GRPOConfig, reporter: Reporter, judge: Judge | None, words: Sequence[str] | None,
-                val_words: Sequence[str] | None, pool: Sequence[str] | None):
+def game_inputs(
+    config: GRPOConfig,
+    reporter: Reporter,
+    judge: Judge | None,
+    words: Sequence[str] | None,
+    val_words: Sequence[str] | None,
+    pool: Sequence[str] | None,
+):
     """(judge, training secrets, validation secrets, the KB's candidate model when `infogain_coef`)."""
     if judge is None:
         from games.registry import build_judge
@@ -171,23 +215,41 @@ def game_inputs(config: GRPOConfig, reporter: Reporter, judge: Judge | None, wor
     return judge, secrets, val_secrets, narrowing
 
 
-def summary(config: GRPOConfig, *, start: int, folder: Path | None, base_path: str, warnings: int,
-            trainable: int, history: list[dict], monitor: CollapseMonitor,
-            val_secrets: Sequence[str]) -> dict[str, Any]:
+def summary(
+    config: GRPOConfig,
+    *,
+    start: int,
+    folder: Path | None,
+    base_path: str,
+    warnings: int,
+    trainable: int,
+    history: list[dict],
+    monitor: CollapseMonitor,
+    val_secrets: Sequence[str],
+) -> dict[str, Any]:
     """What `run` returns: first and last step's headline metrics, the final checkpoint, validation."""
     first, last = (history[0], history[-1]) if history else ({}, {})
     keys = ("reward", "success_rate", "valid_rate", "entropy", "rollout/in_group_std")
     validation = None
     if val_secrets:
-        validation = {"secrets": len(val_secrets), "before": monitor.val_baseline,
-                      "last": next((h["val/success_rate"] for h in reversed(history)
-                                    if "val/success_rate" in h), None)}
+        validation = {
+            "secrets": len(val_secrets),
+            "before": monitor.val_baseline,
+            "last": next(
+                (h["val/success_rate"] for h in reversed(history) if "val/success_rate" in h), None
+            ),
+        }
     return {
-        "global_step": config.steps, "resumed_from": start,
+        "global_step": config.steps,
+        "resumed_from": start,
         "final_checkpoint": str(folder) if folder else None,
-        "is_adapter": config.lora, "base_model_path": base_path, "warnings": warnings,
-        "first": {k: first.get(k) for k in keys}, "last": {k: last.get(k) for k in keys},
-        "parameters_trained": trainable, "validation": validation,
+        "is_adapter": config.lora,
+        "base_model_path": base_path,
+        "warnings": warnings,
+        "first": {k: first.get(k) for k in keys},
+        "last": {k: last.get(k) for k in keys},
+        "parameters_trained": trainable,
+        "validation": validation,
     }
 
 
@@ -198,16 +260,26 @@ def trainee(config: GRPOConfig, accelerator: Any, base_path: str, resume: str | 
 
     model, tokenizer = load_policy(config, base_path, resume)
     params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay,
-                                  betas=(config.adam_beta1, config.adam_beta2))
+    optimizer = torch.optim.AdamW(
+        params,
+        lr=config.learning_rate,
+        weight_decay=config.weight_decay,
+        betas=(config.adam_beta1, config.adam_beta2),
+    )
     model, optimizer = accelerator.prepare(model, optimizer)
     model.train()
     return accelerator.unwrap_model(model), tokenizer, optimizer
 
 
 def run(
-    config: GRPOConfig, reporter: Reporter, *, model_path: str | None = None, adapter_path: str | None = None,
-    judge: Judge | None = None, words: Sequence[str] | None = None, val_words: Sequence[str] | None = None,
+    config: GRPOConfig,
+    reporter: Reporter,
+    *,
+    model_path: str | None = None,
+    adapter_path: str | None = None,
+    judge: Judge | None = None,
+    words: Sequence[str] | None = None,
+    val_words: Sequence[str] | None = None,
     pool: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Train; `model_path` (+ `adapter_path`, merged first) is the start policy (default
@@ -219,45 +291,77 @@ def run(
     quiet_libraries()
     setup = device_setup("fp32" if config.precision == "fp32" else config.precision)
     if setup.world_size > 1:
-        raise ValueError("GRPO runs as one process (one GPU or the CPU); multi-GPU data parallel is not implemented")
+        raise ValueError(
+            "GRPO runs as one process (one GPU or the CPU); multi-GPU data parallel is not implemented"
+        )
     out = Path(reporter.output_dir)
     base_path = model_path or config.base_model
-    chat_format, prompt_name = run_guesser_format(config.guesser_prompt, adapter_path, base_path,
-                                                  max_turns=config.max_turns)
+    chat_format, prompt_name = run_guesser_format(
+        config.guesser_prompt, adapter_path, base_path, max_turns=config.max_turns
+    )
     if adapter_path:
         base_path = str(merge_adapter(base_path, adapter_path, out / "base-merged"))
-    judge, secrets, val_secrets, narrowing = game_inputs(config, reporter, judge, words, val_words, pool)
+    judge, secrets, val_secrets, narrowing = game_inputs(
+        config, reporter, judge, words, val_words, pool
+    )
 
     resume = resume_checkpoint(reporter)
     with cpu_threads(config.cpu_threads if setup.device == "cpu" else 0):
-        accelerator = Accelerator(cpu=setup.device == "cpu", mixed_precision="bf16" if setup.bf16 else "no")
+        accelerator = Accelerator(
+            cpu=setup.device == "cpu", mixed_precision="bf16" if setup.bf16 else "no"
+        )
         policy, tokenizer, optimizer = trainee(config, accelerator, base_path, resume)
-        monitor = CollapseMonitor(config.warn_window, config.warn_drop_fraction, config.warn_grad_norm_factor,
-                                  val_drop=config.warn_val_drop)
+        monitor = CollapseMonitor(
+            config.warn_window,
+            config.warn_drop_fraction,
+            config.warn_grad_norm_factor,
+            val_drop=config.warn_val_drop,
+        )
         start, history = restore(resume, optimizer, monitor) if resume else (0, [])
         if resume:
             reporter.log(f"resuming from {resume} (step {start})")
         updater = Updater(config, policy, optimizer, accelerator, tokenizer.pad_token_id)
         if config.beta and not config.lora:  # full fine-tuning: a frozen copy of the start
-            updater.ref_model = load_model(base_path)[0].eval().requires_grad_(False).to(accelerator.device)
+            updater.ref_model = (
+                load_model(base_path)[0].eval().requires_grad_(False).to(accelerator.device)
+            )
         rollouts = Rollouts(config, policy, tokenizer, base_path, out, chat_format)
 
         trainable, total = count_parameters(policy)
-        run_config = resolved_config("grpo", config, base_model_path=base_path, adapter_path=adapter_path,
-                                     device=setup.device, precision="bf16" if setup.bf16 else "fp32",
-                                     secrets=len(secrets), parameters_trained=trainable, parameters=total,
-                                     guesser_prompt=prompt_name)
+        run_config = resolved_config(
+            "grpo",
+            config,
+            base_model_path=base_path,
+            adapter_path=adapter_path,
+            device=setup.device,
+            precision="bf16" if setup.bf16 else "fp32",
+            secrets=len(secrets),
+            parameters_trained=trainable,
+            parameters=total,
+            guesser_prompt=prompt_name,
+        )
         write_run_config(out, run_config)
-        reporter.log(f"grpo: {len(secrets)} secrets, {config.secrets_per_step}×{config.num_generations} games per "
-                     f"step, advantage={config.advantage}, λ={config.belief_coef}, {trainable:,} of {total:,} "
-                     f"parameters trained on {setup.device}")
+        reporter.log(
+            f"grpo: {len(secrets)} secrets, {config.secrets_per_step}×{config.num_generations} games per "
+            f"step, advantage={config.advantage}, λ={config.belief_coef}, {trainable:,} of {total:,} "
+            f"parameters trained on {setup.device}"
+        )
 
         def checkpoint(step: int, metrics: dict) -> Path:
             ensure_owner(reporter)  # a superseded worker must not write the checkpoint folder
-            folder = save_checkpoint(out / f"checkpoint-{step}", model=policy, tokenizer=tokenizer,
-                                     optimizer=optimizer, step=step, monitor=monitor, run_config=run_config,
-                                     history=history)
-            reporter.checkpoint(step, folder, metrics=metrics, config=run_config, is_adapter=config.lora)
+            folder = save_checkpoint(
+                out / f"checkpoint-{step}",
+                model=policy,
+                tokenizer=tokenizer,
+                optimizer=optimizer,
+                step=step,
+                monitor=monitor,
+                run_config=run_config,
+                history=history,
+            )
+            reporter.checkpoint(
+                step, folder, metrics=metrics, config=run_config, is_adapter=config.lora
+            )
             return folder
 
         last_saved, folder, warnings = start, (Path(resume) if resume else None), 0
@@ -265,8 +369,10 @@ def run(
             before = validate(rollouts, val_secrets, judge, start)
             monitor.check(before)
             reporter.metrics(start, before)
-            reporter.log(f"validation on {len(val_secrets)} secrets before training: success "
-                         f"{before['val/success_rate']:.0%}, valid questions {before['val/valid_rate']:.0%}")
+            reporter.log(
+                f"validation on {len(val_secrets)} secrets before training: success "
+                f"{before['val/success_rate']:.0%}, valid questions {before['val/valid_rate']:.0%}"
+            )
         tokens_seen = float(history[-1].get("num_tokens", 0.0)) if history else 0.0
         for step in range(start + 1, config.steps + 1):
             if reporter.should_stop():
@@ -282,5 +388,14 @@ def run(
             history.append({"step": step, **metrics})
             if step % config.save_steps == 0 or step == config.steps:
                 folder, last_saved = checkpoint(step, metrics), step
-    return summary(config, start=start, folder=folder, base_path=base_path, warnings=warnings,
-                   trainable=trainable, history=history, monitor=monitor, val_secrets=val_secrets)
+    return summary(
+        config,
+        start=start,
+        folder=folder,
+        base_path=base_path,
+        warnings=warnings,
+        trainable=trainable,
+        history=history,
+        monitor=monitor,
+        val_secrets=val_secrets,
+    )

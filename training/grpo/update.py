@@ -15,7 +15,9 @@ from training.grpo.loss import action_logps, aggregation_weights, grpo_loss
 class Updater:
     """`num_iterations` × `mini_batches` clipped policy-gradient steps on one batch of rows."""
 
-    def __init__(self, config: GRPOConfig, model: Any, optimizer: Any, accelerator: Any, pad_id: int):
+    def __init__(
+        self, config: GRPOConfig, model: Any, optimizer: Any, accelerator: Any, pad_id: int
+    ):
         self.config, self.model, self.optimizer = config, model, optimizer
         self.accelerator, self.pad_id = accelerator, pad_id
         self.params = [p for p in model.parameters() if p.requires_grad]
@@ -26,7 +28,9 @@ class Updater:
         forward chunks of similar length, each trimmed to its own longest row."""
         rows = sorted(rows, key=len)
         batch = collate(rows, self.pad_id)
-        batch["weights"] = aggregation_weights(batch["mask"], self.config.aggregation, batch["games"])
+        batch["weights"] = aggregation_weights(
+            batch["mask"], self.config.aggregation, batch["games"]
+        )
         full = batch["input_ids"].shape[1]
         chunks = []
         for a in range(0, len(rows), self.config.forward_batch_size):
@@ -44,8 +48,14 @@ class Updater:
 
     def _logps(self, model, chunk: dict, with_entropy: bool = False):
         with self.accelerator.autocast():
-            return action_logps(model, chunk["input_ids"], chunk["attention_mask"], chunk["action_mask"],
-                                temperature=self.config.temperature, with_entropy=with_entropy)
+            return action_logps(
+                model,
+                chunk["input_ids"],
+                chunk["attention_mask"],
+                chunk["action_mask"],
+                temperature=self.config.temperature,
+                with_entropy=with_entropy,
+            )
 
     @torch.no_grad()
     def _reference(self, chunk: dict) -> torch.Tensor:
@@ -58,9 +68,12 @@ class Updater:
         config = self.config
         order = list(games)
         random.Random(f"grpo-minibatch:{config.seed}:{step}").shuffle(order)
-        parts = [set(order[i:: config.mini_batches]) for i in range(config.mini_batches)]
-        minibatches = [self._chunks([r for r in rows if r.game in part]) for part in parts
-                       if any(r.game in part for r in rows)]
+        parts = [set(order[i :: config.mini_batches]) for i in range(config.mini_batches)]
+        minibatches = [
+            self._chunks([r for r in rows if r.game in part])
+            for part in parts
+            if any(r.game in part for r in rows)
+        ]
         inner_steps = config.num_iterations * len(minibatches)
         if inner_steps > 1 or config.beta:
             with torch.no_grad():
@@ -70,7 +83,10 @@ class Updater:
                             chunk["old_logps"] = self._logps(self.model, chunk)[0]
                         if config.beta:
                             chunk["ref_logps"] = self._reference(chunk)
-        sums = {k: 0.0 for k in ("tokens", "low", "high", "kl", "entropy", "diff", "first_tokens", "loss")}
+        sums = {
+            k: 0.0
+            for k in ("tokens", "low", "high", "kl", "entropy", "diff", "first_tokens", "loss")
+        }
         norms = []
         first = True  # the first inner step: old log-probs are this forward's own, detached
         for iteration in range(config.num_iterations):
@@ -78,10 +94,18 @@ class Updater:
                 for chunk in chunks:
                     logps, entropy = self._logps(self.model, chunk, with_entropy=iteration == 0)
                     old = logps.detach() if first else chunk["old_logps"]
-                    loss, lp = grpo_loss(logps, old, chunk["advantages"], chunk["mask"], weights=chunk["weights"],
-                                         epsilon_low=config.epsilon, epsilon_high=config.epsilon_high,
-                                         ref_logps=chunk.get("ref_logps"), beta=config.beta,
-                                         kl_ratio_correction=config.use_bias_correction_kl)
+                    loss, lp = grpo_loss(
+                        logps,
+                        old,
+                        chunk["advantages"],
+                        chunk["mask"],
+                        weights=chunk["weights"],
+                        epsilon_low=config.epsilon,
+                        epsilon_high=config.epsilon_high,
+                        ref_logps=chunk.get("ref_logps"),
+                        beta=config.beta,
+                        kl_ratio_correction=config.use_bias_correction_kl,
+                    )
                     self.accelerator.backward(loss)
                     mask = chunk["mask"].bool()
                     sums["tokens"] += float(mask.sum())

@@ -16,7 +16,9 @@ from training.knowledge.config import KnowledgeJobConfig
 def main(argv: list[str] | None = None) -> int:
     from training.knowledge.trainer import run
 
-    return main_for(KnowledgeJobConfig, run, "python -m training.knowledge", __doc__.split("\n")[0], argv)
+    return main_for(
+        KnowledgeJobConfig, run, "python -m training.knowledge", __doc__.split("\n")[0], argv
+    )
 
 
 if __name__ == "__main__":

@@ -9,23 +9,45 @@ from training.common.config import TrainConfig, _check, check_between, check_cho
 
 
 @dataclass(frozen=True)
-@new_defaults(epochs=3.0, learning_rate=1e-3, global_batch_size=64, per_device_batch_size=16, max_tokens=256)
+@new_defaults(
+    epochs=3.0, learning_rate=1e-3, global_batch_size=64, per_device_batch_size=16, max_tokens=256
+)
 class KnowledgeJobConfig(TrainConfig):
     """Plain causal-LM training (every token) on sentences pairing each pool word with its facts.
     Defaults suit a tiny model trained from scratch (a higher learning rate than SFT)."""
 
-    word_list: str = field(default="dbrl/solved", metadata={
-        "help": "every candidate word, held-out ones included (a word list name, or a file on the command line)"})
-    sense: str = field(default=DEFAULT_SENSE, metadata={
-        "help": "which senses of a word count (as for the KB judge)", "choices": SENSE_MODES})
-    sequences_per_word: int = field(default=4, metadata={
-        "help": "sequences per word, alternating statements (\"A poodle is a kind of dog.\") and "
-                "answered questions ending in the word (\"Is it a kind of dog? Yes. ... Is it a poodle? Yes.\")"})
-    facts_per_sequence: int = field(default=8, metadata={
-        "help": "facts per sequence: the most specific half always, the rest drawn at random"})
-    negatives_per_sequence: int = field(default=2, metadata={
-        "help": "question sequences: facts of other words answered No"})
-    gloss: bool = field(default=True, metadata={"help": "statement sequences end with the word's WordNet gloss"})
+    word_list: str = field(
+        default="dbrl/solved",
+        metadata={
+            "help": "every candidate word, held-out ones included (a word list name, or a file on the command line)"
+        },
+    )
+    sense: str = field(
+        default=DEFAULT_SENSE,
+        metadata={
+            "help": "which senses of a word count (as for the KB judge)",
+            "choices": SENSE_MODES,
+        },
+    )
+    sequences_per_word: int = field(
+        default=4,
+        metadata={
+            "help": 'sequences per word, alternating statements ("A poodle is a kind of dog.") and '
+            'answered questions ending in the word ("Is it a kind of dog? Yes. ... Is it a poodle? Yes.")'
+        },
+    )
+    facts_per_sequence: int = field(
+        default=8,
+        metadata={
+            "help": "facts per sequence: the most specific half always, the rest drawn at random"
+        },
+    )
+    negatives_per_sequence: int = field(
+        default=2, metadata={"help": "question sequences: facts of other words answered No"}
+    )
+    gloss: bool = field(
+        default=True, metadata={"help": "statement sequences end with the word's WordNet gloss"}
+    )
     limit_words: int = field(default=0, metadata={"help": "only the first N words (0 = all)"})
 
     def __post_init__(self) -> None:

@@ -13,7 +13,7 @@ facts of other pool words answered No.
 from __future__ import annotations
 
 import random
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -21,11 +21,17 @@ from games import rules
 from games.kb import KnowledgeBase
 from games.kb.questions import FUNCTION_WORDS, article, phrase
 
-GENERIC_SHARE = 0.2  # facts true of more than this share of all nouns teach nothing ("a kind of entity")
+GENERIC_SHARE = (
+    0.2  # facts true of more than this share of all nouns teach nothing ("a kind of entity")
+)
 
 STATEMENTS = {
-    "isa": "{A} is a kind of {c}.", "has": "{A} has {a} {c}.", "part": "{A} is part of {a} {c}.",
-    "made": "{A} is made of {c}.", "rel": "{A} is related to {c}.", "prop": "{A} is {c}.",
+    "isa": "{A} is a kind of {c}.",
+    "has": "{A} has {a} {c}.",
+    "part": "{A} is part of {a} {c}.",
+    "made": "{A} is made of {c}.",
+    "rel": "{A} is related to {c}.",
+    "prop": "{A} is {c}.",
 }
 
 
@@ -40,7 +46,12 @@ def word_facts(kb: KnowledgeBase, word: str, sense: str, coverage: np.ndarray) -
     keep = []
     for f in kb.feature_set(noun, sense):
         concept = kb.features[f].split(":", 1)[1]
-        if rules.names_secret(concept, word, own) or len(concept) <= 2 or concept.split(" ")[0] in FUNCTION_WORDS or coverage[f] > limit:
+        if (
+            rules.names_secret(concept, word, own)
+            or len(concept) <= 2
+            or concept.split(" ")[0] in FUNCTION_WORDS
+            or coverage[f] > limit
+        ):
             continue
         keep.append(f)
     return sorted(keep, key=lambda f: (int(coverage[f]), f))
@@ -48,7 +59,7 @@ def word_facts(kb: KnowledgeBase, word: str, sense: str, coverage: np.ndarray) -
 
 def _pick(facts: list[int], n: int, rng: random.Random) -> list[int]:
     core = facts[: (n + 1) // 2]
-    rest = facts[len(core):]
+    rest = facts[len(core) :]
     return core + rng.sample(rest, min(n - len(core), len(rest)))
 
 
@@ -63,8 +74,9 @@ def statement_text(kb: KnowledgeBase, word: str, facts: Sequence[int], gloss: st
     return " ".join(lines)
 
 
-def question_text(kb: KnowledgeBase, word: str, facts: Sequence[int], negatives: Sequence[int],
-                  rng: random.Random) -> str:
+def question_text(
+    kb: KnowledgeBase, word: str, facts: Sequence[int], negatives: Sequence[int], rng: random.Random
+) -> str:
     asked = [(f, "Yes.") for f in facts] + [(f, "No.") for f in negatives]
     rng.shuffle(asked)
     parts = [f"{phrase(*kb.features[f].split(':', 1))} {answer}" for f, answer in asked]
@@ -73,8 +85,15 @@ def question_text(kb: KnowledgeBase, word: str, facts: Sequence[int], negatives:
 
 
 def knowledge_texts(
-    kb: KnowledgeBase, words: Sequence[str], *, sense: str, sequences_per_word: int = 4,
-    facts_per_sequence: int = 8, negatives_per_sequence: int = 2, gloss: bool = True, seed: int = 0,
+    kb: KnowledgeBase,
+    words: Sequence[str],
+    *,
+    sense: str,
+    sequences_per_word: int = 4,
+    facts_per_sequence: int = 8,
+    negatives_per_sequence: int = 2,
+    gloss: bool = True,
+    seed: int = 0,
 ) -> tuple[list[dict], list[str]]:
     """({"text", "word", "form"} rows, words without knowledge-base facts)."""
     coverage = kb.coverage(sense)
@@ -89,7 +108,9 @@ def knowledge_texts(
             rng = random.Random(f"{seed}:{word}:{k}")
             chosen = _pick(facts, facts_per_sequence, rng)
             if k % 2 == 0:
-                text = statement_text(kb, word, chosen, glosses[(k // 2) % len(glosses)] if glosses else "")
+                text = statement_text(
+                    kb, word, chosen, glosses[(k // 2) % len(glosses)] if glosses else ""
+                )
                 form = "statements"
             else:
                 negatives = []
@@ -97,7 +118,9 @@ def knowledge_texts(
                     if len(negatives) >= negatives_per_sequence or len(known) < 2:
                         break
                     other = facts_of[known[rng.randrange(len(known))]]
-                    f = other[rng.randrange(min(len(other), facts_per_sequence))]  # a specific fact of another word
+                    f = other[
+                        rng.randrange(min(len(other), facts_per_sequence))
+                    ]  # a specific fact of another word
                     if f not in mine and f not in negatives:
                         negatives.append(f)
                 text, form = question_text(kb, word, chosen, negatives, rng), "questions"

@@ -14,7 +14,7 @@ teacher, so held-out words can be named this way without their teacher games eve
 from __future__ import annotations
 
 import random
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -31,8 +31,15 @@ def _bits(p: np.ndarray) -> np.ndarray:
 
 
 def naming_histories(
-    kb: KnowledgeBase, pool: Sequence[str], *, per_word: int = 4, max_turns: int = 20, temperature: float = 0.5,
-    sense: str = DEFAULT_SENSE, seed: int = 0, words: Sequence[str] | None = None,
+    kb: KnowledgeBase,
+    pool: Sequence[str],
+    *,
+    per_word: int = 4,
+    max_turns: int = 20,
+    temperature: float = 0.5,
+    sense: str = DEFAULT_SENSE,
+    seed: int = 0,
+    words: Sequence[str] | None = None,
 ) -> list[tuple[str, list[Turn], str]]:
     """(word, answered history, guess) triples, `per_word` for every pool word the KB can guess
     (or only for `words`, a part of the pool: the candidates are still the whole pool, so a
@@ -72,8 +79,14 @@ def naming_histories(
                 answer = bool(yes_ask[i, j])
                 alive &= yes_ask[:, j] == answer
                 verdict = Verdict.YES if answer else Verdict.NO
-                history.append(Turn(index=len(history), question=model.questions[int(askable[j])], verdict=verdict,
-                                    feedback=VERDICT_FEEDBACK[verdict]))
+                history.append(
+                    Turn(
+                        index=len(history),
+                        question=model.questions[int(askable[j])],
+                        verdict=verdict,
+                        feedback=VERDICT_FEEDBACK[verdict],
+                    )
+                )
             out.append((word, history, model.questions[guess_q]))
     return out
 
@@ -83,8 +96,15 @@ GUESS_OPENING = "Is it"  # every guess question starts so ("Is it a poodle?")
 
 
 def naming_examples(
-    kb: KnowledgeBase, pool: Sequence[str], *, chat_format: GuesserFormat = GuesserFormat(), per_word: int = 4,
-    temperature: float = 0.5, sense: str = DEFAULT_SENSE, seed: int = 0, train: str = "guess",
+    kb: KnowledgeBase,
+    pool: Sequence[str],
+    *,
+    chat_format: GuesserFormat = GuesserFormat(),
+    per_word: int = 4,
+    temperature: float = 0.5,
+    sense: str = DEFAULT_SENSE,
+    seed: int = 0,
+    train: str = "guess",
     words: Sequence[str] | None = None,
 ) -> list[dict]:
     """Prompt/completion rows (training.sft's format): the history as the guesser's chat, the
@@ -95,10 +115,23 @@ def naming_examples(
     if train not in TRAIN_PARTS:
         raise ValueError(f"train must be one of {TRAIN_PARTS}, got {train!r}")
     rows = []
-    for word, history, guess in naming_histories(kb, pool, per_word=per_word, max_turns=chat_format.max_turns,
-                                                 temperature=temperature, sense=sense, seed=seed, words=words):
-        row = {"prompt": chat_format.messages(history), "completion": [{"role": "assistant", "content": guess}],
-               "secret": word, "game": -1, "turn": len(history)}
+    for word, history, guess in naming_histories(
+        kb,
+        pool,
+        per_word=per_word,
+        max_turns=chat_format.max_turns,
+        temperature=temperature,
+        sense=sense,
+        seed=seed,
+        words=words,
+    ):
+        row = {
+            "prompt": chat_format.messages(history),
+            "completion": [{"role": "assistant", "content": guess}],
+            "secret": word,
+            "game": -1,
+            "turn": len(history),
+        }
         if train == "word":
             row["untrained_prefix"] = GUESS_OPENING
         rows.append(row)

@@ -3,8 +3,9 @@ with the same trainer as SFT (training.sft.trainer.train_sft)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from training.common.data import read_jsonl, write_jsonl
 from training.common.trainer import resume_checkpoint
@@ -15,8 +16,12 @@ TEXTS_FILE = "knowledge_texts.jsonl"
 
 
 def run(
-    config: KnowledgeJobConfig, reporter: Reporter, *, model_path: str | None = None,
-    adapter_path: str | None = None, words: Sequence[str] | None = None,
+    config: KnowledgeJobConfig,
+    reporter: Reporter,
+    *,
+    model_path: str | None = None,
+    adapter_path: str | None = None,
+    words: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Train `model_path` (default: config.base_model as a folder / hub id) on every pool word's
     facts. `words` is the resolved pool (default: config.word_list as a shipped list or file)."""
@@ -35,19 +40,33 @@ def run(
         if config.limit_words:
             pool = pool[: config.limit_words]
         rows, missing = knowledge_texts(
-            load_kb(), pool, sense=config.sense, sequences_per_word=config.sequences_per_word,
-            facts_per_sequence=config.facts_per_sequence, negatives_per_sequence=config.negatives_per_sequence,
-            gloss=config.gloss, seed=config.seed,
+            load_kb(),
+            pool,
+            sense=config.sense,
+            sequences_per_word=config.sequences_per_word,
+            facts_per_sequence=config.facts_per_sequence,
+            negatives_per_sequence=config.negatives_per_sequence,
+            gloss=config.gloss,
+            seed=config.seed,
         )
         if missing:
-            reporter.log(f"{len(missing)} words have no knowledge-base facts: {', '.join(missing[:20])}",
-                         level="warning")
+            reporter.log(
+                f"{len(missing)} words have no knowledge-base facts: {', '.join(missing[:20])}",
+                level="warning",
+            )
         if not rows:
             raise ValueError("no word of the pool is in the knowledge base")
         write_jsonl(cached, rows)
         reporter.artifact("knowledge-texts", TEXTS_FILE, cached, meta={"sequences": len(rows)})
         reporter.log(f"{len(rows)} knowledge sequences for {len({r['word'] for r in rows})} words")
-    result = train_sft(config, reporter, rows, kind="knowledge", model_path=model_path or config.base_model,
-                       adapter_path=adapter_path, completion_only=False,
-                       resolved={"words": len({r["word"] for r in rows})})
+    result = train_sft(
+        config,
+        reporter,
+        rows,
+        kind="knowledge",
+        model_path=model_path or config.base_model,
+        adapter_path=adapter_path,
+        completion_only=False,
+        resolved={"words": len({r["word"] for r in rows})},
+    )
     return {**result, "words": len({r["word"] for r in rows}), "sequences": len(rows)}

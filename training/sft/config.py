@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from training.common.config import GameDataConfig, check_between, check_guesser_prompt, guesser_prompt_field
+from training.common.config import (
+    GameDataConfig,
+    check_between,
+    check_guesser_prompt,
+    guesser_prompt_field,
+)
 
 
 @dataclass(frozen=True)
@@ -13,9 +18,13 @@ class SFTJobConfig(GameDataConfig):
     (weight decay 0.01, β 0.9/0.95), global batch 256, 650 tokens; the teacher's fastest won game
     per word (ties kept); only the question of each turn is trained."""
 
-    recovery_per_game: int = field(default=0, metadata={
-        "help": "source=teacher: DAgger-style rows per game — the game cut at a random turn, 1–2 wrong guesses "
-                "appended (answered No), the teacher's next question trained (0 = none)"})
+    recovery_per_game: int = field(
+        default=0,
+        metadata={
+            "help": "source=teacher: DAgger-style rows per game — the game cut at a random turn, 1–2 wrong guesses "
+            "appended (answered No), the teacher's next question trained (0 = none)"
+        },
+    )
     guesser_prompt: str = guesser_prompt_field()
 
     def __post_init__(self) -> None:
@@ -23,4 +32,6 @@ class SFTJobConfig(GameDataConfig):
         check_guesser_prompt(self.guesser_prompt)
         check_between(self, "recovery_per_game", 0, 16)
         if self.recovery_per_game and self.source != "teacher":
-            raise ValueError("recovery_per_game needs source=teacher (the teacher labels the recovery)")
+            raise ValueError(
+                "recovery_per_game needs source=teacher (the teacher labels the recovery)"
+            )

@@ -11,7 +11,7 @@ to go on; these rows show it (the guesses are context, only the teacher's questi
 from __future__ import annotations
 
 import random
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from games.guessers.base import Guesser
 from games.kb.questions import phrase
@@ -21,7 +21,9 @@ from games.types import Trajectory, Turn, Verdict
 from training.common.data import is_informative
 
 
-def turn_examples(trajectories: Iterable[Trajectory], chat_format: GuesserFormat = GuesserFormat()) -> list[dict]:
+def turn_examples(
+    trajectories: Iterable[Trajectory], chat_format: GuesserFormat = GuesserFormat()
+) -> list[dict]:
     """Examples for every turn the judge answered (invalid, repeated and unknown turns stay in
     later turns' context but are never trained)."""
     rows = []
@@ -29,19 +31,26 @@ def turn_examples(trajectories: Iterable[Trajectory], chat_format: GuesserFormat
         for t, turn in enumerate(traj.turns):
             if not is_informative(turn) or not turn.question.strip():
                 continue
-            rows.append({
-                "prompt": chat_format.messages(traj.turns[:t]),
-                "completion": [{"role": "assistant", "content": turn.question}],
-                "secret": traj.secret,
-                "game": g,
-                "turn": t,
-            })
+            rows.append(
+                {
+                    "prompt": chat_format.messages(traj.turns[:t]),
+                    "completion": [{"role": "assistant", "content": turn.question}],
+                    "secret": traj.secret,
+                    "game": g,
+                    "turn": t,
+                }
+            )
     return rows
 
 
 def recovery_examples(
-    trajectories: Sequence[Trajectory], teacher: Guesser, chat_format: GuesserFormat = GuesserFormat(), *,
-    per_game: int = 1, max_wrong_guesses: int = 2, seed: int = 0,
+    trajectories: Sequence[Trajectory],
+    teacher: Guesser,
+    chat_format: GuesserFormat = GuesserFormat(),
+    *,
+    per_game: int = 1,
+    max_wrong_guesses: int = 2,
+    seed: int = 0,
 ) -> list[dict]:
     """`per_game` rows for every game with two or more answered turns: the game up to one of its
     answered turns after the first (drawn), then 1 … `max_wrong_guesses` guesses of words the
@@ -55,28 +64,45 @@ def recovery_examples(
         answered = [i for i, t in enumerate(traj.turns) if is_informative(t)]
         for r in range(per_game if len(answered) >= 2 else 0):
             rng = random.Random(f"recovery:{seed}:{traj.secret}:{g}:{r}")
-            cut = answered[rng.randrange(1, len(answered))]  # before an answered turn: the game so far
+            cut = answered[
+                rng.randrange(1, len(answered))
+            ]  # before an answered turn: the game so far
             state = teacher.start(seed=traj.seed)  # the game's own tie-breaks
             history = []
             for turn in traj.turns[:cut]:
-                history.append(Turn(index=len(history), question=turn.question, verdict=turn.verdict,
-                                    feedback=turn.feedback))
+                history.append(
+                    Turn(
+                        index=len(history),
+                        question=turn.question,
+                        verdict=turn.verdict,
+                        feedback=turn.feedback,
+                    )
+                )
                 teacher.observe(state, history[-1])
             for _ in range(rng.randint(1, max_wrong_guesses)):
                 likely = [w for w, _ in teacher.ask(state).top_candidates or [] if w != traj.secret]
                 if not likely:
                     break
-                wrong = Turn(index=len(history), question=phrase("isa", rng.choice(likely), guess=True),
-                             verdict=Verdict.NO, feedback=VERDICT_FEEDBACK[Verdict.NO])
+                wrong = Turn(
+                    index=len(history),
+                    question=phrase("isa", rng.choice(likely), guess=True),
+                    verdict=Verdict.NO,
+                    feedback=VERDICT_FEEDBACK[Verdict.NO],
+                )
                 history.append(wrong)
                 teacher.observe(state, wrong)
             if len(history) == cut:
                 continue  # nothing the teacher considers likely but the secret: no wrong guess to recover from
-            rows.append({
-                "prompt": chat_format.messages(history),
-                "completion": [{"role": "assistant", "content": teacher.ask(state).question}],
-                "secret": traj.secret, "game": g, "turn": len(history), "recovery": True,
-            })
+            rows.append(
+                {
+                    "prompt": chat_format.messages(history),
+                    "completion": [{"role": "assistant", "content": teacher.ask(state).question}],
+                    "secret": traj.secret,
+                    "game": g,
+                    "turn": len(history),
+                    "recovery": True,
+                }
+            )
     return rows
 
 
@@ -85,5 +111,14 @@ def fits(tokenizer, example: dict, max_tokens: int) -> bool:
     cutting would train a truncated question or none)."""
     from training.common.chat import encode_prompt_completion
 
-    return len(encode_prompt_completion(tokenizer, example["prompt"], example["completion"],
-                                        untrained_prefix=example.get("untrained_prefix", ""))) <= max_tokens
+    return (
+        len(
+            encode_prompt_completion(
+                tokenizer,
+                example["prompt"],
+                example["completion"],
+                untrained_prefix=example.get("untrained_prefix", ""),
+            )
+        )
+        <= max_tokens
+    )

@@ -10,9 +10,10 @@ answered by the reference judge (more, and more varied, no-answers per secret).
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from games.llm.chat import judge_messages
 from games.types import Trajectory, Verdict
@@ -29,10 +30,19 @@ ANSWERS = {Verdict.YES: "Yes", Verdict.NO: "No", Verdict.FINISHED: "Finished"}
 class JudgeSFTJobConfig(GameDataConfig):
     """The reference judge (`judge`) labels the questions of the selected games."""
 
-    selection: str = field(default="all", metadata={
-        "help": "games whose questions are labelled: fastest, won or all", "choices": ("fastest", "won", "all")})
-    cross_questions: int = field(default=4, metadata={
-        "help": "questions of other games asked about each secret, answered by the reference judge"})
+    selection: str = field(
+        default="all",
+        metadata={
+            "help": "games whose questions are labelled: fastest, won or all",
+            "choices": ("fastest", "won", "all"),
+        },
+    )
+    cross_questions: int = field(
+        default=4,
+        metadata={
+            "help": "questions of other games asked about each secret, answered by the reference judge"
+        },
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -40,12 +50,18 @@ class JudgeSFTJobConfig(GameDataConfig):
 
 
 def judge_example(secret: str, question: str, verdict: Verdict) -> dict:
-    return {"prompt": judge_messages(secret, question),
-            "completion": [{"role": "assistant", "content": f"<answer>{ANSWERS[verdict]}</answer>"}],
-            "secret": secret, "question": question, "verdict": verdict.value}
+    return {
+        "prompt": judge_messages(secret, question),
+        "completion": [{"role": "assistant", "content": f"<answer>{ANSWERS[verdict]}</answer>"}],
+        "secret": secret,
+        "question": question,
+        "verdict": verdict.value,
+    }
 
 
-def judge_examples(games: Sequence[Trajectory], judge, *, cross_questions: int, seed: int) -> list[dict]:
+def judge_examples(
+    games: Sequence[Trajectory], judge, *, cross_questions: int, seed: int
+) -> list[dict]:
     """Examples from every yes/no/finished turn, plus cross questions labelled by `judge`."""
     rows, seen = [], set()
     for traj in games:
@@ -58,17 +74,32 @@ def judge_examples(games: Sequence[Trajectory], judge, *, cross_questions: int, 
     requests = []
     for secret in secrets:
         rng = random.Random(f"{seed}:{secret}")
-        asked = [q for q in rng.sample(pool, min(len(pool), 3 * cross_questions)) if (secret, q) not in seen]
+        asked = [
+            q
+            for q in rng.sample(pool, min(len(pool), 3 * cross_questions))
+            if (secret, q) not in seen
+        ]
         requests += [(secret, q) for q in asked[:cross_questions]]
     answers = [judge.judge(secret, question).verdict for secret, question in requests]
-    rows += [judge_example(s, q, v) for (s, q), v in zip(requests, answers) if v in (Verdict.YES, Verdict.NO)]
+    rows += [
+        judge_example(s, q, v)
+        for (s, q), v in zip(requests, answers)
+        if v in (Verdict.YES, Verdict.NO)
+    ]
     return rows
 
 
 def run(
-    config: JudgeSFTJobConfig, reporter: Reporter, *, model_path: str | None = None, adapter_path: str | None = None,
-    trajectories: Sequence[Trajectory] | None = None, make_teacher: MakeGuesser | None = None, judge=None,
-    words: Sequence[str] | None = None, pool: Sequence[str] | None = None,
+    config: JudgeSFTJobConfig,
+    reporter: Reporter,
+    *,
+    model_path: str | None = None,
+    adapter_path: str | None = None,
+    trajectories: Sequence[Trajectory] | None = None,
+    make_teacher: MakeGuesser | None = None,
+    judge=None,
+    words: Sequence[str] | None = None,
+    pool: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Keywords as in training.sft.trainer.run; `judge` is the reference judge."""
     from games.registry import build_judge
@@ -79,18 +110,36 @@ def run(
         rows = read_jsonl(cached)
     else:
         judge = judge or build_judge(config.judge)
-        games = gather_games(config, reporter, trajectories=trajectories, make_teacher=make_teacher, judge=judge,
-                             words=words, pool=pool)
-        rows = judge_examples(select_games(games, config.selection), judge, cross_questions=config.cross_questions,
-                              seed=config.seed)
+        games = gather_games(
+            config,
+            reporter,
+            trajectories=trajectories,
+            make_teacher=make_teacher,
+            judge=judge,
+            words=words,
+            pool=pool,
+        )
+        rows = judge_examples(
+            select_games(games, config.selection),
+            judge,
+            cross_questions=config.cross_questions,
+            seed=config.seed,
+        )
         if not rows:
             raise ValueError("no question to learn from")
         write_jsonl(cached, rows)
         reporter.artifact("judge-examples", EXAMPLES_FILE, cached, meta={"examples": len(rows)})
     counts = {v: sum(r["verdict"] == v for r in rows) for v in ("yes", "no", "finished")}
     reporter.log(f"{len(rows)} judge examples: {counts}")
-    result = train_sft(config, reporter, rows, kind="judge_sft", model_path=model_path or config.base_model,
-                       adapter_path=adapter_path, resolved={"verdicts": counts})
+    result = train_sft(
+        config,
+        reporter,
+        rows,
+        kind="judge_sft",
+        model_path=model_path or config.base_model,
+        adapter_path=adapter_path,
+        resolved={"verdicts": counts},
+    )
     return {**result, "verdicts": counts}
 
 
@@ -98,7 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     """`python -m training.sft.judge --base PATH --out DIR ...` (flags as for training.sft)."""
     from training.common.cli import main_for
 
-    return main_for(JudgeSFTJobConfig, run, "python -m training.sft.judge", __doc__.split("\n")[0], argv)
+    return main_for(
+        JudgeSFTJobConfig, run, "python -m training.sft.judge", __doc__.split("\n")[0], argv
+    )
 
 
 if __name__ == "__main__":

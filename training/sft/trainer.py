@@ -9,8 +9,9 @@ knowledge stage (plain text, full loss).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from trl import SFTTrainer
 
@@ -18,14 +19,32 @@ from games.types import Trajectory
 from training.common.chat import encode_prompt_completion
 from training.common.config import TrainConfig
 from training.common.data import (
-    MakeGuesser, build_teacher, gather_games, read_jsonl, select_games, write_jsonl,
+    MakeGuesser,
+    build_teacher,
+    gather_games,
+    read_jsonl,
+    select_games,
+    write_jsonl,
 )
 from training.common.models import (
-    DeviceSetup, count_parameters, cpu_threads, device_setup, has_generation_markers, load_model, lora_config,
-    quiet_libraries, run_guesser_format,
+    DeviceSetup,
+    count_parameters,
+    cpu_threads,
+    device_setup,
+    has_generation_markers,
+    load_model,
+    lora_config,
+    quiet_libraries,
+    run_guesser_format,
 )
 from training.common.trainer import (
-    ReporterCallback, fit, resolved_config, resume_checkpoint, summary, trainer_arguments, write_run_config,
+    ReporterCallback,
+    fit,
+    resolved_config,
+    resume_checkpoint,
+    summary,
+    trainer_arguments,
+    write_run_config,
 )
 from training.reporting import Reporter
 from training.sft.config import SFTJobConfig
@@ -35,8 +54,15 @@ EXAMPLES_FILE = "sft_examples.jsonl"
 
 
 def build_sft_trainer(
-    config: TrainConfig, model: Any, tokenizer: Any, rows: Sequence[dict], *, output_dir: str | Path,
-    setup: DeviceSetup, completion_only: bool = True, callbacks: Sequence[Any] = (),
+    config: TrainConfig,
+    model: Any,
+    tokenizer: Any,
+    rows: Sequence[dict],
+    *,
+    output_dir: str | Path,
+    setup: DeviceSetup,
+    completion_only: bool = True,
+    callbacks: Sequence[Any] = (),
 ) -> SFTTrainer:
     """TRL's SFTTrainer for prompt/completion rows (only the completion trained; with `{% generation %}`
     markers also without the template's text after the end-of-turn token) or {"text"} rows (every token).
@@ -47,9 +73,18 @@ def build_sft_trainer(
 
     pretokenized = completion_only and any(r.get("untrained_prefix") for r in rows)
     if pretokenized:  # TRL has no notion of a partly trained completion: labels made here
-        encoded = [encode_prompt_completion(tokenizer, r["prompt"], r["completion"],
-                                            untrained_prefix=r.get("untrained_prefix", "")) for r in rows]
-        dataset = Dataset.from_list([{"input_ids": e.input_ids, "labels": e.labels} for e in encoded])
+        encoded = [
+            encode_prompt_completion(
+                tokenizer,
+                r["prompt"],
+                r["completion"],
+                untrained_prefix=r.get("untrained_prefix", ""),
+            )
+            for r in rows
+        ]
+        dataset = Dataset.from_list(
+            [{"input_ids": e.input_ids, "labels": e.labels} for e in encoded]
+        )
     else:
         columns = ("prompt", "completion") if completion_only else ("text",)
         dataset = Dataset.from_list([{c: r[c] for c in columns} for r in rows])
@@ -57,27 +92,52 @@ def build_sft_trainer(
         **trainer_arguments(config, setup, output_dir),
         max_length=config.max_tokens,
         completion_only_loss=completion_only and not pretokenized,
-        assistant_only_loss=completion_only and not pretokenized and has_generation_markers(tokenizer),
+        assistant_only_loss=completion_only
+        and not pretokenized
+        and has_generation_markers(tokenizer),
         packing=False,
         # each optimizer step's rows stay a random draw; only its micro-batches are cut by length
         # (less padding: turn-level rows range from the prompt alone to a 20-turn history)
         train_sampling_strategy="batch_rebalance",
     )
-    peft_config = lora_config(rank=config.lora_rank, alpha=config.lora_alpha, dropout=config.lora_dropout,
-                              target_modules=config.target_modules) if config.lora else None
-    return SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
-                      peft_config=peft_config, callbacks=list(callbacks))
+    peft_config = (
+        lora_config(
+            rank=config.lora_rank,
+            alpha=config.lora_alpha,
+            dropout=config.lora_dropout,
+            target_modules=config.target_modules,
+        )
+        if config.lora
+        else None
+    )
+    return SFTTrainer(
+        model=model,
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        peft_config=peft_config,
+        callbacks=list(callbacks),
+    )
 
 
 def train_sft(
-    config: TrainConfig, reporter: Reporter, rows: list[dict], *, kind: str, model_path: str,
-    adapter_path: str | None = None, completion_only: bool = True, resolved: dict | None = None,
+    config: TrainConfig,
+    reporter: Reporter,
+    rows: list[dict],
+    *,
+    kind: str,
+    model_path: str,
+    adapter_path: str | None = None,
+    completion_only: bool = True,
+    resolved: dict | None = None,
 ) -> dict[str, Any]:
     """Train on `rows` (prompt/completion pairs, or {"text": ...} for plain language modelling)
     and return the run summary; resumes from the reporter's last checkpoint. A config with a
     `guesser_prompt` (a guesser's run, its rows built with that prompt) records it in the checkpoints."""
     if hasattr(config, "guesser_prompt"):
-        prompt_name = run_guesser_format(config.guesser_prompt, adapter_path, model_path, max_turns=config.max_turns)[1]
+        prompt_name = run_guesser_format(
+            config.guesser_prompt, adapter_path, model_path, max_turns=config.max_turns
+        )[1]
         resolved = {**(resolved or {}), "guesser_prompt": prompt_name}
     quiet_libraries()
     setup = device_setup(config.precision)
@@ -90,65 +150,124 @@ def train_sft(
             kept = [r for r in rows if len(tokenizer(r["text"])["input_ids"]) < config.max_tokens]
         dropped = len(rows) - len(kept)
         if dropped:
-            reporter.log(f"dropped {dropped} of {len(rows)} examples longer than {config.max_tokens} tokens",
-                         level="warning")
+            reporter.log(
+                f"dropped {dropped} of {len(rows)} examples longer than {config.max_tokens} tokens",
+                level="warning",
+            )
         if not kept:
             raise ValueError("no training example fits in max_tokens")
         run_config = resolved_config(
-            kind, config, model_path=model_path, adapter_path=adapter_path, device=setup.device,
-            world_size=setup.world_size, precision="bf16" if setup.bf16 else "fp16" if setup.fp16 else "fp32",
-            gradient_accumulation_steps=setup.accumulation(config.global_batch_size, config.per_device_batch_size),
-            examples=len(kept), dropped_too_long=dropped,
+            kind,
+            config,
+            model_path=model_path,
+            adapter_path=adapter_path,
+            device=setup.device,
+            world_size=setup.world_size,
+            precision="bf16" if setup.bf16 else "fp16" if setup.fp16 else "fp32",
+            gradient_accumulation_steps=setup.accumulation(
+                config.global_batch_size, config.per_device_batch_size
+            ),
+            examples=len(kept),
+            dropped_too_long=dropped,
             loss="completion (question) tokens" if completion_only else "every token",
-            assistant_only_loss=completion_only and has_generation_markers(tokenizer), **(resolved or {}),
+            assistant_only_loss=completion_only and has_generation_markers(tokenizer),
+            **(resolved or {}),
         )
         callback = ReporterCallback(reporter, run_config, is_adapter=config.lora)
-        trainer = build_sft_trainer(config, model, tokenizer, kept, output_dir=reporter.output_dir, setup=setup,
-                                    completion_only=completion_only, callbacks=[callback])
+        trainer = build_sft_trainer(
+            config,
+            model,
+            tokenizer,
+            kept,
+            output_dir=reporter.output_dir,
+            setup=setup,
+            completion_only=completion_only,
+            callbacks=[callback],
+        )
         trainable, total = count_parameters(trainer.model)
-        reporter.log(f"{kind}: {len(kept)} examples, {trainable:,} of {total:,} parameters trained, "
-                     f"{trainer.args.gradient_accumulation_steps} accumulation steps on {setup.device} × "
-                     f"{setup.world_size}")
+        reporter.log(
+            f"{kind}: {len(kept)} examples, {trainable:,} of {total:,} parameters trained, "
+            f"{trainer.args.gradient_accumulation_steps} accumulation steps on {setup.device} × "
+            f"{setup.world_size}"
+        )
         if setup.is_main:
             write_run_config(reporter.output_dir, run_config)
         output = fit(trainer, callback, resume)
-    return {**summary(trainer, output, callback), "examples": len(kept), "dropped_too_long": dropped,
-            "parameters_trained": trainable}
+    return {
+        **summary(trainer, output, callback),
+        "examples": len(kept),
+        "dropped_too_long": dropped,
+        "parameters_trained": trainable,
+    }
 
 
 def run(
-    config: SFTJobConfig, reporter: Reporter, *, model_path: str | None = None, adapter_path: str | None = None,
-    trajectories: Sequence[Trajectory] | None = None, make_teacher: MakeGuesser | None = None, judge=None,
-    words: Sequence[str] | None = None, pool: Sequence[str] | None = None,
+    config: SFTJobConfig,
+    reporter: Reporter,
+    *,
+    model_path: str | None = None,
+    adapter_path: str | None = None,
+    trajectories: Sequence[Trajectory] | None = None,
+    make_teacher: MakeGuesser | None = None,
+    judge=None,
+    words: Sequence[str] | None = None,
+    pool: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Turn-level SFT on the selected games. `model_path` (+ `adapter_path`, merged) is the base
     (default: config.base_model as a folder / hub id); the other keywords are resolved inputs
     (see training.common.data.gather_games). A resumed run reuses its stored examples."""
     cached = Path(reporter.output_dir) / EXAMPLES_FILE
     base = model_path or config.base_model
-    chat_format = run_guesser_format(config.guesser_prompt, adapter_path, base, max_turns=config.max_turns)[0]
+    chat_format = run_guesser_format(
+        config.guesser_prompt, adapter_path, base, max_turns=config.max_turns
+    )[0]
     if resume_checkpoint(reporter) and cached.is_file():
         rows = read_jsonl(cached)
         reporter.log(f"reusing {len(rows)} stored examples from {cached}")
         n_games = len({r["game"] for r in rows})
     else:
-        games = gather_games(config, reporter, trajectories=trajectories, make_teacher=make_teacher, judge=judge,
-                             words=words, pool=pool)
+        games = gather_games(
+            config,
+            reporter,
+            trajectories=trajectories,
+            make_teacher=make_teacher,
+            judge=judge,
+            words=words,
+            pool=pool,
+        )
         chosen = select_games(games, config.selection)
         if not chosen:
-            raise ValueError(f"no game left after selection={config.selection} ({len(games)} games)")
+            raise ValueError(
+                f"no game left after selection={config.selection} ({len(games)} games)"
+            )
         rows = turn_examples(chosen, chat_format)
         if config.recovery_per_game:
-            teacher = build_teacher(config, (t.secret for t in chosen), make_teacher=make_teacher, pool=pool)
-            recovery = recovery_examples(chosen, teacher, chat_format, per_game=config.recovery_per_game,
-                                         seed=config.seed)
-            reporter.log(f"{len(recovery)} recovery examples (wrong guesses, then the teacher's next question)")
+            teacher = build_teacher(
+                config, (t.secret for t in chosen), make_teacher=make_teacher, pool=pool
+            )
+            recovery = recovery_examples(
+                chosen, teacher, chat_format, per_game=config.recovery_per_game, seed=config.seed
+            )
+            reporter.log(
+                f"{len(recovery)} recovery examples (wrong guesses, then the teacher's next question)"
+            )
             rows += recovery
         n_games = len(chosen)
         write_jsonl(cached, rows)
-        reporter.artifact("sft-examples", EXAMPLES_FILE, cached, meta={"examples": len(rows), "games": n_games})
-        reporter.log(f"{len(rows)} turn examples from {n_games} games on {len({t.secret for t in chosen})} words "
-                     f"(selection={config.selection})")
-    result = train_sft(config, reporter, rows, kind="sft", model_path=base, adapter_path=adapter_path,
-                       resolved={"games": n_games})
+        reporter.artifact(
+            "sft-examples", EXAMPLES_FILE, cached, meta={"examples": len(rows), "games": n_games}
+        )
+        reporter.log(
+            f"{len(rows)} turn examples from {n_games} games on {len({t.secret for t in chosen})} words "
+            f"(selection={config.selection})"
+        )
+    result = train_sft(
+        config,
+        reporter,
+        rows,
+        kind="sft",
+        model_path=base,
+        adapter_path=adapter_path,
+        resolved={"games": n_games},
+    )
     return {**result, "games": n_games, "words": len({r["secret"] for r in rows})}

@@ -19,7 +19,9 @@ def roles_ensure() -> None:
 
 
 @transaction.atomic
-def user_create(*, username: str, password: str, email: str = "", roles: tuple[str, ...] = (PLAYER,)):
+def user_create(
+    *, username: str, password: str, email: str = "", roles: tuple[str, ...] = (PLAYER,)
+):
     roles_ensure()
     user = get_user_model()(username=username, email=email, is_staff=RESEARCHER in roles)
     user.set_password(password)

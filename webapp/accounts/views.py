@@ -6,8 +6,11 @@ from webapp.accounts.roles import PLAYER
 from webapp.accounts.services import user_grant_role
 
 # the context of templates/accounts/form.html on each page
-LOGIN_PAGE = {"title": "Log in", "submit": "Log in",
-              "other": {"question": "No account?", "url": "accounts:signup", "label": "Sign up"}}
+LOGIN_PAGE = {
+    "title": "Log in",
+    "submit": "Log in",
+    "other": {"question": "No account?", "url": "accounts:signup", "label": "Sign up"},
+}
 SIGNUP_PAGE = {"title": "Sign up", "submit": "Create account"}
 
 

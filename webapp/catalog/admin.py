@@ -25,7 +25,15 @@ class WordListEntryInline(admin.TabularInline):
 
 @admin.register(WordList)
 class WordListAdmin(admin.ModelAdmin):
-    list_display = ("name", "version", "entry_count", "source", "license", "curation_job", "created_at")
+    list_display = (
+        "name",
+        "version",
+        "entry_count",
+        "source",
+        "license",
+        "curation_job",
+        "created_at",
+    )
     list_filter = ("name", "license")
     search_fields = ("name", "description", "source")
     raw_id_fields = ("parent", "curation_job", "created_by")
@@ -46,7 +54,17 @@ class WordListEntryAdmin(admin.ModelAdmin):
 
 @admin.register(ModelSpec)
 class ModelSpecAdmin(admin.ModelAdmin):
-    list_display = ("name", "kind", "role", "path", "endpoint", "adapter_path", "is_active", "produced_by", "created_at")
+    list_display = (
+        "name",
+        "kind",
+        "role",
+        "path",
+        "endpoint",
+        "adapter_path",
+        "is_active",
+        "produced_by",
+        "created_at",
+    )
     list_filter = ("kind", "role", "is_active")
     search_fields = ("name", "path", "endpoint", "description")
     raw_id_fields = ("parent", "produced_by")
@@ -59,12 +77,18 @@ class ModelSpecAdmin(admin.ModelAdmin):
 
         for spec in queryset:
             if not spec.can_guess:
-                self.message_user(request, f"{spec.name} is not a guesser; skipped", messages.WARNING)
+                self.message_user(
+                    request, f"{spec.name} is not a guesser; skipped", messages.WARNING
+                )
                 continue
             try:
-                job = job_submit(kind="evaluation", user=request.user, params=standard_evaluation(spec.name))
+                job = job_submit(
+                    kind="evaluation", user=request.user, params=standard_evaluation(spec.name)
+                )
             except ValidationError as exc:
-                self.message_user(request, f"{spec.name}: {'; '.join(exc.messages)}", messages.ERROR)
+                self.message_user(
+                    request, f"{spec.name}: {'; '.join(exc.messages)}", messages.ERROR
+                )
             except ApplicationError as exc:  # stored, but the broker is down: the sweep sends it
                 self.message_user(request, f"{spec.name}: {exc.message}", messages.WARNING)
             else:

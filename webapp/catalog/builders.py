@@ -47,19 +47,31 @@ def _judge(spec_id: int, spec_str: str, name: str, options_key: tuple) -> Judge:
 
 
 @lru_cache(maxsize=32)
-def _guesser(spec_id: int, spec_str: str, name: str, options_key: tuple, pool: tuple | None) -> Guesser:
-    guesser = build_guesser(spec_str, pool=pool, **dict(options_key)) if spec_str in ("infogain", "random") \
+def _guesser(
+    spec_id: int, spec_str: str, name: str, options_key: tuple, pool: tuple | None
+) -> Guesser:
+    guesser = (
+        build_guesser(spec_str, pool=pool, **dict(options_key))
+        if spec_str in ("infogain", "random")
         else build_guesser(spec_str, **dict(options_key))
+    )
     guesser.name = name
     return guesser
 
 
 def judge_for(spec: ModelSpec) -> Judge:
     with _lock:
-        return _judge(spec.pk, spec_string(spec), spec.name, tuple(sorted(_backend_options(spec).items())))
+        return _judge(
+            spec.pk, spec_string(spec), spec.name, tuple(sorted(_backend_options(spec).items()))
+        )
 
 
 def guesser_for(spec: ModelSpec, pool: list[str] | None = None) -> Guesser:
     with _lock:
-        return _guesser(spec.pk, spec_string(spec), spec.name, tuple(sorted(_backend_options(spec).items())),
-                        tuple(pool) if pool is not None else None)
+        return _guesser(
+            spec.pk,
+            spec_string(spec),
+            spec.name,
+            tuple(sorted(_backend_options(spec).items())),
+            tuple(pool) if pool is not None else None,
+        )

@@ -13,7 +13,11 @@ import re
 from webapp.catalog.models import WordList
 from webapp.core.exports import parquet_bytes
 
-FORMATS = {"txt": "text/plain; charset=utf-8", "jsonl": "application/jsonl", "parquet": "application/vnd.apache.parquet"}
+FORMATS = {
+    "txt": "text/plain; charset=utf-8",
+    "jsonl": "application/jsonl",
+    "parquet": "application/vnd.apache.parquet",
+}
 
 
 def export_filename(word_list: WordList, fmt: str, suffix: str = "") -> str:
@@ -30,10 +34,19 @@ def export_bytes(word_list: WordList, rows: list[dict], fmt: str) -> bytes:
     if fmt == "parquet":
         import pyarrow as pa
 
-        schema = pa.schema([
-            ("list", pa.string()), ("version", pa.int64()), ("word", pa.string()), ("split", pa.string()),
-            ("category", pa.string()), ("difficulty", pa.float64()), ("solve_rate", pa.float64()),
-            ("mean_questions", pa.float64()), ("subsets", pa.list_(pa.string())), ("stats", pa.string()),
-        ])
+        schema = pa.schema(
+            [
+                ("list", pa.string()),
+                ("version", pa.int64()),
+                ("word", pa.string()),
+                ("split", pa.string()),
+                ("category", pa.string()),
+                ("difficulty", pa.float64()),
+                ("solve_rate", pa.float64()),
+                ("mean_questions", pa.float64()),
+                ("subsets", pa.list_(pa.string())),
+                ("stats", pa.string()),
+            ]
+        )
         return parquet_bytes(rows, schema)  # stats: JSON text
     raise ValueError(f"unknown export format {fmt!r}; expected one of {', '.join(FORMATS)}")

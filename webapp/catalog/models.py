@@ -28,16 +28,24 @@ class WordList(models.Model):
     description = models.TextField(blank=True)
     source = models.CharField(max_length=200, blank=True, help_text="where the words came from")
     license = models.CharField(max_length=200, blank=True)
-    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children")
-    curation_job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children"
+    )
+    curation_job = models.ForeignKey(
+        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     provenance = models.JSONField(default=dict, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     words = models.ManyToManyField(Word, through="WordListEntry", related_name="word_lists")
 
     class Meta:
         ordering = ["name", "-version"]
-        constraints = [models.UniqueConstraint(fields=["name", "version"], name="unique_wordlist_version")]
+        constraints = [
+            models.UniqueConstraint(fields=["name", "version"], name="unique_wordlist_version")
+        ]
 
     def __str__(self) -> str:
         return f"{self.name} v{self.version}"
@@ -56,14 +64,18 @@ class WordListEntry(models.Model):
     word = models.ForeignKey(Word, on_delete=models.PROTECT, related_name="entries")
     split = models.CharField(max_length=8, choices=Split.choices, blank=True, default="")
     category = models.CharField(max_length=100, blank=True)
-    difficulty = models.FloatField(null=True, blank=True, help_text="item difficulty (higher is harder)")
+    difficulty = models.FloatField(
+        null=True, blank=True, help_text="item difficulty (higher is harder)"
+    )
     solve_rate = models.FloatField(null=True, blank=True)
     mean_questions = models.FloatField(null=True, blank=True)
     stats = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["word_list", "word__text"]
-        constraints = [models.UniqueConstraint(fields=["word_list", "word"], name="unique_wordlist_word")]
+        constraints = [
+            models.UniqueConstraint(fields=["word_list", "word"], name="unique_wordlist_word")
+        ]
         indexes = [models.Index(fields=["word_list", "split"])]
 
     def __str__(self) -> str:
@@ -107,15 +119,30 @@ class ModelSpec(models.Model):
     name = models.CharField(max_length=100, unique=True)
     kind = models.CharField(max_length=16, choices=ModelKind.choices)
     role = models.CharField(max_length=8, choices=ModelRole.choices, default=ModelRole.GUESSER)
-    path = models.CharField(max_length=500, blank=True, help_text=(
-        "local folder or hub id (transformers, vLLM); a learned judge's weights file (empty: the shipped weights)"))
-    endpoint = models.CharField(max_length=500, blank=True, help_text="base URL of an OpenAI-compatible server")
-    remote_model = models.CharField(max_length=200, blank=True, help_text="model name on the server")
+    path = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text=(
+            "local folder or hub id (transformers, vLLM); a learned judge's weights file (empty: the shipped weights)"
+        ),
+    )
+    endpoint = models.CharField(
+        max_length=500, blank=True, help_text="base URL of an OpenAI-compatible server"
+    )
+    remote_model = models.CharField(
+        max_length=200, blank=True, help_text="model name on the server"
+    )
     adapter_path = models.CharField(max_length=500, blank=True, help_text="LoRA adapter folder")
     sampling = models.JSONField(default=dict, blank=True, help_text="default sampling parameters")
-    options = models.JSONField(default=dict, blank=True, help_text="kind-specific options (KB: sense mode, closed)")
-    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children")
-    produced_by = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    options = models.JSONField(
+        default=dict, blank=True, help_text="kind-specific options (KB: sense mode, closed)"
+    )
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children"
+    )
+    produced_by = models.ForeignKey(
+        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     description = models.TextField(blank=True)
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -10,13 +10,17 @@ class ModelSpecUnavailable(ApplicationError):
     """No active model spec of that name can take the role (or is of the kinds asked for)."""
 
     def __init__(self, name: str, what: str = ""):
-        super().__init__(f"no active {what + ' ' if what else ''}model spec named {str(name)[:100]!r}")
+        super().__init__(
+            f"no active {what + ' ' if what else ''}model spec named {str(name)[:100]!r}"
+        )
         self.name = name
 
 
 def word_list_summaries():
     """The newest version of each word list with its size."""
-    newest = WordList.objects.filter(name=OuterRef("name")).order_by("-version").values("version")[:1]
+    newest = (
+        WordList.objects.filter(name=OuterRef("name")).order_by("-version").values("version")[:1]
+    )
     return (
         WordList.objects.filter(version=Subquery(newest))
         .annotate(n_words=Count("entries"))
@@ -40,7 +44,9 @@ def model_spec_active(name: str, role: str = "", *, kinds=None, what: str = "") 
 
 def model_specs_heavy(names) -> bool:
     """Whether any model spec of these names loads a neural network (its job needs a GPU)."""
-    kinds = ModelSpec.objects.filter(name__in=[n for n in names if n]).values_list("kind", flat=True)
+    kinds = ModelSpec.objects.filter(name__in=[n for n in names if n]).values_list(
+        "kind", flat=True
+    )
     return any(kind in ModelKind.HEAVY for kind in kinds)
 
 
@@ -66,17 +72,31 @@ def latest_versions() -> dict[str, int]:
 
 
 def word_list_versions(name: str):
-    return WordList.objects.filter(name=name).annotate(n_words=Count("entries")).order_by("-version")
+    return (
+        WordList.objects.filter(name=name).annotate(n_words=Count("entries")).order_by("-version")
+    )
 
 
-def word_list_rows(word_list: WordList, *, split: str | None = None, subset: str | None = None) -> list[dict]:
+def word_list_rows(
+    word_list: WordList, *, split: str | None = None, subset: str | None = None
+) -> list[dict]:
     """Entries as plain rows (word order), optionally one split or one training subset."""
     entries = word_list.entries.select_related("word").order_by("word__text")
     if split is not None:
         entries = entries.filter(split=split)
-    rows = [{"word": e.word.text, "split": e.split, "category": e.category, "difficulty": e.difficulty,
-             "solve_rate": e.solve_rate, "mean_questions": e.mean_questions,
-             "subsets": list((e.stats or {}).get("subsets") or []), "stats": e.stats or {}} for e in entries]
+    rows = [
+        {
+            "word": e.word.text,
+            "split": e.split,
+            "category": e.category,
+            "difficulty": e.difficulty,
+            "solve_rate": e.solve_rate,
+            "mean_questions": e.mean_questions,
+            "subsets": list((e.stats or {}).get("subsets") or []),
+            "stats": e.stats or {},
+        }
+        for e in entries
+    ]
     return [r for r in rows if subset in r["subsets"]] if subset else rows
 
 
@@ -89,6 +109,7 @@ def word_list_subset_counts(rows: list[dict]) -> dict[str, int]:
     for row in rows:
         for name in row["subsets"]:
             counts[name] = counts.get(name, 0) + 1
+
     def natural(name: str) -> tuple:  # rl_band, curriculum_5, curriculum_10, ...
         head, _, tail = name.rpartition("_")
         return (head, int(tail)) if tail.isdigit() else (name, -1)
@@ -112,14 +133,35 @@ def word_list_compare(*, old: WordList, new: WordList, min_change: float = 1e-9)
             moves[key] = moves.get(key, 0) + 1
         da, db = a["difficulty"], b["difficulty"]
         if (da is None) != (db is None) or (da is not None and abs(db - da) > min_change):
-            changed.append({"word": word, "from": da, "to": db,
-                            "delta": (db - da) if da is not None and db is not None else None,
-                            "solve_rate_from": a["solve_rate"], "solve_rate_to": b["solve_rate"]})
-    changed.sort(key=lambda c: (-(abs(c["delta"]) if c["delta"] is not None else float("inf")), c["word"]))
+            changed.append(
+                {
+                    "word": word,
+                    "from": da,
+                    "to": db,
+                    "delta": (db - da) if da is not None and db is not None else None,
+                    "solve_rate_from": a["solve_rate"],
+                    "solve_rate_to": b["solve_rate"],
+                }
+            )
+    changed.sort(
+        key=lambda c: (-(abs(c["delta"]) if c["delta"] is not None else float("inf")), c["word"])
+    )
     return {
-        "old": old, "new": new, "added": added, "removed": removed, "moved": moved, "difficulty_changed": changed,
-        "split_moves": dict(sorted(moves.items())), "unchanged": len(before.keys() & after.keys()) - len(
-            {m["word"] for m in moved} | {c["word"] for c in changed}),
-        "counts": {"old": len(before), "new": len(after), "added": len(added), "removed": len(removed),
-                   "moved": len(moved), "difficulty_changed": len(changed)},
+        "old": old,
+        "new": new,
+        "added": added,
+        "removed": removed,
+        "moved": moved,
+        "difficulty_changed": changed,
+        "split_moves": dict(sorted(moves.items())),
+        "unchanged": len(before.keys() & after.keys())
+        - len({m["word"] for m in moved} | {c["word"] for c in changed}),
+        "counts": {
+            "old": len(before),
+            "new": len(after),
+            "added": len(added),
+            "removed": len(removed),
+            "moved": len(moved),
+            "difficulty_changed": len(changed),
+        },
     }

@@ -9,8 +9,15 @@ from pathlib import Path
 from django.db import transaction
 
 from games.wordlists import parse_entry
-
-from webapp.catalog.models import ModelKind, ModelRole, ModelSpec, Split, Word, WordList, WordListEntry
+from webapp.catalog.models import (
+    ModelKind,
+    ModelRole,
+    ModelSpec,
+    Split,
+    Word,
+    WordList,
+    WordListEntry,
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,15 +55,29 @@ def _zipf(words: list[str]) -> dict[str, float]:
 
 @transaction.atomic
 def word_list_create(
-    *, name: str, entries: list[SeedEntry], version: int | None = None, source: str = "", license: str = "",
-    description: str = "", provenance: dict | None = None, parent: WordList | None = None, created_by=None,
+    *,
+    name: str,
+    entries: list[SeedEntry],
+    version: int | None = None,
+    source: str = "",
+    license: str = "",
+    description: str = "",
+    provenance: dict | None = None,
+    parent: WordList | None = None,
+    created_by=None,
 ) -> WordList:
     if version is None:
         last = WordList.objects.filter(name=name).order_by("-version").first()
         version = (last.version + 1) if last else 1
     word_list = WordList(
-        name=name, version=version, source=source, license=license, description=description,
-        provenance=provenance or {}, parent=parent, created_by=created_by,
+        name=name,
+        version=version,
+        source=source,
+        license=license,
+        description=description,
+        provenance=provenance or {},
+        parent=parent,
+        created_by=created_by,
     )
     word_list.full_clean()
     word_list.save()
@@ -64,12 +85,22 @@ def word_list_create(
     existing = set(Word.objects.filter(text__in=texts).values_list("text", flat=True))
     freqs = _zipf([t for t in texts if t not in existing])
     Word.objects.bulk_create(
-        [Word(text=t, zipf_frequency=freqs.get(t)) for t in texts], ignore_conflicts=True, batch_size=2000
+        [Word(text=t, zipf_frequency=freqs.get(t)) for t in texts],
+        ignore_conflicts=True,
+        batch_size=2000,
     )
     ids = dict(Word.objects.filter(text__in=texts).values_list("text", "id"))
     WordListEntry.objects.bulk_create(
-        [WordListEntry(word_list=word_list, word_id=ids[e.word], category=e.category, split=e.split,
-                       stats={"aliases": list(e.aliases)} if e.aliases else {}) for e in entries],
+        [
+            WordListEntry(
+                word_list=word_list,
+                word_id=ids[e.word],
+                category=e.category,
+                split=e.split,
+                stats={"aliases": list(e.aliases)} if e.aliases else {},
+            )
+            for e in entries
+        ],
         batch_size=2000,
     )
     return word_list
@@ -89,58 +120,110 @@ def seed_word_lists(directory: Path = WORDLISTS_DIR) -> list[str]:
             continue
         entries = read_word_file(path)
         if path.stem == "solved":  # the curated set: mark its paper splits
-            entries = [SeedEntry(e.word, e.category, split_of.get(e.word, ""), e.aliases) for e in entries]
+            entries = [
+                SeedEntry(e.word, e.category, split_of.get(e.word, ""), e.aliases) for e in entries
+            ]
         word_list_create(
-            name=name, version=1, entries=entries, source=DBRL_SOURCE + path.name, license="MIT",
+            name=name,
+            version=1,
+            entries=entries,
+            source=DBRL_SOURCE + path.name,
+            license="MIT",
             description="ΔBelief-RL benchmark list (see games/data/wordlists/SOURCES.md)",
         )
         created.append(name)
     objects = directory / "lmrl" / "objects.tsv"
     if not WordList.objects.filter(name="lmrl/objects", version=1).exists():
         word_list_create(
-            name="lmrl/objects", version=1, entries=read_word_file(objects), source=LMRL_SOURCE, license="MIT",
+            name="lmrl/objects",
+            version=1,
+            entries=read_word_file(objects),
+            source=LMRL_SOURCE,
+            license="MIT",
             description="LMRL-Gym 20Q objects in 17 categories",
         )
         created.append("lmrl/objects")
     return created
 
 
-KB_OPEN_WORLD = ("answers from what WordNet stores and says unknown (not No) for a part, material or property "
-                 "it does not list")
+KB_OPEN_WORLD = (
+    "answers from what WordNet stores and says unknown (not No) for a part, material or property "
+    "it does not list"
+)
 DEFAULT_MODEL_SPECS = [
-    dict(name="kb", kind=ModelKind.KB, role=ModelRole.JUDGE, options={"sense": "dominant"},
-         description=f"Knowledge-base judge on the word's dominant senses: {KB_OPEN_WORLD}."),
-    dict(name="kb-any-sense", kind=ModelKind.KB, role=ModelRole.JUDGE, options={"sense": "any"},
-         description="Knowledge-base judge answering from any sense of the word (disagrees on polysemous words)."),
-    dict(name="kb-closed", kind=ModelKind.KB, role=ModelRole.JUDGE, options={"sense": "dominant", "closed": True},
-         description="Knowledge-base judge in the closed world of the information-gain guesser: No to every fact "
-                     "WordNet does not store (the judge of the training miniature)."),
-    dict(name="learned", kind=ModelKind.LEARNED, role=ModelRole.JUDGE, options={}, description=""),  # see below
-    dict(name="kb+learned", kind=ModelKind.HYBRID, role=ModelRole.JUDGE, options={},
-         description="The knowledge-base judge where it is sure (a stored fact or a kind it is complete for), "
-                     "the learned judge for every other question."),
-    dict(name="infogain", kind=ModelKind.INFOGAIN, role=ModelRole.GUESSER, options={},
-         description="Information-gain guesser over the knowledge base's nouns (strong non-neural baseline)."),
-    dict(name="random", kind=ModelKind.RANDOM, role=ModelRole.GUESSER, options={},
-         description="Random guesser (floor baseline)."),
+    dict(
+        name="kb",
+        kind=ModelKind.KB,
+        role=ModelRole.JUDGE,
+        options={"sense": "dominant"},
+        description=f"Knowledge-base judge on the word's dominant senses: {KB_OPEN_WORLD}.",
+    ),
+    dict(
+        name="kb-any-sense",
+        kind=ModelKind.KB,
+        role=ModelRole.JUDGE,
+        options={"sense": "any"},
+        description="Knowledge-base judge answering from any sense of the word (disagrees on polysemous words).",
+    ),
+    dict(
+        name="kb-closed",
+        kind=ModelKind.KB,
+        role=ModelRole.JUDGE,
+        options={"sense": "dominant", "closed": True},
+        description="Knowledge-base judge in the closed world of the information-gain guesser: No to every fact "
+        "WordNet does not store (the judge of the training miniature).",
+    ),
+    dict(
+        name="learned", kind=ModelKind.LEARNED, role=ModelRole.JUDGE, options={}, description=""
+    ),  # see below
+    dict(
+        name="kb+learned",
+        kind=ModelKind.HYBRID,
+        role=ModelRole.JUDGE,
+        options={},
+        description="The knowledge-base judge where it is sure (a stored fact or a kind it is complete for), "
+        "the learned judge for every other question.",
+    ),
+    dict(
+        name="infogain",
+        kind=ModelKind.INFOGAIN,
+        role=ModelRole.GUESSER,
+        options={},
+        description="Information-gain guesser over the knowledge base's nouns (strong non-neural baseline).",
+    ),
+    dict(
+        name="random",
+        kind=ModelKind.RANDOM,
+        role=ModelRole.GUESSER,
+        options={},
+        description="Random guesser (floor baseline).",
+    ),
 ]
 # seeded descriptions that said something no longer true; seeding replaces them (and only them)
-SUPERSEDED_DESCRIPTIONS = {"kb": "Knowledge-base judge: WordNet features of the word's dominant senses."}
+SUPERSEDED_DESCRIPTIONS = {
+    "kb": "Knowledge-base judge: WordNet features of the word's dominant senses."
+}
 SPLIT_NAMES = {"val": "validation", "test": "test"}
 
 
 def held_out_accuracy(held_out: dict) -> str:
-    """"held-out accuracy 86.8% on validation secrets, 87.4% on test secrets" (empty without figures)."""
+    """ "held-out accuracy 86.8% on validation secrets, 87.4% on test secrets" (empty without figures)."""
     held_out = held_out or {}
-    parts = [f"{held_out[split]['accuracy']:.1%} on {name} secrets" for split, name in SPLIT_NAMES.items()
-             if (held_out.get(split) or {}).get("accuracy") is not None]
+    parts = [
+        f"{held_out[split]['accuracy']:.1%} on {name} secrets"
+        for split, name in SPLIT_NAMES.items()
+        if (held_out.get(split) or {}).get("accuracy") is not None
+    ]
     return f"held-out accuracy {', '.join(parts)}" if parts else ""
 
 
 def learned_description(meta: dict, *, trained_on: str) -> str:
     accuracy = held_out_accuracy(meta.get("held_out") or {})
-    return (f"Learned judge: a small network over the knowledge base's facts about the secret, trained on "
-            f"{trained_on}; answers any yes/no question on a CPU" + (f"; {accuracy}." if accuracy else "."))
+    return (
+        f"Learned judge: a small network over the knowledge base's facts about the secret, trained on "
+        f"{trained_on}; answers any yes/no question on a CPU"
+        + (f"; {accuracy}." if accuracy else ".")
+    )
 
 
 def _shipped_learned_description() -> str:
@@ -148,20 +231,30 @@ def _shipped_learned_description() -> str:
 
     meta = weights_meta()
     rows = (meta.get("rows") or {}).get("train")
-    return learned_description(meta, trained_on="the ΔBelief-RL paper's LLM judge's answers"
-                                                + (f" ({rows:,} pairs)" if rows else ""))
+    return learned_description(
+        meta,
+        trained_on="the ΔBelief-RL paper's LLM judge's answers"
+        + (f" ({rows:,} pairs)" if rows else ""),
+    )
 
 
 def seed_model_specs(tiny_model_dir: Path | None = None) -> list[str]:
     created = []
-    specs = [dict(s, description=_shipped_learned_description()) if s["name"] == "learned" else s
-             for s in DEFAULT_MODEL_SPECS]
+    specs = [
+        dict(s, description=_shipped_learned_description()) if s["name"] == "learned" else s
+        for s in DEFAULT_MODEL_SPECS
+    ]
     if tiny_model_dir is not None:
-        specs.append(dict(
-            name="tiny-llama", kind=ModelKind.TRANSFORMERS, role=ModelRole.GUESSER, path=str(tiny_model_dir),
-            sampling={"temperature": 1.0, "max_new_tokens": 24},
-            description="Tiny Llama built from scratch on this machine (untrained: a smoke-test model).",
-        ))
+        specs.append(
+            dict(
+                name="tiny-llama",
+                kind=ModelKind.TRANSFORMERS,
+                role=ModelRole.GUESSER,
+                path=str(tiny_model_dir),
+                sampling={"temperature": 1.0, "max_new_tokens": 24},
+                description="Tiny Llama built from scratch on this machine (untrained: a smoke-test model).",
+            )
+        )
     for spec in specs:
         _, was_created = ModelSpec.objects.get_or_create(name=spec["name"], defaults=spec)
         if was_created:
@@ -177,8 +270,15 @@ ENTRY_FIELDS = ("split", "category", "difficulty", "solve_rate", "mean_questions
 
 @transaction.atomic
 def word_list_version_create(
-    *, name: str, entries: list[dict], source: str = "", description: str = "", license: str = "",
-    provenance: dict | None = None, curation_job_id: int | None = None, created_by=None,
+    *,
+    name: str,
+    entries: list[dict],
+    source: str = "",
+    description: str = "",
+    license: str = "",
+    provenance: dict | None = None,
+    curation_job_id: int | None = None,
+    created_by=None,
 ) -> WordList:
     """A new version of `name` (parent: its newest version) from entry dicts with per-word statistics
     (`word` plus any of ENTRY_FIELDS), e.g. the output of a curation run."""
@@ -191,22 +291,40 @@ def word_list_version_create(
     if len(set(texts)) != len(texts):
         raise ValueError("a word list version holds each word once")
     word_list = WordList(
-        name=name, version=parent.version + 1 if parent else 1, source=source[:200], license=license,
-        description=description, provenance=provenance or {}, parent=parent, curation_job_id=curation_job_id,
+        name=name,
+        version=parent.version + 1 if parent else 1,
+        source=source[:200],
+        license=license,
+        description=description,
+        provenance=provenance or {},
+        parent=parent,
+        curation_job_id=curation_job_id,
         created_by=created_by,
     )
     word_list.full_clean()
     word_list.save()
     existing = set(Word.objects.filter(text__in=texts).values_list("text", flat=True))
     freqs = _zipf([t for t in texts if t not in existing])
-    Word.objects.bulk_create([Word(text=t, zipf_frequency=freqs.get(t)) for t in texts if t not in existing],
-                             ignore_conflicts=True, batch_size=2000)
+    Word.objects.bulk_create(
+        [Word(text=t, zipf_frequency=freqs.get(t)) for t in texts if t not in existing],
+        ignore_conflicts=True,
+        batch_size=2000,
+    )
     ids = dict(Word.objects.filter(text__in=texts).values_list("text", "id"))
     WordListEntry.objects.bulk_create(
-        [WordListEntry(word_list=word_list, word_id=ids[e["word"]], split=e.get("split", ""),
-                       category=(e.get("category") or "")[:100], difficulty=e.get("difficulty"),
-                       solve_rate=e.get("solve_rate"), mean_questions=e.get("mean_questions"),
-                       stats=e.get("stats") or {}) for e in entries],
+        [
+            WordListEntry(
+                word_list=word_list,
+                word_id=ids[e["word"]],
+                split=e.get("split", ""),
+                category=(e.get("category") or "")[:100],
+                difficulty=e.get("difficulty"),
+                solve_rate=e.get("solve_rate"),
+                mean_questions=e.get("mean_questions"),
+                stats=e.get("stats") or {},
+            )
+            for e in entries
+        ],
         batch_size=2000,
     )
     return word_list

@@ -18,8 +18,13 @@ from webapp.catalog import selectors
 from webapp.catalog.exports import FORMATS, export_bytes, export_filename
 from webapp.catalog.models import Split, WordList
 
-SORTS = {"word": ("word",), "difficulty": ("difficulty", "word"), "-difficulty": ("difficulty", "word"),
-         "solve_rate": ("solve_rate", "word"), "-solve_rate": ("solve_rate", "word")}
+SORTS = {
+    "word": ("word",),
+    "difficulty": ("difficulty", "word"),
+    "-difficulty": ("difficulty", "word"),
+    "solve_rate": ("solve_rate", "word"),
+    "-solve_rate": ("solve_rate", "word"),
+}
 PAGE_SIZE = 200
 MAX_COMPARE_ROWS = 500
 MAX_PROVENANCE_CHARS = 50_000
@@ -50,26 +55,49 @@ def _sorted(rows: list[dict], sort: str) -> list[dict]:
 
 @role_required(RESEARCHER)
 def word_lists(request):
-    return render(request, "catalog/word_lists.html", {"lists": selectors.word_list_summaries(),
-                                                       "versions": selectors.latest_versions()})
+    return render(
+        request,
+        "catalog/word_lists.html",
+        {"lists": selectors.word_list_summaries(), "versions": selectors.latest_versions()},
+    )
 
 
 @role_required(RESEARCHER)
 def word_list_detail(request, pk: int):
-    word_list = get_object_or_404(WordList.objects.select_related("parent", "curation_job", "created_by"), pk=pk)
+    word_list = get_object_or_404(
+        WordList.objects.select_related("parent", "curation_job", "created_by"), pk=pk
+    )
     split, subset = _filters(request)
     all_rows = selectors.word_list_rows(word_list)
-    rows = [r for r in all_rows if (split is None or r["split"] == split) and (subset is None or subset in r["subsets"])]
+    rows = [
+        r
+        for r in all_rows
+        if (split is None or r["split"] == split) and (subset is None or subset in r["subsets"])
+    ]
     sort = request.GET.get("sort", "word")
     page = Paginator(_sorted(rows, sort), PAGE_SIZE).get_page(request.GET.get("page"))
-    return render(request, "catalog/word_list.html", {
-        "word_list": word_list, "versions": selectors.word_list_versions(word_list.name), "page": page,
-        "n_rows": len(rows), "split_counts": selectors.word_list_split_counts(word_list),
-        "subset_counts": selectors.word_list_subset_counts(all_rows), "funnel": word_list.provenance.get("funnel") or [],
-        "filter_split": split, "filter_subset": subset or "", "sort": sort, "formats": list(FORMATS),
-        "splits": [s for s in Split.values if s], "query": _query(split, subset),
-        "provenance_json": json.dumps(word_list.provenance, indent=1, default=str)[:MAX_PROVENANCE_CHARS],
-    })
+    return render(
+        request,
+        "catalog/word_list.html",
+        {
+            "word_list": word_list,
+            "versions": selectors.word_list_versions(word_list.name),
+            "page": page,
+            "n_rows": len(rows),
+            "split_counts": selectors.word_list_split_counts(word_list),
+            "subset_counts": selectors.word_list_subset_counts(all_rows),
+            "funnel": word_list.provenance.get("funnel") or [],
+            "filter_split": split,
+            "filter_subset": subset or "",
+            "sort": sort,
+            "formats": list(FORMATS),
+            "splits": [s for s in Split.values if s],
+            "query": _query(split, subset),
+            "provenance_json": json.dumps(word_list.provenance, indent=1, default=str)[
+                :MAX_PROVENANCE_CHARS
+            ],
+        },
+    )
 
 
 @role_required(RESEARCHER)
@@ -81,10 +109,17 @@ def word_list_compare(request):
     except ValueError:
         raise Http404("old and new must be word-list ids") from None
     diff = selectors.word_list_compare(old=old, new=new) if old is not None else None
-    return render(request, "catalog/compare.html", {
-        "new": new, "old": old, "diff": diff, "limit": MAX_COMPARE_ROWS,
-        "choices": WordList.objects.order_by("name", "-version"),
-    })
+    return render(
+        request,
+        "catalog/compare.html",
+        {
+            "new": new,
+            "old": old,
+            "diff": diff,
+            "limit": MAX_COMPARE_ROWS,
+            "choices": WordList.objects.order_by("name", "-version"),
+        },
+    )
 
 
 @role_required(RESEARCHER)
@@ -96,5 +131,7 @@ def word_list_download(request, pk: int, fmt: str):
     rows = selectors.word_list_rows(word_list, split=split, subset=subset)
     suffix = "".join(f"-{v}" for v in (split, subset) if v)
     response = HttpResponse(export_bytes(word_list, rows, fmt), content_type=FORMATS[fmt])
-    response["Content-Disposition"] = f'attachment; filename="{export_filename(word_list, fmt, suffix)}"'
+    response["Content-Disposition"] = (
+        f'attachment; filename="{export_filename(word_list, fmt, suffix)}"'
+    )
     return response

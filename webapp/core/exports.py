@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 
 def _cell(value: Any, kind) -> Any:
@@ -19,8 +20,11 @@ def _cell(value: Any, kind) -> Any:
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
         if isinstance(value, (dict, list)):
             return json.dumps(value, ensure_ascii=False, default=str)
-        return value if isinstance(value, str) else (value.isoformat() if hasattr(value, "isoformat")
-                                                     else str(value))
+        return (
+            value
+            if isinstance(value, str)
+            else (value.isoformat() if hasattr(value, "isoformat") else str(value))
+        )
     if pa.types.is_struct(kind):
         return {f.name: _cell(value.get(f.name), f.type) for f in kind}
     if pa.types.is_list(kind) or pa.types.is_large_list(kind):
@@ -71,7 +75,9 @@ class ChunkedWriter:
             import pyarrow.parquet as pq
 
             if name not in self.parquet:
-                self.parquet[name] = pq.ParquetWriter(self.out_dir / f"{name}.parquet", self.schemas[name])
+                self.parquet[name] = pq.ParquetWriter(
+                    self.out_dir / f"{name}.parquet", self.schemas[name]
+                )
             if rows:
                 self.parquet[name].write_table(rows_table(rows, self.schemas[name]))
 

@@ -20,6 +20,9 @@ class HealthCheckMiddleware:
             with connection.cursor() as cursor:
                 cursor.execute("SELECT 1")
         except DatabaseError as exc:
-            return HttpResponse(f"database unavailable: {type(exc).__name__}\n", status=503,
-                                content_type="text/plain")
+            return HttpResponse(
+                f"database unavailable: {type(exc).__name__}\n",
+                status=503,
+                content_type="text/plain",
+            )
         return HttpResponse("ok\n", content_type="text/plain")

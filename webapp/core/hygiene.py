@@ -82,7 +82,9 @@ def check_json(body: bytes | str, where: str = "the JSON body") -> None:
             check_text(value, f"a string in {where}")
         elif isinstance(value, float) and not math.isfinite(value):
             raise InputError(f"{where} contains a number too large to represent")
-        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_JSON_NUMBER:
+        elif (
+            isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_JSON_NUMBER
+        ):
             raise InputError(f"{where} contains an integer beyond 64 bits")
 
 
@@ -94,7 +96,11 @@ def check_request(request) -> HttpResponse | None:
         for segment in request.path.split("/"):
             if segment.isascii() and segment.isdigit() and int(segment) > MAX_ID:
                 message = "no such object"
-                return JsonResponse({"detail": message}, status=404) if api else HttpResponseNotFound(message)
+                return (
+                    JsonResponse({"detail": message}, status=404)
+                    if api
+                    else HttpResponseNotFound(message)
+                )
         for key, values in request.GET.lists():
             check_text(key, "a query parameter's name")
             for value in values:
@@ -113,7 +119,11 @@ def check_request(request) -> HttpResponse | None:
                 check_json(request.body)
     except InputError as exc:
         message = str(exc)
-        return JsonResponse({"detail": message}, status=400) if api else HttpResponseBadRequest(message)
+        return (
+            JsonResponse({"detail": message}, status=400)
+            if api
+            else HttpResponseBadRequest(message)
+        )
     return None
 
 

@@ -12,7 +12,9 @@ class JobAddForm(forms.ModelForm):
     """The admin's add form: same validation as the dashboard and the API (config dataclass + references)."""
 
     kind = forms.ChoiceField(choices=[])
-    config = forms.JSONField(required=False, initial=dict, help_text="config fields as JSON; defaults fill the rest")
+    config = forms.JSONField(
+        required=False, initial=dict, help_text="config fields as JSON; defaults fill the rest"
+    )
 
     class Meta:
         model = Job
@@ -31,18 +33,45 @@ class JobAddForm(forms.ModelForm):
                 kind.check_references(config)
             except ValidationError as exc:
                 for field, errors in exc.message_dict.items():
-                    self.add_error("config" if field != "kind" else "kind", [f"{field}: {e}" for e in errors])
+                    self.add_error(
+                        "config" if field != "kind" else "kind", [f"{field}: {e}" for e in errors]
+                    )
         return data
 
 
 @admin.register(Job)
 class JobAdmin(admin.ModelAdmin):
-    list_display = ("id", "kind", "status", "progress", "queue", "worker", "attempt", "created_by", "created_at", "finished_at")
+    list_display = (
+        "id",
+        "kind",
+        "status",
+        "progress",
+        "queue",
+        "worker",
+        "attempt",
+        "created_by",
+        "created_at",
+        "finished_at",
+    )
     list_filter = ("kind", "status", "queue", "created_at")
     search_fields = ("id", "kind", "worker", "error")
     raw_id_fields = ("retry_of", "created_by")
-    readonly_fields = ("kind", "config", "status", "queue", "progress", "task_id", "started_at", "heartbeat_at",
-                       "finished_at", "worker", "result", "error", "attempt", "requeues")
+    readonly_fields = (
+        "kind",
+        "config",
+        "status",
+        "queue",
+        "progress",
+        "task_id",
+        "started_at",
+        "heartbeat_at",
+        "finished_at",
+        "worker",
+        "result",
+        "error",
+        "attempt",
+        "requeues",
+    )
     actions = ["cancel_jobs", "retry_jobs"]
 
     def get_form(self, request, obj=None, **kwargs):
@@ -59,8 +88,11 @@ class JobAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         if change:
             return super().save_model(request, obj, form, change)
-        job = services.job_submit(kind=form.cleaned_data["kind"], params=form.cleaned_data.get("config") or {},
-                                  user=request.user)
+        job = services.job_submit(
+            kind=form.cleaned_data["kind"],
+            params=form.cleaned_data.get("config") or {},
+            user=request.user,
+        )
         obj.pk = job.pk
         obj.__dict__.update({k: v for k, v in job.__dict__.items() if not k.startswith("_")})
 
@@ -89,7 +121,9 @@ class JobAdmin(admin.ModelAdmin):
                 self.message_user(request, exc.message, messages.WARNING)
         if queued:
             ids = ", ".join(str(j.pk) for j in queued)
-            self.message_user(request, f"Queued {len(queued)} new attempt(s): job(s) {ids}.", messages.SUCCESS)
+            self.message_user(
+                request, f"Queued {len(queued)} new attempt(s): job(s) {ids}.", messages.SUCCESS
+            )
 
 
 class JobPartAdmin(admin.ModelAdmin):

@@ -35,8 +35,11 @@ class JobListSubmitApi(APIView):
         except services.JobNotPublished as exc:
             job = Job.objects.get(pk=exc.job_id)
             body = {**JobOutputSerializer(job).data, "detail": exc.message}
-            return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE,
-                            headers={"Location": body["url"], "Retry-After": "30"})
+            return Response(
+                body,
+                status=status.HTTP_503_SERVICE_UNAVAILABLE,
+                headers={"Location": body["url"], "Retry-After": "30"},
+            )
         body = JobOutputSerializer(job).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
 

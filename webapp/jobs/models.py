@@ -44,15 +44,28 @@ class Job(models.Model):
     error = models.TextField(blank=True)
     result = models.JSONField(default=dict, blank=True)
     attempt = models.PositiveIntegerField(default=1, help_text="1 for a new job; retries count up")
-    requeues = models.PositiveIntegerField(default=0, help_text="times re-queued after its worker died")
+    requeues = models.PositiveIntegerField(
+        default=0, help_text="times re-queued after its worker died"
+    )
     claim = models.PositiveIntegerField(
-        default=0, help_text="fencing token: counts claims by workers; a worker writes only while it holds the latest"
+        default=0,
+        help_text="fencing token: counts claims by workers; a worker writes only while it holds the latest",
     )
     published_at = models.DateTimeField(
-        null=True, blank=True, help_text="when its task message was last handed to the broker (empty: not yet)"
+        null=True,
+        blank=True,
+        help_text="when its task message was last handed to the broker (empty: not yet)",
     )
-    retry_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="retries")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs")
+    retry_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="retries"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="jobs",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
@@ -103,10 +116,20 @@ class Checkpoint(models.Model):
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="checkpoints")
     step = models.IntegerField()
     path = models.CharField(max_length=500)
-    is_adapter = models.BooleanField(default=False, help_text="a LoRA adapter rather than full weights")
+    is_adapter = models.BooleanField(
+        default=False, help_text="a LoRA adapter rather than full weights"
+    )
     metrics = models.JSONField(default=dict, blank=True)
-    config = models.JSONField(default=dict, blank=True, help_text="the resolved config stored with it")
-    model_spec = models.ForeignKey("catalog.ModelSpec", null=True, blank=True, on_delete=models.SET_NULL, related_name="checkpoints")
+    config = models.JSONField(
+        default=dict, blank=True, help_text="the resolved config stored with it"
+    )
+    model_spec = models.ForeignKey(
+        "catalog.ModelSpec",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="checkpoints",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -114,7 +137,9 @@ class Checkpoint(models.Model):
 
 
 class Artifact(models.Model):
-    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.CASCADE, related_name="artifacts")
+    job = models.ForeignKey(
+        Job, null=True, blank=True, on_delete=models.CASCADE, related_name="artifacts"
+    )
     kind = models.CharField(max_length=32, help_text="e.g. export-jsonl, export-parquet, wordlist")
     name = models.CharField(max_length=200)
     path = models.CharField(max_length=500)

@@ -9,8 +9,9 @@ import dataclasses
 import importlib
 import math
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -64,10 +65,14 @@ def register(kind: JobKind) -> JobKind:
     return kind
 
 
-register(JobKind(
-    "smoke", "training.smoke:SmokeConfig", "training.smoke:run",
-    "Round-trip check of the job system.",
-))
+register(
+    JobKind(
+        "smoke",
+        "training.smoke:SmokeConfig",
+        "training.smoke:run",
+        "Round-trip check of the job system.",
+    )
+)
 KINDS = "webapp.jobs.kinds"  # the package of the runners and checks of the web's job kinds
 
 
@@ -88,66 +93,97 @@ def register_web_kind(
 
 
 register_web_kind(
-    "evaluation", "training.evaluation.config:EvaluationConfig", "evaluation",
+    "evaluation",
+    "training.evaluation.config:EvaluationConfig",
+    "evaluation",
     "Play a guesser against a judge over a word list, k samples per word.",
     models=("guesser", "judge"),
 )
 register_web_kind(
-    "export", "webapp.jobs.kinds.export:ExportConfig", "export",
+    "export",
+    "webapp.jobs.kinds.export:ExportConfig",
+    "export",
     "Export games, turns and trajectories as JSONL and Parquet.",
 )
 register_web_kind(
-    "disagreements", "webapp.jobs.kinds.disagreements:DisagreementsConfig", "disagreements",
+    "disagreements",
+    "webapp.jobs.kinds.disagreements:DisagreementsConfig",
+    "disagreements",
     "Run several judges over stored questions and queue where they disagree for labelling "
     "(or score judges on gold).",
     models=("judges",),
 )
 register_web_kind(
-    "curation", "training.curation.config:CurationConfig", "curation",
+    "curation",
+    "training.curation.config:CurationConfig",
+    "curation",
     "Curate candidate nouns into a new, difficulty-rated word-list version with splits.",
     models=("guesser", "judge", "fairness_judge"),
 )
 register_web_kind(
-    "knowledge", "training.knowledge.config:KnowledgeJobConfig", "training",
+    "knowledge",
+    "training.knowledge.config:KnowledgeJobConfig",
+    "training",
     "Knowledge stage: teach a model every pool word and its knowledge-base facts "
     "(plain causal LM).",
-    runner="run_knowledge", check="check_knowledge", gpu=True,
+    runner="run_knowledge",
+    check="check_knowledge",
+    gpu=True,
 )
 register_web_kind(
-    "sft", "training.sft.config:SFTJobConfig", "training",
+    "sft",
+    "training.sft.config:SFTJobConfig",
+    "training",
     "Turn-level SFT on a teacher's (or stored) games: only each turn's question is trained.",
-    runner="run_sft", check="check_games_job", gpu=True,
+    runner="run_sft",
+    check="check_games_job",
+    gpu=True,
 )
 register_web_kind(
-    "dpo", "webapp.jobs.kinds.training:DPOWebConfig", "training",
+    "dpo",
+    "webapp.jobs.kinds.training:DPOWebConfig",
+    "training",
     "Multi-turn DPO: the policy's candidate next questions paired by a proxy reward "
     "(information gain, ΔBelief, success, or a judge model's 1–5 rating as in CollabLLM: "
     "reward=rating with rating_model).",
-    runner="run_dpo", check="check_dpo", gpu=True,
+    runner="run_dpo",
+    check="check_dpo",
+    gpu=True,
 )
 register_web_kind(
-    "judge_sft", "training.sft.judge:JudgeSFTJobConfig", "training",
+    "judge_sft",
+    "training.sft.judge:JudgeSFTJobConfig",
+    "training",
     "SFT of an LLM judge on a reference judge's verdicts for the questions of teacher "
     "(or stored) games.",
-    runner="run_judge_sft", check="check_games_job", gpu=True,
+    runner="run_judge_sft",
+    check="check_games_job",
+    gpu=True,
 )
 register_web_kind(  # gpu=False: the cpu queue whatever JOBS_GPU_QUEUE says
-    "judge", "training.judge.config:LearnedJudgeJobConfig", "judge",
+    "judge",
+    "training.judge.config:LearnedJudgeJobConfig",
+    "judge",
     "Train the learned judge (a small network over the knowledge base's facts, on a CPU) on "
     "the reference answers, the gold labels and/or stored games' verdicts; registered as a judge.",
 )
 register_web_kind(
-    "grpo", "training.grpo.config:GRPOConfig", "grpo",
+    "grpo",
+    "training.grpo.config:GRPOConfig",
+    "grpo",
     "Multi-turn GRPO: G games per secret against the judge, StarPO (trajectory) or ΔBelief "
     "(per-turn) credit.",
     gpu=True,
 )
 
+
 def get_kind(name: str) -> JobKind:
     try:
         return REGISTRY[name]
     except KeyError:
-        raise ValidationError({"kind": f"unknown job kind {name!r}; known: {sorted(REGISTRY)}"}) from None
+        raise ValidationError(
+            {"kind": f"unknown job kind {name!r}; known: {sorted(REGISTRY)}"}
+        ) from None
 
 
 _TYPE_WORDS = {bool: "true or false", int: "an integer", float: "a number", str: "text"}
@@ -201,7 +237,8 @@ def _coerce(value: Any, annotation: Any, name: str) -> Any:
             items = list(value)
         else:
             raise ValueError(
-                f"{name}: expected a list (or comma-separated text), got {value!r:.60}")
+                f"{name}: expected a list (or comma-separated text), got {value!r:.60}"
+            )
         inner = args[0] if args else str
         coerced = [_coerce(v, inner, name) for v in items]
         return tuple(coerced) if origin is tuple else coerced

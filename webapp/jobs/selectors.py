@@ -17,7 +17,8 @@ def job_metric_series(job_ids: list[int]) -> dict[int, dict[str, list[list[float
     """{job id: {metric name: [[step, value], ...]}} in step order."""
     series: dict[int, dict[str, list[list[float]]]] = {j: defaultdict(list) for j in job_ids}
     for job_id, name, step, value in (
-        Metric.objects.filter(job_id__in=job_ids).order_by("job_id", "name", "step", "id")
+        Metric.objects.filter(job_id__in=job_ids)
+        .order_by("job_id", "name", "step", "id")
         .values_list("job_id", "name", "step", "value")
     ):
         series[job_id][name].append([step, value])
@@ -49,8 +50,13 @@ def queue_lengths() -> dict[str, int | None]:
 def workers_health() -> list[dict]:
     stale = timezone.now() - timezone.timedelta(seconds=settings.JOB_STALE_SECONDS)
     return [
-        {"hostname": w.hostname, "queues": w.queues, "active_job_id": w.active_job_id, "last_seen": w.last_seen,
-         "alive": w.last_seen >= stale}
+        {
+            "hostname": w.hostname,
+            "queues": w.queues,
+            "active_job_id": w.active_job_id,
+            "last_seen": w.last_seen,
+            "alive": w.last_seen >= stale,
+        }
         for w in WorkerHeartbeat.objects.all()[:50]
     ]
 

@@ -15,8 +15,24 @@ class JobOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = Job
         fields = [
-            "id", "url", "kind", "config", "status", "queue", "progress", "progress_message", "worker", "error",
-            "result", "attempt", "requeues", "retry_of", "created_by", "created_at", "started_at", "heartbeat_at",
+            "id",
+            "url",
+            "kind",
+            "config",
+            "status",
+            "queue",
+            "progress",
+            "progress_message",
+            "worker",
+            "error",
+            "result",
+            "attempt",
+            "requeues",
+            "retry_of",
+            "created_by",
+            "created_at",
+            "started_at",
+            "heartbeat_at",
             "finished_at",
         ]
 

@@ -25,11 +25,19 @@ QUICK_EVAL = standard_evaluation("infogain")
 @role_required(RESEARCHER)
 def dashboard(request):
     kind, status = request.GET.get("kind") or None, request.GET.get("status") or None
-    return render(request, "jobs/dashboard.html", {
-        "jobs": selectors.jobs_list(kind, status), "kinds": sorted(registry.REGISTRY.values(), key=lambda k: k.name),
-        "queues": selectors.queue_lengths(), "workers": selectors.workers_health(), "quick_eval": QUICK_EVAL,
-        "filter_kind": kind or "", "filter_status": status or "",
-    })
+    return render(
+        request,
+        "jobs/dashboard.html",
+        {
+            "jobs": selectors.jobs_list(kind, status),
+            "kinds": sorted(registry.REGISTRY.values(), key=lambda k: k.name),
+            "queues": selectors.queue_lengths(),
+            "workers": selectors.workers_health(),
+            "quick_eval": QUICK_EVAL,
+            "filter_kind": kind or "",
+            "filter_status": status or "",
+        },
+    )
 
 
 @role_required(RESEARCHER)
@@ -76,11 +84,15 @@ def detail(request, job_id: int):
     job = get_object_or_404(Job.objects.select_related("created_by", "retry_of"), pk=job_id)
     result = job.result or {}
     context = {
-        "job": job, "logs": selectors.job_log_tail(job),
+        "job": job,
+        "logs": selectors.job_log_tail(job),
         # rows, not the dict: a result key such as "items" must not shadow dict methods in templates
         "result_rows": [(k, v) for k, v in result.items() if k != "by_difficulty"],
-        "by_difficulty": sorted((result.get("by_difficulty") or {}).items()), "checkpoints": job.checkpoints.all(),
-        "artifacts": job.artifacts.all(), "games_count": job.games.count(), "retries": job.retries.all(),
+        "by_difficulty": sorted((result.get("by_difficulty") or {}).items()),
+        "checkpoints": job.checkpoints.all(),
+        "artifacts": job.artifacts.all(),
+        "games_count": job.games.count(),
+        "retries": job.retries.all(),
         "metric_names": sorted(selectors.job_metric_series([job.pk])[job.pk]),
         "partial": None if request.htmx else _partial_results(job),
     }
@@ -96,7 +108,10 @@ def _partial_results(job: Job) -> dict | None:
     results = evaluation_results(job.pk, k=None)  # k: the fewest samples any word got so far
     if not results.get("n_games"):
         return None
-    return {"results": results, "by_difficulty": sorted((results.get("by_difficulty") or {}).items())}
+    return {
+        "results": results,
+        "by_difficulty": sorted((results.get("by_difficulty") or {}).items()),
+    }
 
 
 @role_required(RESEARCHER)
@@ -107,8 +122,14 @@ def metrics_json(request):
     except InputError:
         return JsonResponse({"detail": "ids must be comma-separated job ids"}, status=400)
     statuses = dict(Job.objects.filter(pk__in=ids).values_list("pk", "status"))
-    return JsonResponse({"jobs": {str(j): {"status": statuses.get(j), "metrics": s}
-                                  for j, s in selectors.job_metric_series(ids).items()}})
+    return JsonResponse(
+        {
+            "jobs": {
+                str(j): {"status": statuses.get(j), "metrics": s}
+                for j, s in selectors.job_metric_series(ids).items()
+            }
+        }
+    )
 
 
 @role_required(RESEARCHER)
@@ -139,8 +160,15 @@ def compare(request):
     except InputError:
         ids = []
     jobs = list(Job.objects.filter(pk__in=ids[:10]).order_by("pk"))
-    return render(request, "jobs/compare.html", {"jobs": jobs, "diff": selectors.config_diff(jobs),
-                                                 "ids": ",".join(str(j.pk) for j in jobs)})
+    return render(
+        request,
+        "jobs/compare.html",
+        {
+            "jobs": jobs,
+            "diff": selectors.config_diff(jobs),
+            "ids": ",".join(str(j.pk) for j in jobs),
+        },
+    )
 
 
 @role_required(RESEARCHER)

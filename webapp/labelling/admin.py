@@ -19,8 +19,17 @@ class LabelInline(admin.TabularInline):
 
 @admin.register(DisagreementItem)
 class DisagreementItemAdmin(admin.ModelAdmin):
-    list_display = ("id", "secret", "question", "is_control", "uncertainty", "labels_count", "labels_needed", "gold",
-                    "created_at")
+    list_display = (
+        "id",
+        "secret",
+        "question",
+        "is_control",
+        "uncertainty",
+        "labels_count",
+        "labels_needed",
+        "gold",
+        "created_at",
+    )
     list_filter = ("is_control", "gold")
     search_fields = ("secret", "question")
     raw_id_fields = ("source_turn", "job", "adjudicated_by")

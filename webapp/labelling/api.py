@@ -14,10 +14,17 @@ from webapp.accounts.roles import IsAnnotator, IsResearcher
 from webapp.core.api import validated
 from webapp.labelling import selectors, services
 from webapp.labelling.serializers import (
-    LabellingAgreementInputSerializer, LabellingAgreementSerializer, LabellingGoldInputSerializer,
-    LabellingItemListInputSerializer, LabellingItemPageSerializer, LabellingItemSerializer,
-    LabellingJudgeBoardSerializer, LabellingLabelInputSerializer, LabellingLabelOutputSerializer,
-    LabellingNextOutputSerializer, LabellingReviewItemSerializer,
+    LabellingAgreementInputSerializer,
+    LabellingAgreementSerializer,
+    LabellingGoldInputSerializer,
+    LabellingItemListInputSerializer,
+    LabellingItemPageSerializer,
+    LabellingItemSerializer,
+    LabellingJudgeBoardSerializer,
+    LabellingLabelInputSerializer,
+    LabellingLabelOutputSerializer,
+    LabellingNextOutputSerializer,
+    LabellingReviewItemSerializer,
 )
 
 ANNOTATORS = [IsAuthenticated, IsAnnotator]
@@ -28,37 +35,55 @@ CONFLICT = OpenApiResponse(description="already labelled, full, adjudicated, or 
 class LabellingNextApi(APIView):
     permission_classes = ANNOTATORS
 
-    @extend_schema(summary="The item to label now (reserved for you for a few minutes)",
-                   responses=LabellingNextOutputSerializer)
+    @extend_schema(
+        summary="The item to label now (reserved for you for a few minutes)",
+        responses=LabellingNextOutputSerializer,
+    )
     def get(self, request):
         item = services.assignment_next(user=request.user)
         if item is not None:  # blind: no earlier answer to a question still in the queue
             item.history = selectors.blind_history(item, request.user)
-        return Response(LabellingNextOutputSerializer(
-            {"item": item, "progress": selectors.queue_progress(request.user)}).data)
+        return Response(
+            LabellingNextOutputSerializer(
+                {"item": item, "progress": selectors.queue_progress(request.user)}
+            ).data
+        )
 
 
 class LabellingLabelCreateApi(APIView):
     permission_classes = ANNOTATORS
 
-    @extend_schema(summary="Label an item; the judges' votes are revealed in the answer",
-                   request=LabellingLabelInputSerializer,
-                   responses={201: LabellingLabelOutputSerializer, 404: OpenApiResponse(description="no such item"),
-                              409: CONFLICT})
+    @extend_schema(
+        summary="Label an item; the judges' votes are revealed in the answer",
+        request=LabellingLabelInputSerializer,
+        responses={
+            201: LabellingLabelOutputSerializer,
+            404: OpenApiResponse(description="no such item"),
+            409: CONFLICT,
+        },
+    )
     def post(self, request, item_id: int):
         data = validated(LabellingLabelInputSerializer, request.data)
         result = services.label_submit(user=request.user, item_id=item_id, **data)
         reveal = selectors.item_reveal(item_id, request.user)
-        body = {"item_id": item_id, "verdict": result.label.verdict, "seconds": result.label.seconds,
-                "completed": result.completed, "votes": reveal["votes"] if reveal else []}
+        body = {
+            "item_id": item_id,
+            "verdict": result.label.verdict,
+            "seconds": result.label.seconds,
+            "completed": result.completed,
+            "votes": reveal["votes"] if reveal else [],
+        }
         return Response(LabellingLabelOutputSerializer(body).data, status=status.HTTP_201_CREATED)
 
 
 class LabellingSkipApi(APIView):
     permission_classes = ANNOTATORS
 
-    @extend_schema(summary="Skip an item: you will not be shown it again", request=None,
-                   responses={204: None, 404: OpenApiResponse(description="no such item"), 409: CONFLICT})
+    @extend_schema(
+        summary="Skip an item: you will not be shown it again",
+        request=None,
+        responses={204: None, 404: OpenApiResponse(description="no such item"), 409: CONFLICT},
+    )
     def post(self, request, item_id: int):
         services.item_skip(user=request.user, item_id=item_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -67,8 +92,11 @@ class LabellingSkipApi(APIView):
 class LabellingUndoApi(APIView):
     permission_classes = ANNOTATORS
 
-    @extend_schema(summary="Take back your most recent label (within two minutes, before adjudication)",
-                   request=None, responses={200: LabellingItemSerializer, 409: CONFLICT})
+    @extend_schema(
+        summary="Take back your most recent label (within two minutes, before adjudication)",
+        request=None,
+        responses={200: LabellingItemSerializer, 409: CONFLICT},
+    )
     def post(self, request):
         return Response(LabellingItemSerializer(services.label_undo(user=request.user)).data)
 
@@ -76,21 +104,34 @@ class LabellingUndoApi(APIView):
 class LabellingItemListApi(APIView):
     permission_classes = RESEARCHERS
 
-    @extend_schema(summary="Items with their labels and the judges' votes",
-                   parameters=[LabellingItemListInputSerializer], responses=LabellingItemPageSerializer)
+    @extend_schema(
+        summary="Items with their labels and the judges' votes",
+        parameters=[LabellingItemListInputSerializer],
+        responses=LabellingItemPageSerializer,
+    )
     def get(self, request):
         params = validated(LabellingItemListInputSerializer, request.query_params)
         page = Paginator(selectors.review_items(params["show"]), 50).get_page(params["page"])
-        body = {"count": page.paginator.count, "page": page.number, "pages": page.paginator.num_pages,
-                "results": [selectors.item_detail(item) for item in page]}
+        body = {
+            "count": page.paginator.count,
+            "page": page.number,
+            "pages": page.paginator.num_pages,
+            "results": [selectors.item_detail(item) for item in page],
+        }
         return Response(LabellingItemPageSerializer(body).data)
 
 
 class LabellingGoldApi(APIView):
     permission_classes = RESEARCHERS
 
-    @extend_schema(summary="Set (or clear) an item's gold label", request=LabellingGoldInputSerializer,
-                   responses={200: LabellingReviewItemSerializer, 404: OpenApiResponse(description="no such item")})
+    @extend_schema(
+        summary="Set (or clear) an item's gold label",
+        request=LabellingGoldInputSerializer,
+        responses={
+            200: LabellingReviewItemSerializer,
+            404: OpenApiResponse(description="no such item"),
+        },
+    )
     def post(self, request, item_id: int):
         gold = validated(LabellingGoldInputSerializer, request.data)["gold"]
         services.item_adjudicate(user=request.user, item_id=item_id, gold=gold)
@@ -101,8 +142,11 @@ class LabellingGoldApi(APIView):
 class LabellingAgreementApi(APIView):
     permission_classes = RESEARCHERS
 
-    @extend_schema(summary="Agreement among annotators: Fleiss' kappa, Gwet's AC1, per annotator, pair and item",
-                   parameters=[LabellingAgreementInputSerializer], responses=LabellingAgreementSerializer)
+    @extend_schema(
+        summary="Agreement among annotators: Fleiss' kappa, Gwet's AC1, per annotator, pair and item",
+        parameters=[LabellingAgreementInputSerializer],
+        responses=LabellingAgreementSerializer,
+    )
     def get(self, request):
         subset = validated(LabellingAgreementInputSerializer, request.query_params)["subset"]
         return Response(LabellingAgreementSerializer(selectors.agreement_summary(subset)).data)
@@ -111,7 +155,9 @@ class LabellingAgreementApi(APIView):
 class LabellingJudgeAccuracyApi(APIView):
     permission_classes = RESEARCHERS
 
-    @extend_schema(summary="Each judge against gold: accuracy (Wilson interval) and the confusion taxonomy",
-                   responses=LabellingJudgeBoardSerializer)
+    @extend_schema(
+        summary="Each judge against gold: accuracy (Wilson interval) and the confusion taxonomy",
+        responses=LabellingJudgeBoardSerializer,
+    )
     def get(self, request):
         return Response(LabellingJudgeBoardSerializer(selectors.judge_leaderboard()).data)

@@ -26,46 +26,119 @@ SFT_TARGETS = {"yes": "Yes", "no": "No", "invalid": "Invalid"}  # gold "unclear"
 def _schemas():
     import pyarrow as pa
 
-    history = pa.list_(pa.struct([("index", pa.int64()), ("question", pa.string()), ("verdict", pa.string()),
-                                  ("feedback", pa.string())]))
-    labels = pa.list_(pa.struct([("annotator", pa.string()), ("verdict", pa.string()), ("seconds", pa.float64()),
-                                 ("created_at", pa.string())]))
-    votes = pa.list_(pa.struct([("judge", pa.string()), ("verdict", pa.string()), ("raw", pa.string()),
-                                ("job_id", pa.int64())]))
-    items = pa.schema([
-        ("id", pa.int64()), ("secret", pa.string()), ("question", pa.string()), ("history", history),
-        ("is_control", pa.bool_()), ("job_id", pa.int64()), ("source_turn_id", pa.int64()),
-        ("labels_needed", pa.int64()), ("labels_count", pa.int64()), ("gold", pa.string()),
-        ("gold_source", pa.string()), ("adjudicated_by", pa.string()), ("labels", labels), ("votes", votes),
-    ])
+    history = pa.list_(
+        pa.struct(
+            [
+                ("index", pa.int64()),
+                ("question", pa.string()),
+                ("verdict", pa.string()),
+                ("feedback", pa.string()),
+            ]
+        )
+    )
+    labels = pa.list_(
+        pa.struct(
+            [
+                ("annotator", pa.string()),
+                ("verdict", pa.string()),
+                ("seconds", pa.float64()),
+                ("created_at", pa.string()),
+            ]
+        )
+    )
+    votes = pa.list_(
+        pa.struct(
+            [
+                ("judge", pa.string()),
+                ("verdict", pa.string()),
+                ("raw", pa.string()),
+                ("job_id", pa.int64()),
+            ]
+        )
+    )
+    items = pa.schema(
+        [
+            ("id", pa.int64()),
+            ("secret", pa.string()),
+            ("question", pa.string()),
+            ("history", history),
+            ("is_control", pa.bool_()),
+            ("job_id", pa.int64()),
+            ("source_turn_id", pa.int64()),
+            ("labels_needed", pa.int64()),
+            ("labels_count", pa.int64()),
+            ("gold", pa.string()),
+            ("gold_source", pa.string()),
+            ("adjudicated_by", pa.string()),
+            ("labels", labels),
+            ("votes", votes),
+        ]
+    )
     message = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
-    sft = pa.schema([("messages", message), ("item_id", pa.int64()), ("secret", pa.string()),
-                     ("question", pa.string()), ("gold", pa.string()), ("gold_source", pa.string())])
+    sft = pa.schema(
+        [
+            ("messages", message),
+            ("item_id", pa.int64()),
+            ("secret", pa.string()),
+            ("question", pa.string()),
+            ("gold", pa.string()),
+            ("gold_source", pa.string()),
+        ]
+    )
     return {"items": items, "sft": sft}
 
 
 def _history(history: list[dict]) -> list[dict]:
-    return [{"index": int(h.get("index", i)), "question": str(h.get("question", "")), "verdict": str(h.get("verdict", "")),
-             "feedback": str(h.get("feedback", ""))} for i, h in enumerate(history or [])]
+    return [
+        {
+            "index": int(h.get("index", i)),
+            "question": str(h.get("question", "")),
+            "verdict": str(h.get("verdict", "")),
+            "feedback": str(h.get("feedback", "")),
+        }
+        for i, h in enumerate(history or [])
+    ]
 
 
 def label_rows() -> list[dict]:
     gold = selectors.gold_labels()
-    items = (DisagreementItem.objects.select_related("adjudicated_by")
-             .prefetch_related("labels__annotator", "votes").order_by("id"))
+    items = (
+        DisagreementItem.objects.select_related("adjudicated_by")
+        .prefetch_related("labels__annotator", "votes")
+        .order_by("id")
+    )
     rows = []
     for item in items:
         label, source = gold.get(item.pk, ("", ""))
-        rows.append({
-            "id": item.pk, "secret": item.secret, "question": item.question, "history": _history(item.history),
-            "is_control": item.is_control, "job_id": item.job_id, "source_turn_id": item.source_turn_id,
-            "labels_needed": item.labels_needed, "labels_count": item.labels_count, "gold": label, "gold_source": source,
-            "adjudicated_by": item.adjudicated_by.username if item.adjudicated_by else None,
-            "labels": [{"annotator": lab.annotator.username, "verdict": lab.verdict, "seconds": lab.seconds,
-                        "created_at": lab.created_at.isoformat()} for lab in sorted(item.labels.all(), key=lambda x: x.id)],
-            "votes": [{"judge": v.judge_name, "verdict": v.verdict, "raw": v.raw, "job_id": v.job_id}
-                      for v in sorted(item.votes.all(), key=lambda x: x.id)],
-        })
+        rows.append(
+            {
+                "id": item.pk,
+                "secret": item.secret,
+                "question": item.question,
+                "history": _history(item.history),
+                "is_control": item.is_control,
+                "job_id": item.job_id,
+                "source_turn_id": item.source_turn_id,
+                "labels_needed": item.labels_needed,
+                "labels_count": item.labels_count,
+                "gold": label,
+                "gold_source": source,
+                "adjudicated_by": item.adjudicated_by.username if item.adjudicated_by else None,
+                "labels": [
+                    {
+                        "annotator": lab.annotator.username,
+                        "verdict": lab.verdict,
+                        "seconds": lab.seconds,
+                        "created_at": lab.created_at.isoformat(),
+                    }
+                    for lab in sorted(item.labels.all(), key=lambda x: x.id)
+                ],
+                "votes": [
+                    {"judge": v.judge_name, "verdict": v.verdict, "raw": v.raw, "job_id": v.job_id}
+                    for v in sorted(item.votes.all(), key=lambda x: x.id)
+                ],
+            }
+        )
     return rows
 
 
@@ -79,8 +152,16 @@ def sft_rows() -> list[dict]:
             continue
         messages = judge_messages(item.secret, item.question, history_turns(_history(item.history)))
         messages.append({"role": "assistant", "content": f"<answer>{SFT_TARGETS[label]}</answer>"})
-        rows.append({"messages": messages, "item_id": item.pk, "secret": item.secret, "question": item.question,
-                     "gold": label, "gold_source": source})
+        rows.append(
+            {
+                "messages": messages,
+                "item_id": item.pk,
+                "secret": item.secret,
+                "question": item.question,
+                "gold": label,
+                "gold_source": source,
+            }
+        )
     return rows
 
 

@@ -16,17 +16,33 @@ class LabelVerdict(models.TextChoices):
 class JudgeVote(models.Model):
     """One judge's (or one person's) verdict on a (secret, question, history)."""
 
-    item = models.ForeignKey("DisagreementItem", null=True, blank=True, on_delete=models.CASCADE, related_name="votes")
-    turn = models.ForeignKey("play.Turn", null=True, blank=True, on_delete=models.SET_NULL, related_name="votes")
+    item = models.ForeignKey(
+        "DisagreementItem", null=True, blank=True, on_delete=models.CASCADE, related_name="votes"
+    )
+    turn = models.ForeignKey(
+        "play.Turn", null=True, blank=True, on_delete=models.SET_NULL, related_name="votes"
+    )
     secret = models.CharField(max_length=100)
     question = models.TextField()
     judge_name = models.CharField(max_length=100, help_text="model spec name, or human:<username>")
-    judge_spec = models.ForeignKey("catalog.ModelSpec", null=True, blank=True, on_delete=models.SET_NULL, related_name="votes")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="votes")
+    judge_spec = models.ForeignKey(
+        "catalog.ModelSpec", null=True, blank=True, on_delete=models.SET_NULL, related_name="votes"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="votes",
+    )
     verdict = models.CharField(max_length=10)
     raw = models.TextField(blank=True)
-    p_yes = models.FloatField(null=True, blank=True, help_text="a probabilistic judge's probability of yes")
-    job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="votes")
+    p_yes = models.FloatField(
+        null=True, blank=True, help_text="a probabilistic judge's probability of yes"
+    )
+    job = models.ForeignKey(
+        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="votes"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -38,16 +54,33 @@ class DisagreementItem(models.Model):
     secret = models.CharField(max_length=100)
     question = models.TextField()
     history = models.JSONField(default=list, blank=True, help_text="earlier turns as dicts")
-    source_turn = models.ForeignKey("play.Turn", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="disagreement_items")
-    is_control = models.BooleanField(default=False, help_text="an item the judges agreed on, kept as a control")
-    uncertainty = models.FloatField(null=True, blank=True, help_text=(
-        "1 − 2·|p_yes − 0.5| of the least sure probabilistic judge's vote (1: a coin flip, 0: certain); "
-        "the queue serves the most uncertain items first"))
+    source_turn = models.ForeignKey(
+        "play.Turn", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    job = models.ForeignKey(
+        "jobs.Job",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="disagreement_items",
+    )
+    is_control = models.BooleanField(
+        default=False, help_text="an item the judges agreed on, kept as a control"
+    )
+    uncertainty = models.FloatField(
+        null=True,
+        blank=True,
+        help_text=(
+            "1 − 2·|p_yes − 0.5| of the least sure probabilistic judge's vote (1: a coin flip, 0: certain); "
+            "the queue serves the most uncertain items first"
+        ),
+    )
     labels_needed = models.PositiveSmallIntegerField(default=3)
     labels_count = models.PositiveSmallIntegerField(default=0)
     gold = models.CharField(max_length=10, choices=LabelVerdict.choices, blank=True)
-    adjudicated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    adjudicated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     adjudicated_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -56,8 +89,11 @@ class DisagreementItem(models.Model):
         indexes = [models.Index(fields=["labels_count", "labels_needed"])]
         constraints = [
             # one item per game turn, whichever disagreement job found it first
-            models.UniqueConstraint(fields=["source_turn"], condition=models.Q(source_turn__isnull=False),
-                                    name="unique_item_per_turn"),
+            models.UniqueConstraint(
+                fields=["source_turn"],
+                condition=models.Q(source_turn__isnull=False),
+                name="unique_item_per_turn",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -66,14 +102,18 @@ class DisagreementItem(models.Model):
 
 class Label(models.Model):
     item = models.ForeignKey(DisagreementItem, on_delete=models.CASCADE, related_name="labels")
-    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="labels")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="labels"
+    )
     verdict = models.CharField(max_length=10, choices=LabelVerdict.choices)
     seconds = models.FloatField(null=True, blank=True, help_text="time to answer")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
-        constraints = [models.UniqueConstraint(fields=["item", "annotator"], name="unique_label_per_annotator")]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "annotator"], name="unique_label_per_annotator")
+        ]
 
 
 class Assignment(models.Model):
@@ -84,12 +124,18 @@ class Assignment(models.Model):
     """
 
     item = models.ForeignKey(DisagreementItem, on_delete=models.CASCADE, related_name="assignments")
-    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="label_assignments")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="label_assignments"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
     skipped_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
-        constraints = [models.UniqueConstraint(fields=["item", "annotator"], name="unique_assignment_per_annotator")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "annotator"], name="unique_assignment_per_annotator"
+            )
+        ]
         indexes = [models.Index(fields=["item", "expires_at"])]

@@ -29,33 +29,54 @@ REVIEW_FILTERS = {
 
 # -- the queue ------------------------------------------------------------------------------------
 def reserved_by_others(item_id: int, user, now=None):
-    return Assignment.objects.filter(item_id=item_id, skipped_at__isnull=True, expires_at__gt=now or timezone.now()) \
-        .exclude(annotator=user)
+    return Assignment.objects.filter(
+        item_id=item_id, skipped_at__isnull=True, expires_at__gt=now or timezone.now()
+    ).exclude(annotator=user)
 
 
 def queue_candidates(user, now=None):
     """Open items this person has neither labelled nor skipped and that have a free slot: the most
     uncertain first (a probabilistic judge's vote nearest 0.5), then the fullest, then the oldest."""
     now = now or timezone.now()
-    live = (Assignment.objects.filter(item=OuterRef("pk"), skipped_at__isnull=True, expires_at__gt=now)
-            .exclude(annotator=user).order_by().values("item").annotate(c=Count("id")).values("c"))
-    return (_open_for(user)
-            .annotate(reserved=Coalesce(Subquery(live, output_field=IntegerField()), Value(0)))
-            .filter(labels_count__lt=F("labels_needed") - F("reserved"))
-            .order_by(F("uncertainty").desc(nulls_last=True), "-labels_count", "id"))
+    live = (
+        Assignment.objects.filter(item=OuterRef("pk"), skipped_at__isnull=True, expires_at__gt=now)
+        .exclude(annotator=user)
+        .order_by()
+        .values("item")
+        .annotate(c=Count("id"))
+        .values("c")
+    )
+    return (
+        _open_for(user)
+        .annotate(reserved=Coalesce(Subquery(live, output_field=IntegerField()), Value(0)))
+        .filter(labels_count__lt=F("labels_needed") - F("reserved"))
+        .order_by(F("uncertainty").desc(nulls_last=True), "-labels_count", "id")
+    )
 
 
 def _open_for(user):
     """Items still asking for labels that this person has neither labelled nor skipped."""
     skipped = Assignment.objects.filter(annotator=user, skipped_at__isnull=False).values("item_id")
-    return (DisagreementItem.objects.filter(gold="", labels_count__lt=F("labels_needed"))
-            .exclude(pk__in=Label.objects.filter(annotator=user).values("item_id")).exclude(pk__in=skipped))
+    return (
+        DisagreementItem.objects.filter(gold="", labels_count__lt=F("labels_needed"))
+        .exclude(pk__in=Label.objects.filter(annotator=user).values("item_id"))
+        .exclude(pk__in=skipped)
+    )
 
 
 def active_assignment(user, now=None) -> Assignment | None:
-    return (Assignment.objects.filter(annotator=user, skipped_at__isnull=True, expires_at__gt=now or timezone.now(),
-                                      item__gold="").exclude(item__labels__annotator=user)
-            .select_related("item").order_by("created_at").first())
+    return (
+        Assignment.objects.filter(
+            annotator=user,
+            skipped_at__isnull=True,
+            expires_at__gt=now or timezone.now(),
+            item__gold="",
+        )
+        .exclude(item__labels__annotator=user)
+        .select_related("item")
+        .order_by("created_at")
+        .first()
+    )
 
 
 def queue_progress(user) -> dict:
@@ -64,7 +85,9 @@ def queue_progress(user) -> dict:
         "labelled": mine,
         "remaining": _open_for(user).count(),
         "skipped": Assignment.objects.filter(annotator=user, skipped_at__isnull=False).count(),
-        "open_items": DisagreementItem.objects.filter(gold="", labels_count__lt=F("labels_needed")).count(),
+        "open_items": DisagreementItem.objects.filter(
+            gold="", labels_count__lt=F("labels_needed")
+        ).count(),
         "items": DisagreementItem.objects.count(),
     }
 
@@ -74,14 +97,26 @@ def item_reveal(item_id: int, user) -> dict | None:
     label = Label.objects.filter(item_id=item_id, annotator=user).select_related("item").first()
     if label is None:
         return None
-    votes = list(JudgeVote.objects.filter(item_id=item_id).order_by("judge_name", "-id")
-                 .values("judge_name", "verdict", "p_yes"))
+    votes = list(
+        JudgeVote.objects.filter(item_id=item_id)
+        .order_by("judge_name", "-id")
+        .values("judge_name", "verdict", "p_yes")
+    )
     latest = list({v["judge_name"]: v for v in reversed(votes)}.values())
-    return {"item": label.item, "label": label, "votes": sorted(latest, key=lambda v: v["judge_name"])}
+    return {
+        "item": label.item,
+        "label": label,
+        "votes": sorted(latest, key=lambda v: v["judge_name"]),
+    }
 
 
 def last_label(user) -> Label | None:
-    return Label.objects.filter(annotator=user).select_related("item").order_by("-created_at", "-id").first()
+    return (
+        Label.objects.filter(annotator=user)
+        .select_related("item")
+        .order_by("-created_at", "-id")
+        .first()
+    )
 
 
 # -- review ---------------------------------------------------------------------------------------
@@ -96,7 +131,11 @@ def review_items(show: str = "disputed"):
         items = items.exclude(gold="")
     elif show == "open":
         items = items.filter(gold="", labels_count__lt=F("labels_needed"))
-    return items.select_related("adjudicated_by").prefetch_related("labels__annotator", "votes").order_by("id")
+    return (
+        items.select_related("adjudicated_by")
+        .prefetch_related("labels__annotator", "votes")
+        .order_by("id")
+    )
 
 
 def item_detail(item: DisagreementItem) -> dict:
@@ -110,18 +149,30 @@ def item_detail(item: DisagreementItem) -> dict:
         counts[lab.verdict] += 1
     n = len(labels)
     agreeing = sum(c * (c - 1) for c in counts.values())
-    return {"item": item, "labels": labels, "votes": [votes[k] for k in sorted(votes)],
-            "label_counts": dict(counts), "agreement": (agreeing / (n * (n - 1))) if n > 1 else None}
+    return {
+        "item": item,
+        "labels": labels,
+        "votes": [votes[k] for k in sorted(votes)],
+        "label_counts": dict(counts),
+        "agreement": (agreeing / (n * (n - 1))) if n > 1 else None,
+    }
 
 
 # -- gold -----------------------------------------------------------------------------------------
 def gold_labels(*, include_consensus: bool = True) -> dict[int, tuple[str, str]]:
     """item id -> (gold label, "adjudicated" | "consensus")."""
-    gold = {pk: (label, "adjudicated") for pk, label in DisagreementItem.objects.exclude(gold="").values_list("pk", "gold")}
+    gold = {
+        pk: (label, "adjudicated")
+        for pk, label in DisagreementItem.objects.exclude(gold="").values_list("pk", "gold")
+    }
     if include_consensus:
-        complete = DisagreementItem.objects.filter(gold="", labels_count__gte=F("labels_needed"), labels_count__gt=0)
+        complete = DisagreementItem.objects.filter(
+            gold="", labels_count__gte=F("labels_needed"), labels_count__gt=0
+        )
         by_item = defaultdict(set)
-        for item_id, verdict in Label.objects.filter(item__in=complete).values_list("item_id", "verdict"):
+        for item_id, verdict in Label.objects.filter(item__in=complete).values_list(
+            "item_id", "verdict"
+        ):
             by_item[item_id].add(verdict)
         gold.update({pk: (next(iter(v)), "consensus") for pk, v in by_item.items() if len(v) == 1})
     return gold
@@ -130,8 +181,16 @@ def gold_labels(*, include_consensus: bool = True) -> dict[int, tuple[str, str]]
 def gold_answers() -> list[tuple[str, str, str]]:
     """(secret, question, "yes" | "no") of every gold item whose gold is yes or no: what a judge is
     trained on (gold unclear or invalid has no yes/no answer)."""
-    gold = {pk: label for pk, (label, _) in gold_labels().items() if label in (LabelVerdict.YES, LabelVerdict.NO)}
-    items = DisagreementItem.objects.filter(pk__in=gold).order_by("id").values_list("pk", "secret", "question")
+    gold = {
+        pk: label
+        for pk, (label, _) in gold_labels().items()
+        if label in (LabelVerdict.YES, LabelVerdict.NO)
+    }
+    items = (
+        DisagreementItem.objects.filter(pk__in=gold)
+        .order_by("id")
+        .values_list("pk", "secret", "question")
+    )
     return [(secret, question, gold[pk]) for pk, secret, question in items]
 
 
@@ -157,10 +216,17 @@ def agreement_summary(subset: str = "all", *, n_boot: int = 1000, seed: int = 0)
     histogram = defaultdict(int)
     for u in units:
         histogram[round(u["agreement"], 2)] += 1
-    least = sorted(((pk, u) for pk, u in report.units.items() if u["agreement"] is not None),
-                   key=lambda kv: (kv[1]["agreement"], kv[0]))[:20]
-    return {"subset": subset, "report": report.to_dict(), "histogram": sorted(histogram.items()),
-            "least_agreeing": [{"item_id": pk, **u} for pk, u in least], "n_items_labelled": len(ratings)}
+    least = sorted(
+        ((pk, u) for pk, u in report.units.items() if u["agreement"] is not None),
+        key=lambda kv: (kv[1]["agreement"], kv[0]),
+    )[:20]
+    return {
+        "subset": subset,
+        "report": report.to_dict(),
+        "histogram": sorted(histogram.items()),
+        "least_agreeing": [{"item_id": pk, **u} for pk, u in least],
+        "n_items_labelled": len(ratings),
+    }
 
 
 def judge_leaderboard() -> dict:
@@ -168,23 +234,37 @@ def judge_leaderboard() -> dict:
     active judge specs with no vote on gold yet (`unscored`)."""
     gold = gold_labels()
     latest: dict[tuple[str, int], str] = {}
-    for name, item_id, verdict in (JudgeVote.objects.filter(item_id__in=gold).order_by("id")
-                                   .values_list("judge_name", "item_id", "verdict")):
+    for name, item_id, verdict in (
+        JudgeVote.objects.filter(item_id__in=gold)
+        .order_by("id")
+        .values_list("judge_name", "item_id", "verdict")
+    ):
         latest[(name, item_id)] = verdict  # the newest vote of a judge on an item counts
     pairs: dict[str, list] = defaultdict(list)
     for (name, item_id), verdict in latest.items():
         pairs[name].append((verdict, gold[item_id][0]))
     rows = [{"judge": name, **judge_accuracy(p)} for name, p in pairs.items()]
-    rows.sort(key=lambda r: (-(r["accuracy"]["lo"] or 0), -(r["accuracy"]["value"] or 0), r["judge"]))
+    rows.sort(
+        key=lambda r: (-(r["accuracy"]["lo"] or 0), -(r["accuracy"]["value"] or 0), r["judge"])
+    )
     sources = defaultdict(int)
     for label, source in gold.values():
         sources[source] += 1
     distribution = defaultdict(int)
     for label, _ in gold.values():
         distribution[label] += 1
-    unscored = [name for name in model_specs_for("judge").values_list("name", flat=True) if name not in pairs]
-    return {"rows": rows, "gold_items": len(gold), "gold_sources": dict(sources),
-            "gold_distribution": dict(distribution), "unscored": unscored}
+    unscored = [
+        name
+        for name in model_specs_for("judge").values_list("name", flat=True)
+        if name not in pairs
+    ]
+    return {
+        "rows": rows,
+        "gold_items": len(gold),
+        "gold_sources": dict(sources),
+        "gold_distribution": dict(distribution),
+        "unscored": unscored,
+    }
 
 
 def undoable_label(user, now=None) -> Label | None:
@@ -233,8 +313,16 @@ def _question_key(question: str) -> str:
 def blind_history(item: DisagreementItem, user) -> list[dict]:
     """`item.history` with the verdict hidden on every earlier question that is itself an item this
     person may still label (its answer there would be a judge's answer to an open item)."""
-    open_questions = {_question_key(q) for q in _open_for(user).filter(secret=item.secret)
-                      .exclude(pk=item.pk).values_list("question", flat=True)}
-    return [{**turn, "verdict": "hidden"}
-            if _question_key(str(turn.get("question", ""))) in open_questions else turn
-            for turn in (item.history or [])]
+    open_questions = {
+        _question_key(q)
+        for q in _open_for(user)
+        .filter(secret=item.secret)
+        .exclude(pk=item.pk)
+        .values_list("question", flat=True)
+    }
+    return [
+        {**turn, "verdict": "hidden"}
+        if _question_key(str(turn.get("question", ""))) in open_questions
+        else turn
+        for turn in (item.history or [])
+    ]

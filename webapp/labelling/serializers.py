@@ -19,7 +19,9 @@ class LabellingHistoryTurnSerializer(serializers.Serializer):
 
 class LabellingProgressSerializer(serializers.Serializer):
     labelled = serializers.IntegerField(help_text="items you have labelled")
-    remaining = serializers.IntegerField(help_text="open items you have neither labelled nor skipped")
+    remaining = serializers.IntegerField(
+        help_text="open items you have neither labelled nor skipped"
+    )
     skipped = serializers.IntegerField()
     open_items = serializers.IntegerField(help_text="items still asking for labels (anyone)")
     items = serializers.IntegerField()
@@ -37,21 +39,30 @@ class LabellingItemSerializer(serializers.Serializer):
 
 
 class LabellingNextOutputSerializer(serializers.Serializer):
-    item = LabellingItemSerializer(allow_null=True, help_text="null when nothing is waiting for you")
+    item = LabellingItemSerializer(
+        allow_null=True, help_text="null when nothing is waiting for you"
+    )
     progress = LabellingProgressSerializer()
 
 
 class LabellingLabelInputSerializer(serializers.Serializer):
     verdict = serializers.ChoiceField(choices=LabelVerdict.choices)
-    seconds = serializers.FloatField(required=False, min_value=0, max_value=86_399,
-                                     help_text="time to answer (default: since the item was handed to you)")
+    seconds = serializers.FloatField(
+        required=False,
+        min_value=0,
+        max_value=86_399,
+        help_text="time to answer (default: since the item was handed to you)",
+    )
 
 
 class LabellingVoteSerializer(serializers.Serializer):
     judge_name = serializers.CharField()
     verdict = serializers.CharField()
-    p_yes = serializers.FloatField(allow_null=True, default=None,
-                                   help_text="a probabilistic judge's probability of yes (null for the others)")
+    p_yes = serializers.FloatField(
+        allow_null=True,
+        default=None,
+        help_text="a probabilistic judge's probability of yes (null for the others)",
+    )
 
 
 class LabellingLabelOutputSerializer(serializers.Serializer):
@@ -59,7 +70,9 @@ class LabellingLabelOutputSerializer(serializers.Serializer):
     verdict = serializers.CharField()
     seconds = serializers.FloatField(allow_null=True)
     completed = serializers.BooleanField(help_text="your label was the last one the item needed")
-    votes = LabellingVoteSerializer(many=True, help_text="the judges' votes, revealed once you have answered")
+    votes = LabellingVoteSerializer(
+        many=True, help_text="the judges' votes, revealed once you have answered"
+    )
 
 
 @extend_schema_field({"type": "string", "pattern": "^(" + "|".join(LabelVerdict.values) + ")$"})
@@ -68,7 +81,9 @@ class _GoldField(serializers.ChoiceField):
 
 
 class LabellingGoldInputSerializer(serializers.Serializer):
-    gold = _GoldField(choices=LabelVerdict.choices, allow_blank=True, help_text="empty clears the gold label")
+    gold = _GoldField(
+        choices=LabelVerdict.choices, allow_blank=True, help_text="empty clears the gold label"
+    )
 
 
 class LabellingReviewLabelSerializer(serializers.Serializer):
@@ -87,7 +102,9 @@ class LabellingReviewItemSerializer(serializers.Serializer):
     labels_needed = serializers.IntegerField(source="item.labels_needed")
     labels_count = serializers.IntegerField(source="item.labels_count")
     gold = serializers.CharField(source="item.gold")
-    adjudicated_by = serializers.CharField(source="item.adjudicated_by.username", allow_null=True, default=None)
+    adjudicated_by = serializers.CharField(
+        source="item.adjudicated_by.username", allow_null=True, default=None
+    )
     labels = LabellingReviewLabelSerializer(many=True)
     votes = LabellingVoteSerializer(many=True)
     agreement = serializers.FloatField(allow_null=True, help_text="share of agreeing label pairs")
@@ -143,12 +160,16 @@ class LabellingAgreementInputSerializer(serializers.Serializer):
 
 class LabellingAgreementSerializer(serializers.Serializer):
     subset = serializers.CharField()
-    n_units = serializers.IntegerField(source="report.n_units", help_text="items with at least two labels")
+    n_units = serializers.IntegerField(
+        source="report.n_units", help_text="items with at least two labels"
+    )
     n_ratings = serializers.IntegerField(source="report.n_ratings")
     percent_agreement = LabellingEstimateSerializer(source="report.percent_agreement")
     fleiss_kappa = LabellingEstimateSerializer(source="report.fleiss_kappa")
     gwet_ac1 = LabellingEstimateSerializer(source="report.gwet_ac1")
-    label_shares = serializers.DictField(child=serializers.FloatField(), source="report.label_shares")
+    label_shares = serializers.DictField(
+        child=serializers.FloatField(), source="report.label_shares"
+    )
     raters = LabellingRaterSerializer(many=True, source="report.raters")
     pairs = LabellingPairSerializer(many=True, source="report.pairs")
     least_agreeing = LabellingUnitSerializer(many=True)
@@ -185,7 +206,11 @@ class LabellingJudgeRowSerializer(serializers.Serializer):
 class LabellingJudgeBoardSerializer(serializers.Serializer):
     rows = LabellingJudgeRowSerializer(many=True)
     gold_items = serializers.IntegerField()
-    gold_sources = serializers.DictField(child=serializers.IntegerField(), help_text="adjudicated / consensus")
+    gold_sources = serializers.DictField(
+        child=serializers.IntegerField(), help_text="adjudicated / consensus"
+    )
     gold_distribution = serializers.DictField(child=serializers.IntegerField())
-    unscored = serializers.ListField(child=serializers.CharField(),
-                                     help_text="active judge model specs with no vote on the gold set yet")
+    unscored = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="active judge model specs with no vote on the gold set yet",
+    )

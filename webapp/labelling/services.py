@@ -34,7 +34,9 @@ LEASE = timedelta(minutes=10)  # how long an item shown to someone keeps their s
 UNDO_WINDOW = timedelta(minutes=2)
 CANDIDATES = 20  # items locked per allocation attempt
 MAX_WAITS = 5  # blocking retries when every candidate was locked by other allocators
-SYNC_SCORE_LIMIT = 500  # gold items a cheap judge (not a language model) is scored on inside the request
+SYNC_SCORE_LIMIT = (
+    500  # gold items a cheap judge (not a language model) is scored on inside the request
+)
 VERDICTS = tuple(c.value for c in LabelVerdict)
 
 
@@ -47,7 +49,8 @@ def _lock(item_id: int) -> DisagreementItem:
 
 def _lease(item: DisagreementItem, user, now) -> None:
     updated = Assignment.objects.filter(item=item, annotator=user).update(
-        created_at=now, expires_at=now + LEASE, skipped_at=None)
+        created_at=now, expires_at=now + LEASE, skipped_at=None
+    )
     if not updated:
         Assignment.objects.create(item=item, annotator=user, expires_at=now + LEASE)
 
@@ -69,7 +72,9 @@ def assignment_next(*, user) -> DisagreementItem | None:
 
 
 @transaction.atomic
-def _allocate(user, *, skip_locked: bool, limit: int = CANDIDATES) -> tuple[DisagreementItem | None, bool]:
+def _allocate(
+    user, *, skip_locked: bool, limit: int = CANDIDATES
+) -> tuple[DisagreementItem | None, bool]:
     """(item taken or None, whether open candidates remain that this attempt could not take)."""
     now = timezone.now()
     current = selectors.active_assignment(user, now)
@@ -80,7 +85,9 @@ def _allocate(user, *, skip_locked: bool, limit: int = CANDIDATES) -> tuple[Disa
         candidates = candidates.select_for_update(skip_locked=skip_locked, of=("self",))
     locked = list(candidates[:limit])
     for item in locked:
-        item.refresh_from_db(fields=["labels_count", "labels_needed", "gold"])  # exact under our row lock
+        item.refresh_from_db(
+            fields=["labels_count", "labels_needed", "gold"]
+        )  # exact under our row lock
         taken = selectors.reserved_by_others(item.pk, user, now).count()
         if not item.gold and item.labels_count + taken < item.labels_needed:
             _lease(item, user, now)
@@ -108,11 +115,18 @@ def label_submit(*, user, item_id: int, verdict: str, seconds: float | None = No
     if Label.objects.filter(item=item, annotator=user).exists():
         raise ApplicationError("You have already labelled this item.", status=409)
     now = timezone.now()
-    mine = Assignment.objects.filter(item=item, annotator=user, skipped_at__isnull=True, expires_at__gt=now).first()
-    if mine is None and item.labels_count + selectors.reserved_by_others(item.pk, user, now).count() >= item.labels_needed:
+    mine = Assignment.objects.filter(
+        item=item, annotator=user, skipped_at__isnull=True, expires_at__gt=now
+    ).first()
+    if (
+        mine is None
+        and item.labels_count + selectors.reserved_by_others(item.pk, user, now).count()
+        >= item.labels_needed
+    ):
         raise ApplicationError("This item already has all the labels it needs.", status=409)
-    if not DisagreementItem.objects.filter(pk=item.pk, labels_count__lt=F("labels_needed")) \
-            .update(labels_count=F("labels_count") + 1):
+    if not DisagreementItem.objects.filter(pk=item.pk, labels_count__lt=F("labels_needed")).update(
+        labels_count=F("labels_count") + 1
+    ):
         raise ApplicationError("This item already has all the labels it needs.", status=409)
     if seconds is None and mine is not None:
         seconds = round(min((now - mine.created_at).total_seconds(), 86_399.0), 2)
@@ -135,7 +149,9 @@ def item_skip(*, user, item_id: int) -> None:
     if Label.objects.filter(item=item, annotator=user).exists():
         raise ApplicationError("You have already labelled this item.", status=409)
     now = timezone.now()
-    if not Assignment.objects.filter(item=item, annotator=user).update(skipped_at=now, expires_at=now):
+    if not Assignment.objects.filter(item=item, annotator=user).update(
+        skipped_at=now, expires_at=now
+    ):
         Assignment.objects.create(item=item, annotator=user, skipped_at=now, expires_at=now)
 
 
@@ -147,13 +163,18 @@ def label_undo(*, user) -> DisagreementItem:
     if label is None:
         raise ApplicationError("There is no label to undo.", status=409)
     if now - label.created_at > UNDO_WINDOW:
-        raise ApplicationError(f"Labels can be undone for {int(UNDO_WINDOW.total_seconds() // 60)} minutes; "
-                               "this one is older.", status=409)
+        raise ApplicationError(
+            f"Labels can be undone for {int(UNDO_WINDOW.total_seconds() // 60)} minutes; "
+            "this one is older.",
+            status=409,
+        )
     item = _lock(label.item_id)
     if item.gold:
         raise ApplicationError("A researcher has already set this item's gold label.", status=409)
     Label.objects.filter(pk=label.pk).delete()
-    DisagreementItem.objects.filter(pk=item.pk, labels_count__gt=0).update(labels_count=F("labels_count") - 1)
+    DisagreementItem.objects.filter(pk=item.pk, labels_count__gt=0).update(
+        labels_count=F("labels_count") - 1
+    )
     # the item shown meanwhile goes back to the pool; the undone one is reserved for you
     Assignment.objects.filter(annotator=user, skipped_at__isnull=True).exclude(item=item).delete()
     _lease(item, user, now)
@@ -188,11 +209,15 @@ def gold_score(*, user, judge: str) -> GoldScore:
     spec = model_spec_active(judge, "judge")
     gold = selectors.gold_labels()
     if not gold:
-        raise ApplicationError("There is no gold set yet: adjudicate or fully label some items first.", status=409)
+        raise ApplicationError(
+            "There is no gold set yet: adjudicate or fully label some items first.", status=409
+        )
     if spec.kind in ModelKind.LLM or len(gold) > SYNC_SCORE_LIMIT:
         from webapp.jobs.services import job_submit
 
-        job = job_submit(kind="disagreements", params={"judges": [spec.name], "source": "gold"}, user=user)
+        job = job_submit(
+            kind="disagreements", params={"judges": [spec.name], "source": "gold"}, user=user
+        )
         return GoldScore(spec.name, job_id=job.pk)
     from webapp.catalog.builders import judge_for
     from webapp.jobs.kinds.disagreements import score_items
@@ -201,7 +226,9 @@ def gold_score(*, user, judge: str) -> GoldScore:
     try:
         judge_obj = judge_for(spec)
     except Exception as err:  # a missing model folder, a bad option, ...
-        raise ApplicationError(f"The judge “{spec.name}” cannot be used right now ({err}).", status=503) from err
+        raise ApplicationError(
+            f"The judge “{spec.name}” cannot be used right now ({err}).", status=503
+        ) from err
     return GoldScore(spec.name, votes=score_items(items, [(spec, judge_obj)]))
 
 
@@ -212,7 +239,9 @@ TRAIN_DATASET = "reference+gold"  # the shipped reference answers plus the gold 
 @dataclass
 class JudgeTraining:
     job_id: int
-    gold_answers: int  # gold items with a yes/no answer, the rows the job adds to the reference answers
+    gold_answers: (
+        int  # gold items with a yes/no answer, the rows the job adds to the reference answers
+    )
     artifacts: list
     message: str
 
@@ -227,16 +256,34 @@ def judge_train_launch(*, user) -> JudgeTraining:
 
     answers = len(selectors.gold_answers())
     if not answers:
-        raise ApplicationError("The gold set has no yes/no answers to train on yet: adjudicate or fully label "
-                               "some items first.", status=409)
+        raise ApplicationError(
+            "The gold set has no yes/no answers to train on yet: adjudicate or fully label "
+            "some items first.",
+            status=409,
+        )
     try:
         job = job_submit(kind=TRAIN_KIND, params={"dataset": TRAIN_DATASET}, user=user)
     except ValidationError as err:
-        raise ApplicationError(f"The {TRAIN_KIND} job was refused: {'; '.join(err.messages)}") from err
+        raise ApplicationError(
+            f"The {TRAIN_KIND} job was refused: {'; '.join(err.messages)}"
+        ) from err
     folder, files, examples = exports.sft_dataset_write()
     meta = {"examples": examples, "folder": str(folder)}
-    artifacts = [Artifact.objects.create(job=job, kind="judge-sft-dataset", name=f"{folder.name}/{p.name}", path=str(p),
-                                         size_bytes=p.stat().st_size, meta=meta) for p in files]
-    return JudgeTraining(job.pk, answers, artifacts,
-                         f"Queued {TRAIN_KIND} job {job.pk}: the learned judge on the reference answers plus "
-                         f"{answers} gold answer{'s' if answers != 1 else ''}.")
+    artifacts = [
+        Artifact.objects.create(
+            job=job,
+            kind="judge-sft-dataset",
+            name=f"{folder.name}/{p.name}",
+            path=str(p),
+            size_bytes=p.stat().st_size,
+            meta=meta,
+        )
+        for p in files
+    ]
+    return JudgeTraining(
+        job.pk,
+        answers,
+        artifacts,
+        f"Queued {TRAIN_KIND} job {job.pk}: the learned judge on the reference answers plus "
+        f"{answers} gold answer{'s' if answers != 1 else ''}.",
+    )

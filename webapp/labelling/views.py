@@ -22,7 +22,13 @@ from webapp.core.exceptions import ApplicationError
 from webapp.core.hygiene import parse_id
 from webapp.jobs.models import Artifact
 from webapp.labelling import exports, selectors, services
-from webapp.labelling.forms import AdjudicateForm, LabelForm, ReviewFilterForm, ScoreJudgeForm, SubsetForm
+from webapp.labelling.forms import (
+    AdjudicateForm,
+    LabelForm,
+    ReviewFilterForm,
+    ScoreJudgeForm,
+    SubsetForm,
+)
 from webapp.labelling.models import DisagreementItem, LabelVerdict
 
 KEYS = {"yes": "Y", "no": "N", "unclear": "U", "invalid": "I"}
@@ -39,8 +45,12 @@ def _queue_context(request, *, reveal=None, announcement: str = "", error: str =
     elif not announcement:
         announcement = "No items are waiting for you."
     return {
-        "item": item, "reveal": reveal, "progress": selectors.queue_progress(request.user),
-        "undoable": selectors.undoable_label(request.user), "announcement": announcement, "error": error,
+        "item": item,
+        "reveal": reveal,
+        "progress": selectors.queue_progress(request.user),
+        "undoable": selectors.undoable_label(request.user),
+        "announcement": announcement,
+        "error": error,
         "buttons": [(v.value, v.label, KEYS[v.value]) for v in LabelVerdict],
         "undo_minutes": int(services.UNDO_WINDOW.total_seconds() // 60),
     }
@@ -63,7 +73,10 @@ def _sure(vote: dict) -> str:
 def _revealed(reveal) -> str:
     if reveal is None:
         return ""
-    votes = ", ".join(f"{v['judge_name']} {v['verdict']}{_sure(v)}" for v in reveal["votes"]) or "no judge votes"
+    votes = (
+        ", ".join(f"{v['judge_name']} {v['verdict']}{_sure(v)}" for v in reveal["votes"])
+        or "no judge votes"
+    )
     return f"Saved “{reveal['label'].verdict}”. The judges said: {votes}."
 
 
@@ -102,10 +115,16 @@ def _queue_refused(request, err: ApplicationError):
 def label(request, item_id: int):
     form = LabelForm(request.POST)
     if not form.is_valid():
-        return _respond(request, _queue_context(request, error="Choose yes, no, unclear or invalid."))
+        return _respond(
+            request, _queue_context(request, error="Choose yes, no, unclear or invalid.")
+        )
     services.label_submit(user=request.user, item_id=item_id, verdict=form.cleaned_data["verdict"])
     reveal = selectors.item_reveal(item_id, request.user)
-    return _respond(request, _queue_context(request, reveal=reveal, announcement=_revealed(reveal)), after=item_id)
+    return _respond(
+        request,
+        _queue_context(request, reveal=reveal, announcement=_revealed(reveal)),
+        after=item_id,
+    )
 
 
 @role_required(ANNOTATOR)
@@ -113,7 +132,9 @@ def label(request, item_id: int):
 @_refusals_answered_by(_queue_refused)
 def skip(request, item_id: int):
     services.item_skip(user=request.user, item_id=item_id)
-    return _respond(request, _queue_context(request, announcement="Skipped; you will not see that item again."))
+    return _respond(
+        request, _queue_context(request, announcement="Skipped; you will not see that item again.")
+    )
 
 
 @role_required(ANNOTATOR)
@@ -121,7 +142,12 @@ def skip(request, item_id: int):
 @_refusals_answered_by(_queue_refused)
 def undo(request):
     item = services.label_undo(user=request.user)
-    return _respond(request, _queue_context(request, announcement=f"Undone: your label on “{item.question}” was removed."))
+    return _respond(
+        request,
+        _queue_context(
+            request, announcement=f"Undone: your label on “{item.question}” was removed."
+        ),
+    )
 
 
 # -- review (researchers) -----------------------------------------------------------------------------
@@ -130,10 +156,17 @@ def review(request):
     form = ReviewFilterForm(request.GET)
     show = (form.cleaned_data.get("show") if form.is_valid() else "") or "disputed"
     page = Paginator(selectors.review_items(show), PAGE).get_page(request.GET.get("page"))
-    return render(request, "labelling/review.html", {
-        "rows": [selectors.item_detail(item) for item in page], "page": page, "show": show,
-        "filters": selectors.REVIEW_FILTERS, "verdicts": LabelVerdict.choices,
-    })
+    return render(
+        request,
+        "labelling/review.html",
+        {
+            "rows": [selectors.item_detail(item) for item in page],
+            "page": page,
+            "show": show,
+            "filters": selectors.REVIEW_FILTERS,
+            "verdicts": LabelVerdict.choices,
+        },
+    )
 
 
 @role_required(RESEARCHER)
@@ -145,13 +178,20 @@ def adjudicate(request, item_id: int):
         error = "Gold must be yes, no, unclear, invalid or empty."
     else:
         try:
-            services.item_adjudicate(user=request.user, item_id=item_id, gold=form.cleaned_data["gold"])
+            services.item_adjudicate(
+                user=request.user, item_id=item_id, gold=form.cleaned_data["gold"]
+            )
         except ApplicationError as err:
             error = err.message
     if request.htmx:
-        item = get_object_or_404(DisagreementItem.objects.prefetch_related("labels__annotator", "votes"), pk=item_id)
-        return render(request, "labelling/partials/review_row.html",
-                      {"row": selectors.item_detail(item), "verdicts": LabelVerdict.choices, "error": error})
+        item = get_object_or_404(
+            DisagreementItem.objects.prefetch_related("labels__annotator", "votes"), pk=item_id
+        )
+        return render(
+            request,
+            "labelling/partials/review_row.html",
+            {"row": selectors.item_detail(item), "verdicts": LabelVerdict.choices, "error": error},
+        )
     if error:
         messages.error(request, error)
     return redirect(_local_url(request, request.POST.get("next")) or reverse("labelling:review"))
@@ -159,8 +199,13 @@ def adjudicate(request, item_id: int):
 
 def _local_url(request, url: str | None) -> str | None:
     """`url` if it is a path on this site (never another host, nor a view name), else None."""
-    if url and url.startswith("/") and url_has_allowed_host_and_scheme(
-            url, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+    if (
+        url
+        and url.startswith("/")
+        and url_has_allowed_host_and_scheme(
+            url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        )
+    ):
         return url
     return None
 
@@ -170,19 +215,40 @@ def _local_url(request, url: str | None) -> str | None:
 def agreement(request):
     form = SubsetForm(request.GET)
     subset = (form.cleaned_data.get("subset") if form.is_valid() else "") or "all"
-    return render(request, "labelling/agreement.html", {"summary": selectors.agreement_summary(subset),
-                                                        "subsets": selectors.SUBSETS})
+    return render(
+        request,
+        "labelling/agreement.html",
+        {"summary": selectors.agreement_summary(subset), "subsets": selectors.SUBSETS},
+    )
 
 
 @role_required(RESEARCHER)
 def judges(request):
     board = selectors.judge_leaderboard()
-    chart = [{"judge": r["judge"], "value": r["accuracy"]["value"], "lo": r["accuracy"]["lo"], "hi": r["accuracy"]["hi"],
-              "n": r["n"]} for r in board["rows"] if r["accuracy"]["value"] is not None]
+    chart = [
+        {
+            "judge": r["judge"],
+            "value": r["accuracy"]["value"],
+            "lo": r["accuracy"]["lo"],
+            "hi": r["accuracy"]["hi"],
+            "n": r["n"],
+        }
+        for r in board["rows"]
+        if r["accuracy"]["value"] is not None
+    ]
     datasets = Artifact.objects.filter(kind="judge-sft-dataset").order_by("-created_at")[:6]
-    return render(request, "labelling/judges.html", {"board": board, "chart": chart, "chart_height": 80 + 36 * len(chart),
-                                                     "form": ScoreJudgeForm(), "datasets": datasets,
-                                                     "train_dataset": services.TRAIN_DATASET})
+    return render(
+        request,
+        "labelling/judges.html",
+        {
+            "board": board,
+            "chart": chart,
+            "chart_height": 80 + 36 * len(chart),
+            "form": ScoreJudgeForm(),
+            "datasets": datasets,
+            "train_dataset": services.TRAIN_DATASET,
+        },
+    )
 
 
 def _judges_refused(request, err: ApplicationError):

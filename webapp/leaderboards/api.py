@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
 from rest_framework.exceptions import NotFound
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
@@ -27,11 +32,17 @@ class LeaderboardApi(APIView):
         ),
         parameters=[
             OpenApiParameter("board", str, enum=list(BOARDS), default=MODELS),
-            OpenApiParameter("key", str, required=False, description="models board only; default: the most played 20-turn setting"),
+            OpenApiParameter(
+                "key",
+                str,
+                required=False,
+                description="models board only; default: the most played 20-turn setting",
+            ),
         ],
         responses={
             200: PolymorphicProxySerializer(
-                component_name="LeaderboardSnapshot", resource_type_field_name="board",
+                component_name="LeaderboardSnapshot",
+                resource_type_field_name="board",
                 serializers={board: cls for board, cls in SNAPSHOT_SERIALIZERS.items()},
             ),
             400: OpenApiResponse(description="unknown board"),
@@ -43,9 +54,19 @@ class LeaderboardApi(APIView):
         board, key = params["board"], params.get("key") or None
         snapshot = leaderboard_latest(board, key)
         if snapshot is None:
-            raise NotFound("No snapshot of this board yet." if not key else f"No {board} board with key {key!r}.")
-        payload = {"board": board, "key": snapshot.key, "computed_at": snapshot.computed_at,
-                   "checked_at": snapshot.meta.get("checked_at"), "meta": snapshot.meta, "rows": snapshot.rows}
+            raise NotFound(
+                "No snapshot of this board yet."
+                if not key
+                else f"No {board} board with key {key!r}."
+            )
+        payload = {
+            "board": board,
+            "key": snapshot.key,
+            "computed_at": snapshot.computed_at,
+            "checked_at": snapshot.meta.get("checked_at"),
+            "meta": snapshot.meta,
+            "rows": snapshot.rows,
+        }
         if board == MODELS:
             payload["keys"] = leaderboard_model_keys()
         return Response(SNAPSHOT_SERIALIZERS[board](payload).data)

@@ -7,7 +7,9 @@ from django.db import models
 
 class LeaderboardSnapshot(models.Model):
     board = models.CharField(max_length=32, help_text="models | humans | ability | judges")
-    key = models.CharField(max_length=300, blank=True, help_text="e.g. word list / judge / max turns")
+    key = models.CharField(
+        max_length=300, blank=True, help_text="e.g. word list / judge / max turns"
+    )
     rows = models.JSONField(default=list)
     meta = models.JSONField(default=dict, blank=True)
     computed_at = models.DateTimeField(auto_now_add=True)

@@ -7,7 +7,11 @@ from webapp.leaderboards.services import MODELS, MODELS_INDEX
 
 
 def _newest(board: str, key: str) -> LeaderboardSnapshot | None:
-    return LeaderboardSnapshot.objects.filter(board=board, key=key).order_by("-computed_at", "-pk").first()
+    return (
+        LeaderboardSnapshot.objects.filter(board=board, key=key)
+        .order_by("-computed_at", "-pk")
+        .first()
+    )
 
 
 def leaderboard_model_keys() -> list[dict]:

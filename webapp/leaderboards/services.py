@@ -37,8 +37,9 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Count, F, Max, Q, QuerySet, Sum
@@ -69,6 +70,7 @@ DIGITS = 6
 
 # --- helpers ---------------------------------------------------------------------------------
 
+
 def _r(x: float | None) -> float | None:
     return None if x is None else round(float(x), DIGITS)
 
@@ -92,7 +94,9 @@ def _word(secret: str) -> str:
     return rules.clean_word(secret)
 
 
-def models_key(word_list_id: int | None, judge_id: int | None, max_turns: int, win_rule: str = DEFAULT_WIN_RULE) -> str:
+def models_key(
+    word_list_id: int | None, judge_id: int | None, max_turns: int, win_rule: str = DEFAULT_WIN_RULE
+) -> str:
     """The snapshot key of one models board: ids, so renaming a model does not split history (the
     win rule only when it is not the default, so reference-rule boards keep their keys)."""
     rule = "" if win_rule == DEFAULT_WIN_RULE else f"|rule:{win_rule}"
@@ -106,22 +110,42 @@ def _ability_turns_q() -> Q:
 
 # --- the boards --------------------------------------------------------------------------------
 
+
 def model_games(finishing_jobs: Iterable[int] = ()) -> QuerySet[Game]:
     """Model-vs-model games that count: won or lost, of evaluation jobs that finished (and of
     `finishing_jobs`, whose runner is storing its result right now)."""
     done = Q(job__status=JobStatus.FINISHED) | Q(job_id__in=list(finishing_jobs))
-    return Game.objects.filter(done, mode=GameMode.MODEL_VS_MODEL, outcome__in=FINISHED,
-                               guesser__isnull=False, job__isnull=False)
+    return Game.objects.filter(
+        done,
+        mode=GameMode.MODEL_VS_MODEL,
+        outcome__in=FINISHED,
+        guesser__isnull=False,
+        job__isnull=False,
+    )
 
 
-def models_boards(finishing_jobs: Iterable[int] = ()) -> tuple[list[dict], dict[str, tuple[list[dict], dict]]]:
+def models_boards(
+    finishing_jobs: Iterable[int] = (),
+) -> tuple[list[dict], dict[str, tuple[list[dict], dict]]]:
     """(index rows, {key: (rows, meta)}) for every word list / judge / max turns / win rule with
     model games (see model_games)."""
     games = model_games(finishing_jobs)
     per_word = (
-        games.values("guesser_id", "word_list_id", "judge_id", "config__max_turns", "config__win_rule", "secret")
-        .annotate(n=Count("id"), wins=Count("id", filter=_WON), turns=Sum("n_turns"),
-                  won_turns=Sum("n_turns", filter=_WON), last=Max(Coalesce("finished_at", "created_at")))
+        games.values(
+            "guesser_id",
+            "word_list_id",
+            "judge_id",
+            "config__max_turns",
+            "config__win_rule",
+            "secret",
+        )
+        .annotate(
+            n=Count("id"),
+            wins=Count("id", filter=_WON),
+            turns=Sum("n_turns"),
+            won_turns=Sum("n_turns", filter=_WON),
+            last=Max(Coalesce("finished_at", "created_at")),
+        )
         .order_by()
     )
     # (word list, judge, max turns, win rule) -> guesser -> word -> [games, wins, turns, won turns, last,
@@ -133,8 +157,14 @@ def models_boards(finishing_jobs: Iterable[int] = ()) -> tuple[list[dict], dict[
         return cells[group][guesser_id].setdefault(_word(secret), [0, 0, 0, 0, None, 0])
 
     for row in per_word:
-        cell = cell_of(row["guesser_id"], row["word_list_id"], row["judge_id"], row["config__max_turns"],
-                       row["config__win_rule"], row["secret"])
+        cell = cell_of(
+            row["guesser_id"],
+            row["word_list_id"],
+            row["judge_id"],
+            row["config__max_turns"],
+            row["config__win_rule"],
+            row["secret"],
+        )
         cell[0] += row["n"]
         cell[1] += row["wins"]
         cell[2] += row["turns"] or 0
@@ -144,44 +174,95 @@ def models_boards(finishing_jobs: Iterable[int] = ()) -> tuple[list[dict], dict[
     for won in _winning_questions(games):
         stored = won["game__config"] if isinstance(won["game__config"], dict) else {}
         rule = _win_rule(stored.get("win_rule"))
-        if not won_under(_other_rule(rule), won=True, played_rule=rule, question=won["question"],
-                         secret=won["game__secret"], config=_game_config(stored)):
-            cell_of(won["game__guesser_id"], won["game__word_list_id"], won["game__judge_id"],
-                    stored.get("max_turns"), rule, won["game__secret"])[5] -= 1
+        if not won_under(
+            _other_rule(rule),
+            won=True,
+            played_rule=rule,
+            question=won["question"],
+            secret=won["game__secret"],
+            config=_game_config(stored),
+        ):
+            cell_of(
+                won["game__guesser_id"],
+                won["game__word_list_id"],
+                won["game__judge_id"],
+                stored.get("max_turns"),
+                rule,
+                won["game__secret"],
+            )[5] -= 1
 
-    spec_ids = {g for by_guesser in cells.values() for g in by_guesser} | {j for (_, j, _, _) in cells if j}
+    spec_ids = {g for by_guesser in cells.values() for g in by_guesser} | {
+        j for (_, j, _, _) in cells if j
+    }
     names = dict(ModelSpec.objects.filter(pk__in=spec_ids).values_list("pk", "name"))
-    lists = {wl["pk"]: wl for wl in WordList.objects.filter(pk__in={w for (w, _, _, _) in cells if w})
-             .values("pk", "name", "version")}
+    lists = {
+        wl["pk"]: wl
+        for wl in WordList.objects.filter(pk__in={w for (w, _, _, _) in cells if w}).values(
+            "pk", "name", "version"
+        )
+    }
 
     index, boards = [], {}
     for (wl_id, judge_id, max_turns, win_rule), by_guesser in cells.items():
-        rows = [_model_row(guesser_id, names.get(guesser_id, f"model {guesser_id}"), words, win_rule)
-                for guesser_id, words in by_guesser.items()]
+        rows = [
+            _model_row(guesser_id, names.get(guesser_id, f"model {guesser_id}"), words, win_rule)
+            for guesser_id, words in by_guesser.items()
+        ]
         rows.sort(key=lambda r: (-r["success"], -r["games"], r["name"]))
         for rank, row in enumerate(rows, 1):
             row["rank"] = rank
         wl = lists.get(wl_id)
         word_list = {"id": wl_id, "name": wl["name"], "version": wl["version"]} if wl else None
-        judge = {"id": judge_id, "name": names.get(judge_id, f"model {judge_id}")} if judge_id else None
-        label = " · ".join([
-            f"{wl['name']} v{wl['version']}" if wl else "no word list",
-            f"judge {judge['name']}" if judge else "no judge",
-            f"{max_turns} turns",
-            f"{win_rule} rule",
-        ])
+        judge = (
+            {"id": judge_id, "name": names.get(judge_id, f"model {judge_id}")} if judge_id else None
+        )
+        label = " · ".join(
+            [
+                f"{wl['name']} v{wl['version']}" if wl else "no word list",
+                f"judge {judge['name']}" if judge else "no judge",
+                f"{max_turns} turns",
+                f"{win_rule} rule",
+            ]
+        )
         key = models_key(wl_id, judge_id, max_turns, win_rule)
         last = max((r["last_game_at"] for r in rows if r["last_game_at"]), default=None)
         ks = sorted({r["k"] for r in rows})
-        meta = {"label": label, "word_list": word_list, "judge": judge, "max_turns": max_turns, "win_rule": win_rule,
-                "games": sum(r["games"] for r in rows), "guessers": len(rows), "last_game_at": last,
-                "preliminary_games": PRELIMINARY_GAMES, "k_min": ks[0], "k_max": ks[-1]}
+        meta = {
+            "label": label,
+            "word_list": word_list,
+            "judge": judge,
+            "max_turns": max_turns,
+            "win_rule": win_rule,
+            "games": sum(r["games"] for r in rows),
+            "guessers": len(rows),
+            "last_game_at": last,
+            "preliminary_games": PRELIMINARY_GAMES,
+            "k_min": ks[0],
+            "k_max": ks[-1],
+        }
         boards[key] = (rows, meta)
-        index.append({"key": key, "label": label, "word_list": word_list, "judge": judge, "max_turns": max_turns,
-                      "win_rule": win_rule, "games": meta["games"], "guessers": len(rows), "last_game_at": last})
+        index.append(
+            {
+                "key": key,
+                "label": label,
+                "word_list": word_list,
+                "judge": judge,
+                "max_turns": max_turns,
+                "win_rule": win_rule,
+                "games": meta["games"],
+                "guessers": len(rows),
+                "last_game_at": last,
+            }
+        )
     # the most played standard setting first: that is the page's default
-    index.sort(key=lambda r: (r["max_turns"] != DEFAULT_MAX_TURNS, r["win_rule"] != DEFAULT_WIN_RULE, -r["games"],
-                              r["label"]))
+    index.sort(
+        key=lambda r: (
+            r["max_turns"] != DEFAULT_MAX_TURNS,
+            r["win_rule"] != DEFAULT_WIN_RULE,
+            -r["games"],
+            r["label"],
+        )
+    )
     return index, boards
 
 
@@ -203,17 +284,34 @@ def _not_won_under(games, rule: str) -> set[int]:
     for won in _winning_questions(games, with_pk=True):
         stored = won["game__config"] if isinstance(won["game__config"], dict) else {}
         played = _win_rule(stored.get("win_rule"))
-        if not won_under(rule, won=True, played_rule=played, question=won["question"], secret=won["game__secret"],
-                         config=_game_config(stored)):
+        if not won_under(
+            rule,
+            won=True,
+            played_rule=played,
+            question=won["question"],
+            secret=won["game__secret"],
+            config=_game_config(stored),
+        ):
             out.add(won["game_id"])
     return out
 
 
 def _winning_questions(games, with_pk: bool = False):
     """The last question of every won game (the one that won), with what re-judging it needs."""
-    return (Turn.objects.filter(game__in=games.filter(_WON), index=F("game__n_turns") - 1)
-            .values("question", "game__secret", "game__config", "game__guesser_id", "game__word_list_id",
-                    "game__judge_id", *(["game_id"] if with_pk else [])).order_by().iterator())
+    return (
+        Turn.objects.filter(game__in=games.filter(_WON), index=F("game__n_turns") - 1)
+        .values(
+            "question",
+            "game__secret",
+            "game__config",
+            "game__guesser_id",
+            "game__word_list_id",
+            "game__judge_id",
+            *(["game_id"] if with_pk else []),
+        )
+        .order_by()
+        .iterator()
+    )
 
 
 def _model_row(guesser_id: int, name: str, words: dict[str, list], win_rule: str) -> dict:
@@ -228,15 +326,28 @@ def _model_row(guesser_id: int, name: str, words: dict[str, list], win_rule: str
     success = {}
     for rule in WIN_RULES:
         lo, hi = mean_at_k_interval(by_rule[rule])
-        success.update({f"{rule}_success": _r(math.fsum(by_rule[rule]) / len(counts)),
-                        f"{rule}_success_lo": _r(lo), f"{rule}_success_hi": _r(hi)})
+        success.update(
+            {
+                f"{rule}_success": _r(math.fsum(by_rule[rule]) / len(counts)),
+                f"{rule}_success_lo": _r(lo),
+                f"{rule}_success_hi": _r(hi),
+            }
+        )
     return {
-        "guesser_id": guesser_id, "name": name,
-        "success": success[f"{win_rule}_success"], "success_lo": success[f"{win_rule}_success_lo"],
-        "success_hi": success[f"{win_rule}_success_hi"], **success,
-        "k": k, "pass_at_k": _r(math.fsum(pass_at_k(n, c, min(k, n)) for n, c, *_ in counts) / len(counts)),
-        "mean_turns": _r(turns / games), "mean_turns_solved": _r(won_turns / wins) if wins else None,
-        "games": games, "wins": wins, "words": len(counts), "last_game_at": _iso(last),
+        "guesser_id": guesser_id,
+        "name": name,
+        "success": success[f"{win_rule}_success"],
+        "success_lo": success[f"{win_rule}_success_lo"],
+        "success_hi": success[f"{win_rule}_success_hi"],
+        **success,
+        "k": k,
+        "pass_at_k": _r(math.fsum(pass_at_k(n, c, min(k, n)) for n, c, *_ in counts) / len(counts)),
+        "mean_turns": _r(turns / games),
+        "mean_turns_solved": _r(won_turns / wins) if wins else None,
+        "games": games,
+        "wins": wins,
+        "words": len(counts),
+        "last_game_at": _iso(last),
         "preliminary": games < PRELIMINARY_GAMES,
     }
 
@@ -251,9 +362,13 @@ def humans_board() -> tuple[list[dict], dict]:
     per_player = (
         people.filter(outcome__in=(*FINISHED, GameOutcome.ABANDONED))
         .values("player_id", "player__username")
-        .annotate(games=Count("id", filter=Q(outcome__in=FINISHED)), wins=Count("id", filter=_WON),
-                  abandoned=Count("id", filter=Q(outcome=GameOutcome.ABANDONED)),
-                  won_turns=Sum("n_turns", filter=_WON), last=Max(Coalesce("finished_at", "created_at")))
+        .annotate(
+            games=Count("id", filter=Q(outcome__in=FINISHED)),
+            wins=Count("id", filter=_WON),
+            abandoned=Count("id", filter=Q(outcome=GameOutcome.ABANDONED)),
+            won_turns=Sum("n_turns", filter=_WON),
+            last=Max(Coalesce("finished_at", "created_at")),
+        )
         .order_by()
     )
     rows, guests = [], None
@@ -262,12 +377,18 @@ def humans_board() -> tuple[list[dict], dict]:
             continue
         lo, hi = wilson_interval(p["wins"], p["games"])
         row = {
-            "player_id": p["player_id"], "name": p["player__username"] if p["player_id"] else "guests",
+            "player_id": p["player_id"],
+            "name": p["player__username"] if p["player_id"] else "guests",
             "kind": "user" if p["player_id"] else "guests",
-            "games": p["games"], "wins": p["wins"], "win_rate": _r(p["wins"] / p["games"]),
-            "win_rate_lo": _r(lo), "win_rate_hi": _r(hi),
+            "games": p["games"],
+            "wins": p["wins"],
+            "win_rate": _r(p["wins"] / p["games"]),
+            "win_rate_lo": _r(lo),
+            "win_rate_hi": _r(hi),
             "mean_questions_solved": _r(p["won_turns"] / p["wins"]) if p["wins"] else None,
-            "abandoned": p["abandoned"], "last_played_at": _iso(p["last"]), "rank": None,
+            "abandoned": p["abandoned"],
+            "last_played_at": _iso(p["last"]),
+            "rank": None,
         }
         if p["player_id"]:
             rows.append(row)
@@ -278,28 +399,56 @@ def humans_board() -> tuple[list[dict], dict]:
         row["rank"] = rank
     if guests:
         rows.append(guests)  # everyone without an account, pooled; not ranked
-    lists = (people.filter(outcome__in=FINISHED).values("word_list__name", "word_list__version")
-             .annotate(games=Count("id")).order_by("-games", "word_list__name"))
-    meta = {"players": sum(1 for r in rows if r["kind"] == "user"),
-            "games": sum(r["games"] for r in rows), "guest_games": guests["games"] if guests else 0,
-            "ranked_by": "lower end of the 95% Wilson interval of the win rate", "win_rule": PEOPLE_RULE,
-            "word_lists": [{"name": wl["word_list__name"] or "a chosen word", "version": wl["word_list__version"],
-                            "games": wl["games"]} for wl in lists]}
+    lists = (
+        people.filter(outcome__in=FINISHED)
+        .values("word_list__name", "word_list__version")
+        .annotate(games=Count("id"))
+        .order_by("-games", "word_list__name")
+    )
+    meta = {
+        "players": sum(1 for r in rows if r["kind"] == "user"),
+        "games": sum(r["games"] for r in rows),
+        "guest_games": guests["games"] if guests else 0,
+        "ranked_by": "lower end of the 95% Wilson interval of the win rate",
+        "win_rule": PEOPLE_RULE,
+        "word_lists": [
+            {
+                "name": wl["word_list__name"] or "a chosen word",
+                "version": wl["word_list__version"],
+                "games": wl["games"],
+            }
+            for wl in lists
+        ],
+    }
     return rows, meta
 
 
 def ability_board(finishing_jobs: Iterable[int] = ()) -> tuple[list[dict], dict]:
     turns = _ability_turns_q()
-    humans = (_people_games().filter(turns, outcome__in=FINISHED, player__isnull=False)
-              .order_by("pk").values_list("player_id", "secret", "outcome"))
+    humans = (
+        _people_games()
+        .filter(turns, outcome__in=FINISHED, player__isnull=False)
+        .order_by("pk")
+        .values_list("player_id", "secret", "outcome")
+    )
     models = model_games(finishing_jobs).filter(turns)
     lost_under_rule = _not_won_under(models, ABILITY_RULE)
-    responses = [(("human", pid), _word(secret), outcome == GameOutcome.WON) for pid, secret, outcome in humans.iterator()]
-    responses += [(("model", gid), _word(secret), outcome == GameOutcome.WON and pk not in lost_under_rule)
-                  for pk, gid, secret, outcome in models.order_by("pk")
-                  .values_list("pk", "guesser_id", "secret", "outcome").iterator()]
-    meta: dict[str, Any] = {"max_turns": ABILITY_MAX_TURNS, "responses": len(responses),
-                            "preliminary_games": ABILITY_PRELIMINARY_GAMES, "win_rule": ABILITY_RULE}
+    responses = [
+        (("human", pid), _word(secret), outcome == GameOutcome.WON)
+        for pid, secret, outcome in humans.iterator()
+    ]
+    responses += [
+        (("model", gid), _word(secret), outcome == GameOutcome.WON and pk not in lost_under_rule)
+        for pk, gid, secret, outcome in models.order_by("pk")
+        .values_list("pk", "guesser_id", "secret", "outcome")
+        .iterator()
+    ]
+    meta: dict[str, Any] = {
+        "max_turns": ABILITY_MAX_TURNS,
+        "responses": len(responses),
+        "preliminary_games": ABILITY_PRELIMINARY_GAMES,
+        "win_rule": ABILITY_RULE,
+    }
     if not responses:
         return [], {**meta, "players": 0, "words": 0}
     fit = rasch_fit(responses)
@@ -313,33 +462,65 @@ def ability_board(finishing_jobs: Iterable[int] = ()) -> tuple[list[dict], dict]
     for i, (kind, pid) in enumerate(fit.players):
         theta, se = float(fit.theta[i]), float(fit.theta_se[i])
         lo, hi = theta_interval(theta, se)
-        name = usernames.get(pid, f"user {pid}") if kind == "human" else model_names.get(pid, f"model {pid}")
+        name = (
+            usernames.get(pid, f"user {pid}")
+            if kind == "human"
+            else model_names.get(pid, f"model {pid}")
+        )
         games = int(fit.player_n[i])
-        rows.append({
-            "kind": kind, "id": pid, "name": name, "theta": _r(theta), "theta_lo": _r(lo), "theta_hi": _r(hi),
-            "theta_se": _r(se), "p_average_word": _r(1 / (1 + math.exp(-theta))),
-            "games": games, "wins": int(fit.player_wins[i]), "preliminary": games < ABILITY_PRELIMINARY_GAMES,
-        })
+        rows.append(
+            {
+                "kind": kind,
+                "id": pid,
+                "name": name,
+                "theta": _r(theta),
+                "theta_lo": _r(lo),
+                "theta_hi": _r(hi),
+                "theta_se": _r(se),
+                "p_average_word": _r(1 / (1 + math.exp(-theta))),
+                "games": games,
+                "wins": int(fit.player_wins[i]),
+                "preliminary": games < ABILITY_PRELIMINARY_GAMES,
+            }
+        )
     rows.sort(key=lambda r: (-r["theta"], r["name"], r["kind"]))
     for rank, row in enumerate(rows, 1):
         row["rank"] = rank
-    meta.update(players=len(rows), humans=len(user_ids), models=len(model_ids), words=len(fit.items),
-                ridge=fit.ridge, converged=fit.converged, iterations=fit.iterations)
+    meta.update(
+        players=len(rows),
+        humans=len(user_ids),
+        models=len(model_ids),
+        words=len(fit.items),
+        ridge=fit.ridge,
+        converged=fit.converged,
+        iterations=fit.iterations,
+    )
     return rows, meta
 
 
 # --- storing -----------------------------------------------------------------------------------
 
+
 def _json(value: Any) -> Any:
-    return json.loads(json.dumps(value))  # what a JSONField gives back, for comparing with the stored snapshot
+    return json.loads(
+        json.dumps(value)
+    )  # what a JSONField gives back, for comparing with the stored snapshot
 
 
 def _snapshot_store(*, board: str, key: str, rows: list, meta: dict, now: datetime) -> bool:
     """Store a snapshot unless the newest one has the same numbers; true if a row was added."""
     rows, meta = _json(rows), _json(meta)
     checked = {"checked_at": now.isoformat()}
-    latest = LeaderboardSnapshot.objects.filter(board=board, key=key).order_by("-computed_at", "-pk").first()
-    if latest is not None and latest.rows == rows and {k: v for k, v in latest.meta.items() if k != "checked_at"} == meta:
+    latest = (
+        LeaderboardSnapshot.objects.filter(board=board, key=key)
+        .order_by("-computed_at", "-pk")
+        .first()
+    )
+    if (
+        latest is not None
+        and latest.rows == rows
+        and {k: v for k, v in latest.meta.items() if k != "checked_at"} == meta
+    ):
         latest.meta = {**latest.meta, **checked}
         latest.save(update_fields=["meta"])
         return False
@@ -349,7 +530,9 @@ def _snapshot_store(*, board: str, key: str, rows: list, meta: dict, now: dateti
     return True
 
 
-def leaderboards_refresh(*, now: datetime | None = None, finishing_jobs: Iterable[int] = ()) -> dict:
+def leaderboards_refresh(
+    *, now: datetime | None = None, finishing_jobs: Iterable[int] = ()
+) -> dict:
     """Compute every board from the games and store the snapshots (the beat task calls this).
     `finishing_jobs`: evaluation jobs whose runner calls this just before the job is marked
     finished, so their games count already."""
@@ -361,11 +544,18 @@ def leaderboards_refresh(*, now: datetime | None = None, finishing_jobs: Iterabl
     with transaction.atomic():
         for key, (rows, meta) in boards.items():
             written += _snapshot_store(board=MODELS, key=key, rows=rows, meta=meta, now=now)
-        written += _snapshot_store(board=MODELS_INDEX, key="", rows=index, meta={"keys": len(index)}, now=now)
+        written += _snapshot_store(
+            board=MODELS_INDEX, key="", rows=index, meta={"keys": len(index)}, now=now
+        )
         written += _snapshot_store(board=HUMANS, key="", rows=humans[0], meta=humans[1], now=now)
         written += _snapshot_store(board=ABILITY, key="", rows=ability[0], meta=ability[1], now=now)
-    return {"models_keys": len(boards), "humans_rows": len(humans[0]), "ability_rows": len(ability[0]),
-            "snapshots_written": written, "computed_at": now.isoformat()}
+    return {
+        "models_keys": len(boards),
+        "humans_rows": len(humans[0]),
+        "ability_rows": len(ability[0]),
+        "snapshots_written": written,
+        "computed_at": now.isoformat(),
+    }
 
 
 def leaderboards_refresh_queue() -> None:

@@ -20,8 +20,12 @@ def _models_context(request) -> dict:
     missing = wanted is not None and snapshot is None
     if missing:
         snapshot = leaderboard_latest(services.MODELS)
-    return {"model_keys": keys, "models": snapshot, "models_key_missing": missing,
-            "preliminary_games": services.PRELIMINARY_GAMES}
+    return {
+        "model_keys": keys,
+        "models": snapshot,
+        "models_key_missing": missing,
+        "preliminary_games": services.PRELIMINARY_GAMES,
+    }
 
 
 @require_GET
@@ -31,17 +35,28 @@ def index(request):
         return render(request, "leaderboards/partials/models.html", context)
     ability = leaderboard_latest(services.ABILITY)
     chart = [
-        {"name": r["name"], "kind": r["kind"], "theta": r["theta"], "lo": r["theta_lo"], "hi": r["theta_hi"],
-         "games": r["games"]}
+        {
+            "name": r["name"],
+            "kind": r["kind"],
+            "theta": r["theta"],
+            "lo": r["theta_lo"],
+            "hi": r["theta_hi"],
+            "games": r["games"],
+        }
         for r in (ability.rows[:CHART_ROWS] if ability else [])
     ]
     humans = leaderboard_latest(services.HUMANS)
     snapshots = [s for s in (context["models"], ability, humans) if s]
     context.update(
-        humans=humans, ability=ability, ability_chart=chart, chart_rows=CHART_ROWS,
+        humans=humans,
+        ability=ability,
+        ability_chart=chart,
+        chart_rows=CHART_ROWS,
         chart_height=80 + 26 * len(chart),
         ability_preliminary_games=services.ABILITY_PRELIMINARY_GAMES,
-        last_checked=max((s.meta.get("checked_at") or s.computed_at.isoformat() for s in snapshots), default=None),
+        last_checked=max(
+            (s.meta.get("checked_at") or s.computed_at.isoformat() for s in snapshots), default=None
+        ),
     )
     return render(request, "leaderboards/index.html", context)
 
@@ -50,5 +65,7 @@ def index(request):
 def recompute(request):
     require_role(request.user, RESEARCHER)
     services.leaderboards_refresh_queue()
-    messages.success(request, "Recompute queued: the boards update once a worker has run it (usually seconds).")
+    messages.success(
+        request, "Recompute queued: the boards update once a worker has run it (usually seconds)."
+    )
     return redirect("leaderboards:index")

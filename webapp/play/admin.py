@@ -6,14 +6,33 @@ from webapp.play.models import Game, Turn
 class TurnInline(admin.TabularInline):
     model = Turn
     extra = 0
-    fields = ("index", "question", "verdict", "total_reward", "belief", "delta_belief", "candidates_left")
+    fields = (
+        "index",
+        "question",
+        "verdict",
+        "total_reward",
+        "belief",
+        "delta_belief",
+        "candidates_left",
+    )
     readonly_fields = fields
     can_delete = False
 
 
 @admin.register(Game)
 class GameAdmin(admin.ModelAdmin):
-    list_display = ("id", "secret", "mode", "guesser", "judge", "player", "outcome", "n_turns", "job", "created_at")
+    list_display = (
+        "id",
+        "secret",
+        "mode",
+        "guesser",
+        "judge",
+        "player",
+        "outcome",
+        "n_turns",
+        "job",
+        "created_at",
+    )
     list_filter = ("mode", "outcome", "status", "guesser", "judge", "created_at")
     search_fields = ("secret", "player__username", "public_id")
     raw_id_fields = ("word", "word_list", "player", "job")
@@ -24,7 +43,15 @@ class GameAdmin(admin.ModelAdmin):
 
 @admin.register(Turn)
 class TurnAdmin(admin.ModelAdmin):
-    list_display = ("game", "index", "question", "verdict", "total_reward", "delta_belief", "candidates_left")
+    list_display = (
+        "game",
+        "index",
+        "question",
+        "verdict",
+        "total_reward",
+        "delta_belief",
+        "candidates_left",
+    )
     list_filter = ("verdict",)
     search_fields = ("question", "game__secret")
     raw_id_fields = ("game", "judged_by")

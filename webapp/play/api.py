@@ -38,24 +38,47 @@ class GameStartApi(_GuestThrottled, APIView):
     permission_classes = [AllowAny]
 
     class GameStartInputSerializer(serializers.Serializer):
-        role = serializers.ChoiceField(choices=services.ROLES, help_text="guesser: you ask; answerer: you judge")
-        guesser = serializers.CharField(required=False, max_length=100, help_text=f"default {services.DEFAULT_GUESSER}")
-        judge = serializers.CharField(required=False, max_length=100, help_text=(
-            f"default {services.LEARNED_JUDGE} when it is registered and active, else {services.KB_JUDGE}"))
-        word_list = serializers.CharField(required=False, max_length=100,
-                                          help_text=f"draw the secret from it (guesser default {services.DEFAULT_WORD_LIST})")
-        secret = serializers.CharField(required=False, max_length=200,
-                                       help_text="answerer: your word (or omit it and confirm it at the end); "
-                                                 "guesser: researchers only")
-        max_turns = serializers.IntegerField(required=False, min_value=1, max_value=services.MAX_TURNS_LIMIT)
+        role = serializers.ChoiceField(
+            choices=services.ROLES, help_text="guesser: you ask; answerer: you judge"
+        )
+        guesser = serializers.CharField(
+            required=False, max_length=100, help_text=f"default {services.DEFAULT_GUESSER}"
+        )
+        judge = serializers.CharField(
+            required=False,
+            max_length=100,
+            help_text=(
+                f"default {services.LEARNED_JUDGE} when it is registered and active, else {services.KB_JUDGE}"
+            ),
+        )
+        word_list = serializers.CharField(
+            required=False,
+            max_length=100,
+            help_text=f"draw the secret from it (guesser default {services.DEFAULT_WORD_LIST})",
+        )
+        secret = serializers.CharField(
+            required=False,
+            max_length=200,
+            help_text="answerer: your word (or omit it and confirm it at the end); "
+            "guesser: researchers only",
+        )
+        max_turns = serializers.IntegerField(
+            required=False, min_value=1, max_value=services.MAX_TURNS_LIMIT
+        )
 
     @extend_schema(request=GameStartInputSerializer, responses={201: GameOutputSerializer})
     def post(self, request):
-        game = services.game_start(visitor=visitor_from_request(request),
-                                   **validated(self.GameStartInputSerializer, request.data))
+        game = services.game_start(
+            visitor=visitor_from_request(request),
+            **validated(self.GameStartInputSerializer, request.data),
+        )
         remember_game(request, game)
-        body = GameOutputSerializer(selectors.game_api_data(game, visitor_from_request(request))).data
-        return Response(body, status=status.HTTP_201_CREATED, headers={"Location": f"/api/games/{game.pk}/"})
+        body = GameOutputSerializer(
+            selectors.game_api_data(game, visitor_from_request(request))
+        ).data
+        return Response(
+            body, status=status.HTTP_201_CREATED, headers={"Location": f"/api/games/{game.pk}/"}
+        )
 
 
 class GameDetailApi(APIView):
@@ -76,42 +99,87 @@ class TurnSubmitApi(_GuestThrottled, APIView):
     permission_classes = [AllowAny]
 
     class TurnSubmitInputSerializer(serializers.Serializer):
-        action = serializers.ChoiceField(choices=ACTIONS, required=False,
-                                         help_text="default: question if given, else verdict, else confirm_secret")
+        action = serializers.ChoiceField(
+            choices=ACTIONS,
+            required=False,
+            help_text="default: question if given, else verdict, else confirm_secret",
+        )
         question = serializers.CharField(required=False, max_length=MAX_QUESTION_INPUT)
-        verdict = serializers.ChoiceField(choices=[v.value for v in services.HUMAN_VERDICTS], required=False,
-                                          help_text="finished = \"that's my word\"")
-        secret = serializers.CharField(required=False, max_length=200, help_text="confirm_secret: your word")
+        verdict = serializers.ChoiceField(
+            choices=[v.value for v in services.HUMAN_VERDICTS],
+            required=False,
+            help_text='finished = "that\'s my word"',
+        )
+        secret = serializers.CharField(
+            required=False, max_length=200, help_text="confirm_secret: your word"
+        )
         expected_index = serializers.IntegerField(required=False, min_value=0)
 
         def validate(self, attrs):
             action = attrs.get("action") or next(
-                (a for a, field in (("question", "question"), ("verdict", "verdict"), ("confirm_secret", "secret"))
-                 if field in attrs), None)
-            needs = {"question": ("question", "expected_index"), "verdict": ("verdict", "expected_index"),
-                     "confirm_secret": ("secret",), "abandon": ()}
+                (
+                    a
+                    for a, field in (
+                        ("question", "question"),
+                        ("verdict", "verdict"),
+                        ("confirm_secret", "secret"),
+                    )
+                    if field in attrs
+                ),
+                None,
+            )
+            needs = {
+                "question": ("question", "expected_index"),
+                "verdict": ("verdict", "expected_index"),
+                "confirm_secret": ("secret",),
+                "abandon": (),
+            }
             if action is None:
-                raise serializers.ValidationError("Send a question, a verdict, or a secret to confirm.")
+                raise serializers.ValidationError(
+                    "Send a question, a verdict, or a secret to confirm."
+                )
             missing = [f for f in needs[action] if f not in attrs]
             if missing:
                 raise serializers.ValidationError({f: f"{action} needs {f}." for f in missing})
             return {**attrs, "action": action}
 
-    @extend_schema(request=TurnSubmitInputSerializer, responses={201: TurnResultSerializer, 200: TurnResultSerializer})
+    @extend_schema(
+        request=TurnSubmitInputSerializer,
+        responses={201: TurnResultSerializer, 200: TurnResultSerializer},
+    )
     def post(self, request, game_id: int):
         args = validated(self.TurnSubmitInputSerializer, request.data)
         visitor = visitor_from_request(request)
         if args["action"] == "question":
-            turn = services.turn_submit(game_id=game_id, visitor=visitor, question=args["question"],
-                                        expected_index=args["expected_index"])
+            turn = services.turn_submit(
+                game_id=game_id,
+                visitor=visitor,
+                question=args["question"],
+                expected_index=args["expected_index"],
+            )
             game = turn.game
         elif args["action"] == "verdict":
-            turn = services.answer_submit(game_id=game_id, visitor=visitor, verdict=args["verdict"],
-                                          expected_index=args["expected_index"])
+            turn = services.answer_submit(
+                game_id=game_id,
+                visitor=visitor,
+                verdict=args["verdict"],
+                expected_index=args["expected_index"],
+            )
             game = turn.game
         elif args["action"] == "confirm_secret":
-            turn, game = None, services.game_confirm_secret(game_id=game_id, visitor=visitor, secret=args["secret"])
+            turn, game = (
+                None,
+                services.game_confirm_secret(
+                    game_id=game_id, visitor=visitor, secret=args["secret"]
+                ),
+            )
         else:
             turn, game = None, services.game_abandon(game_id=game_id, visitor=visitor)
-        body = {"turn": selectors.turn_data(turn, visitor) if turn else None, "game": selectors.game_state(game, visitor)}
-        return Response(TurnResultSerializer(body).data, status=status.HTTP_201_CREATED if turn else status.HTTP_200_OK)
+        body = {
+            "turn": selectors.turn_data(turn, visitor) if turn else None,
+            "game": selectors.game_state(game, visitor),
+        }
+        return Response(
+            TurnResultSerializer(body).data,
+            status=status.HTTP_201_CREATED if turn else status.HTTP_200_OK,
+        )

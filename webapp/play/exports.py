@@ -4,9 +4,9 @@ are JSON text in Parquet and nested in JSONL; times are UTC timestamps."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Sequence
 
 from webapp.core.exports import ChunkedWriter
 from webapp.play.models import Game, Turn
@@ -14,13 +14,40 @@ from webapp.play.selectors import games_filtered
 
 CHUNK = 1000  # games per chunk: memory holds one chunk's games and turns
 GAME_FIELDS = (
-    "id", "public_id", "mode", "secret", "word_list__name", "word_list__version", "guesser__name",
-    "judge__name", "player__username", "job_id", "sample_index", "seed", "outcome", "n_turns",
-    "initial_belief", "config", "created_at", "finished_at",
+    "id",
+    "public_id",
+    "mode",
+    "secret",
+    "word_list__name",
+    "word_list__version",
+    "guesser__name",
+    "judge__name",
+    "player__username",
+    "job_id",
+    "sample_index",
+    "seed",
+    "outcome",
+    "n_turns",
+    "initial_belief",
+    "config",
+    "created_at",
+    "finished_at",
 )
 TURN_FIELDS = (
-    "game_id", "index", "question", "verdict", "feedback", "judge_raw", "reward", "total_reward",
-    "belief", "delta_belief", "advantage", "candidates_left", "top_candidates", "latency_ms",
+    "game_id",
+    "index",
+    "question",
+    "verdict",
+    "feedback",
+    "judge_raw",
+    "reward",
+    "total_reward",
+    "belief",
+    "delta_belief",
+    "advantage",
+    "candidates_left",
+    "top_candidates",
+    "latency_ms",
     "judged_by__username",
 )
 
@@ -32,19 +59,40 @@ def schemas() -> dict:
 
     time = pa.timestamp("us", tz="UTC")
     game = [
-        ("id", pa.int64()), ("public_id", pa.string()), ("mode", pa.string()), ("secret", pa.string()),
-        ("word_list_name", pa.string()), ("word_list_version", pa.int64()), ("guesser_name", pa.string()),
-        ("judge_name", pa.string()), ("player_username", pa.string()), ("job_id", pa.int64()),
-        ("sample_index", pa.int64()), ("seed", pa.int64()), ("outcome", pa.string()),
-        ("n_turns", pa.int64()), ("initial_belief", pa.float64()), ("config", pa.string()),
-        ("created_at", time), ("finished_at", time),
+        ("id", pa.int64()),
+        ("public_id", pa.string()),
+        ("mode", pa.string()),
+        ("secret", pa.string()),
+        ("word_list_name", pa.string()),
+        ("word_list_version", pa.int64()),
+        ("guesser_name", pa.string()),
+        ("judge_name", pa.string()),
+        ("player_username", pa.string()),
+        ("job_id", pa.int64()),
+        ("sample_index", pa.int64()),
+        ("seed", pa.int64()),
+        ("outcome", pa.string()),
+        ("n_turns", pa.int64()),
+        ("initial_belief", pa.float64()),
+        ("config", pa.string()),
+        ("created_at", time),
+        ("finished_at", time),
     ]
     turn = [
-        ("index", pa.int64()), ("question", pa.string()), ("verdict", pa.string()),
-        ("feedback", pa.string()), ("judge_raw", pa.string()), ("reward", pa.string()),
-        ("total_reward", pa.float64()), ("belief", pa.float64()), ("delta_belief", pa.float64()),
-        ("advantage", pa.float64()), ("candidates_left", pa.int64()), ("top_candidates", pa.string()),
-        ("latency_ms", pa.float64()), ("judged_by_username", pa.string()),
+        ("index", pa.int64()),
+        ("question", pa.string()),
+        ("verdict", pa.string()),
+        ("feedback", pa.string()),
+        ("judge_raw", pa.string()),
+        ("reward", pa.string()),
+        ("total_reward", pa.float64()),
+        ("belief", pa.float64()),
+        ("delta_belief", pa.float64()),
+        ("advantage", pa.float64()),
+        ("candidates_left", pa.int64()),
+        ("top_candidates", pa.string()),
+        ("latency_ms", pa.float64()),
+        ("judged_by_username", pa.string()),
     ]
     return {
         "games": pa.schema(game),
@@ -53,11 +101,24 @@ def schemas() -> dict:
     }
 
 
-def games_selection(*, job: int = 0, word_list: str = "", guesser: str = "", judge: str = "",
-                    mode: str = "", finished_only: bool = False):
+def games_selection(
+    *,
+    job: int = 0,
+    word_list: str = "",
+    guesser: str = "",
+    judge: str = "",
+    mode: str = "",
+    finished_only: bool = False,
+):
     """Games by job, word list, guesser, judge and mode (each empty = any), oldest first."""
-    games = games_filtered(Game.objects.all(), job=job or None, word_list=word_list, guesser=guesser,
-                           judge=judge, mode=mode)
+    games = games_filtered(
+        Game.objects.all(),
+        job=job or None,
+        word_list=word_list,
+        guesser=guesser,
+        judge=judge,
+        mode=mode,
+    )
     if finished_only:
         games = games.exclude(outcome="playing")
     return games.order_by("id")
@@ -67,8 +128,14 @@ def _named(row: dict) -> dict:
     return {key.replace("__", "_"): value for key, value in row.items()}
 
 
-def export_games(ids: Sequence[int], out_dir: Path, formats: Sequence[str], *,
-                 chunk: int = CHUNK, on_chunk: Callable[[int], None] | None = None) -> tuple[int, list[Path]]:
+def export_games(
+    ids: Sequence[int],
+    out_dir: Path,
+    formats: Sequence[str],
+    *,
+    chunk: int = CHUNK,
+    on_chunk: Callable[[int], None] | None = None,
+) -> tuple[int, list[Path]]:
     """Write games.*, turns.* and trajectories.* for the games `ids` into `out_dir`, a chunk at a
     time; `on_chunk(games done)` after each (it may raise to stop). (turns written, files)."""
     writer = ChunkedWriter(out_dir, schemas(), formats)
@@ -77,14 +144,22 @@ def export_games(ids: Sequence[int], out_dir: Path, formats: Sequence[str], *,
         for name in ("games", "turns", "trajectories"):
             writer.write(name, [])  # every file exists, even for no games
         for offset in range(0, len(ids), chunk):
-            part = ids[offset: offset + chunk]
-            games = [_named(g) for g in Game.objects.filter(id__in=part).order_by("id").values(*GAME_FIELDS)]
-            turns = [_named(t) for t in Turn.objects.filter(game_id__in=part)
-                     .order_by("game_id", "index").values(*TURN_FIELDS)]
+            part = ids[offset : offset + chunk]
+            games = [
+                _named(g)
+                for g in Game.objects.filter(id__in=part).order_by("id").values(*GAME_FIELDS)
+            ]
+            turns = [
+                _named(t)
+                for t in Turn.objects.filter(game_id__in=part)
+                .order_by("game_id", "index")
+                .values(*TURN_FIELDS)
+            ]
             by_game: dict[int, list[dict]] = {}
             for turn in turns:
                 by_game.setdefault(turn["game_id"], []).append(
-                    {k: v for k, v in turn.items() if k != "game_id"})
+                    {k: v for k, v in turn.items() if k != "game_id"}
+                )
             writer.write("games", games)
             writer.write("turns", turns)
             writer.write("trajectories", [{**g, "turns": by_game.get(g["id"], [])} for g in games])

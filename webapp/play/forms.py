@@ -7,7 +7,9 @@ from django import forms
 from webapp.play.models import GameMode, GameOutcome
 from webapp.play.services import HUMAN_VERDICTS, MAX_TURNS_LIMIT, ROLES
 
-MAX_QUESTION_INPUT = 500_000  # longer bodies are refused; anything shorter is judged (too long = invalid)
+MAX_QUESTION_INPUT = (
+    500_000  # longer bodies are refused; anything shorter is judged (too long = invalid)
+)
 
 
 class GameStartForm(forms.Form):

@@ -29,23 +29,57 @@ class GameOutcome(models.TextChoices):
 
 class Game(models.Model):
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    mode = models.CharField(max_length=16, choices=GameMode.choices, default=GameMode.MODEL_VS_MODEL)
-    secret = models.CharField(max_length=100, help_text="the secret word (for human judges: as confirmed at the end)")
-    word = models.ForeignKey("catalog.Word", null=True, blank=True, on_delete=models.SET_NULL, related_name="games")
-    word_list = models.ForeignKey("catalog.WordList", null=True, blank=True, on_delete=models.SET_NULL, related_name="games")
-    guesser = models.ForeignKey("catalog.ModelSpec", null=True, blank=True, on_delete=models.PROTECT, related_name="games_as_guesser")
-    judge = models.ForeignKey("catalog.ModelSpec", null=True, blank=True, on_delete=models.PROTECT, related_name="games_as_judge")
-    player = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="games")
+    mode = models.CharField(
+        max_length=16, choices=GameMode.choices, default=GameMode.MODEL_VS_MODEL
+    )
+    secret = models.CharField(
+        max_length=100, help_text="the secret word (for human judges: as confirmed at the end)"
+    )
+    word = models.ForeignKey(
+        "catalog.Word", null=True, blank=True, on_delete=models.SET_NULL, related_name="games"
+    )
+    word_list = models.ForeignKey(
+        "catalog.WordList", null=True, blank=True, on_delete=models.SET_NULL, related_name="games"
+    )
+    guesser = models.ForeignKey(
+        "catalog.ModelSpec",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="games_as_guesser",
+    )
+    judge = models.ForeignKey(
+        "catalog.ModelSpec",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="games_as_judge",
+    )
+    player = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="games",
+    )
     guest_key = models.CharField(max_length=64, blank=True, help_text="hashed IP of a guest player")
     config = models.JSONField(default=dict, blank=True, help_text="games.GameConfig as a dict")
     seed = models.BigIntegerField(default=0)
     status = models.CharField(max_length=10, choices=GameStatus.choices, default=GameStatus.PLAYING)
-    outcome = models.CharField(max_length=10, choices=GameOutcome.choices, default=GameOutcome.PLAYING)
+    outcome = models.CharField(
+        max_length=10, choices=GameOutcome.choices, default=GameOutcome.PLAYING
+    )
     n_turns = models.PositiveIntegerField(default=0)
     initial_belief = models.FloatField(null=True, blank=True, help_text="log b_0")
-    job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="games")
-    sample_index = models.PositiveIntegerField(default=0, help_text="which of the k samples for this word (eval jobs)")
-    state = models.JSONField(default=dict, blank=True, help_text="guesser state needed to resume a live game")
+    job = models.ForeignKey(
+        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="games"
+    )
+    sample_index = models.PositiveIntegerField(
+        default=0, help_text="which of the k samples for this word (eval jobs)"
+    )
+    state = models.JSONField(
+        default=dict, blank=True, help_text="guesser state needed to resume a live game"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -59,7 +93,8 @@ class Game(models.Model):
         constraints = [
             # an evaluation job plays each (word, sample) once, even when a dead worker's job is re-run
             models.UniqueConstraint(
-                fields=["job", "secret", "sample_index"], condition=models.Q(job__isnull=False),
+                fields=["job", "secret", "sample_index"],
+                condition=models.Q(job__isnull=False),
                 name="unique_job_game_sample",
             ),
         ]
@@ -79,7 +114,14 @@ class Turn(models.Model):
     verdict = models.CharField(max_length=10)
     feedback = models.CharField(max_length=300, blank=True)
     judge_raw = models.TextField(blank=True, help_text="the judge's own text")
-    judged_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="judged_turns", help_text="the person who answered (human judge games)")
+    judged_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="judged_turns",
+        help_text="the person who answered (human judge games)",
+    )
     reward = models.JSONField(default=dict, blank=True, help_text="named reward parts")
     total_reward = models.FloatField(default=0.0)
     belief = models.FloatField(null=True, blank=True, help_text="log b_t")
@@ -93,7 +135,9 @@ class Turn(models.Model):
 
     class Meta:
         ordering = ["game", "index"]
-        constraints = [models.UniqueConstraint(fields=["game", "index"], name="unique_game_turn_index")]
+        constraints = [
+            models.UniqueConstraint(fields=["game", "index"], name="unique_game_turn_index")
+        ]
 
     def __str__(self) -> str:
         return f"{self.game_id}#{self.index}: {self.question[:40]} -> {self.verdict}"

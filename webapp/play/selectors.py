@@ -16,16 +16,32 @@ from webapp.catalog.selectors import model_specs_for, word_list_summaries
 from webapp.play import services
 from webapp.play.models import Game, GameMode, GameOutcome, GameStatus, Turn
 from webapp.play.records import trajectory_of
-from webapp.play.services import DEFAULT_GUESSER, DEFAULT_WORD_LIST, KB_JUDGE, MAX_TURNS_LIMIT, default_judge
+from webapp.play.services import (
+    DEFAULT_GUESSER,
+    DEFAULT_WORD_LIST,
+    KB_JUDGE,
+    MAX_TURNS_LIMIT,
+    default_judge,
+)
 from webapp.play.visitors import Visitor
 
 MAX_SUGGESTIONS = 12
-ANSWER_LABELS = {"yes": "Yes", "no": "No", "unknown": "Don't know", "invalid": "Invalid",
-                 "repeated": "Repeated", "finished": "That's the word"}
+ANSWER_LABELS = {
+    "yes": "Yes",
+    "no": "No",
+    "unknown": "Don't know",
+    "invalid": "Invalid",
+    "repeated": "Repeated",
+    "finished": "That's the word",
+}
 
 
 def game_get(*, game_id: int) -> Game | None:
-    return Game.objects.select_related("guesser", "judge", "player", "word_list", "job").filter(pk=game_id).first()
+    return (
+        Game.objects.select_related("guesser", "judge", "player", "word_list", "job")
+        .filter(pk=game_id)
+        .first()
+    )
 
 
 def game_turns(game: Game) -> QuerySet[Turn]:
@@ -41,9 +57,13 @@ def secret_visible(game: Game, visitor: Visitor | None) -> bool:
 
 def new_game_choices() -> dict:
     return {
-        "judges": list(model_specs_for("judge")), "guessers": list(model_specs_for("guesser")),
-        "word_lists": [wl.name for wl in word_list_summaries()], "default_judge": default_judge(),
-        "default_guesser": DEFAULT_GUESSER, "default_word_list": DEFAULT_WORD_LIST, "max_turns_limit": MAX_TURNS_LIMIT,
+        "judges": list(model_specs_for("judge")),
+        "guessers": list(model_specs_for("guesser")),
+        "word_lists": [wl.name for wl in word_list_summaries()],
+        "default_judge": default_judge(),
+        "default_guesser": DEFAULT_GUESSER,
+        "default_word_list": DEFAULT_WORD_LIST,
+        "max_turns_limit": MAX_TURNS_LIMIT,
     }
 
 
@@ -58,14 +78,22 @@ def game_play_context(game: Game, visitor: Visitor) -> dict:
     pending = (game.state or {}).get("pending") if not over else None
     owner = visitor.can_continue(game)
     return {
-        "game": game, "turns": turns, "pending": pending, "over": over, "max_turns": max_turns,
-        "turns_left": max(0, max_turns - game.n_turns), "next_index": game.n_turns,
+        "game": game,
+        "turns": turns,
+        "pending": pending,
+        "over": over,
+        "max_turns": max_turns,
+        "turns_left": max(0, max_turns - game.n_turns),
+        "next_index": game.n_turns,
         "can_continue": visitor.can_continue(game) and not over,
         "is_owner": visitor.can_continue(game),
         "person_asks": game.mode == GameMode.HUMAN_GUESSER,
         "person_judges": game.mode == GameMode.HUMAN_JUDGE,
         "show_secret": secret_visible(game, visitor),
-        "needs_secret": over and game.mode == GameMode.HUMAN_JUDGE and not game.secret and visitor.can_continue(game),
+        "needs_secret": over
+        and game.mode == GameMode.HUMAN_JUDGE
+        and not game.secret
+        and visitor.can_continue(game),
         "kb_check": (game.state or {}).get("kb_check"),
         "suggests": helper is not None,
         "judge_reads_any_question": helper is not None and game.judge.kind != ModelKind.KB,
@@ -74,8 +102,9 @@ def game_play_context(game: Game, visitor: Visitor) -> dict:
         "answer_labels": ANSWER_LABELS,
         "win_rule": (game.config or {}).get("win_rule", "reference"),
         # "That's my word" only for a guess of one thing (games.rules.guessed_thing)
-        "pending_guess": (rules.guessed_thing(pending["question"])
-                          if pending and not game.secret else None),
+        "pending_guess": (
+            rules.guessed_thing(pending["question"]) if pending and not game.secret else None
+        ),
         "can_undo": owner and services.undoable_turn(game) is not None,
     }
 
@@ -85,7 +114,7 @@ def rule_note(turn: Turn) -> str:
     "No, it is not a canoe."); "" for a judge's answer. Rule reasons never name the secret."""
     if not turn.judge_raw.startswith("rule: "):
         return ""
-    reason = turn.judge_raw[len("rule: "):]
+    reason = turn.judge_raw[len("rule: ") :]
     if turn.verdict == Verdict.INVALID:
         return f"Invalid: {reason}."
     if turn.verdict == Verdict.NO:
@@ -121,7 +150,7 @@ def question_suggestions(*, game: Game, text: str) -> list[str]:
     out: list[str] = []
     for head, tail in _form_heads(judge.forms()):
         if low.startswith(head.lower()):
-            prefix = typed[len(head):].rstrip("?").strip()
+            prefix = typed[len(head) :].rstrip("?").strip()
             wants_vowel = head.endswith(" an ")
             for concept in judge.vocabulary(prefix, limit=MAX_SUGGESTIONS):
                 if head.endswith((" a ", " an ")) and (concept[:1] in "aeiou") != wants_vowel:
@@ -145,27 +174,59 @@ def _form_heads(forms: list[str]) -> list[tuple[str, str]]:
 
 
 # -- the trajectory browser ----------------------------------------------------------------------
-GAME_FILTERS = {"job": "job_id", "word_list": "word_list__name", "guesser": "guesser__name",
-                "judge": "judge__name", "outcome": "outcome", "mode": "mode"}
+GAME_FILTERS = {
+    "job": "job_id",
+    "word_list": "word_list__name",
+    "guesser": "guesser__name",
+    "judge": "judge__name",
+    "outcome": "outcome",
+    "mode": "mode",
+}
 
 
 def games_filtered(games: QuerySet[Game], **values) -> QuerySet[Game]:
     """`games` narrowed by each filter of GAME_FILTERS given a value (models and word lists by
     name); an empty string or None is no filter."""
-    return games.filter(**{GAME_FILTERS[name]: value for name, value in values.items()
-                           if value is not None and value != ""})
+    return games.filter(
+        **{
+            GAME_FILTERS[name]: value
+            for name, value in values.items()
+            if value is not None and value != ""
+        }
+    )
 
 
 def game_list(
-    *, player: str = "", guesser: str = "", judge: str = "", word: str = "", word_list: str = "",
-    outcome: str = "", mode: str = "", job: int | None = None, date_from: dt.date | None = None,
+    *,
+    player: str = "",
+    guesser: str = "",
+    judge: str = "",
+    word: str = "",
+    word_list: str = "",
+    outcome: str = "",
+    mode: str = "",
+    job: int | None = None,
+    date_from: dt.date | None = None,
     date_to: dt.date | None = None,
 ) -> QuerySet[Game]:
-    games = Game.objects.select_related("guesser", "judge", "player", "word_list").order_by("-created_at", "-pk")
-    games = games_filtered(games, guesser=guesser, judge=judge, word_list=word_list, outcome=outcome,
-                           mode=mode, job=job)
+    games = Game.objects.select_related("guesser", "judge", "player", "word_list").order_by(
+        "-created_at", "-pk"
+    )
+    games = games_filtered(
+        games,
+        guesser=guesser,
+        judge=judge,
+        word_list=word_list,
+        outcome=outcome,
+        mode=mode,
+        job=job,
+    )
     if player:
-        games = games.filter(player__isnull=True) if player == "guest" else games.filter(player__username=player)
+        games = (
+            games.filter(player__isnull=True)
+            if player == "guest"
+            else games.filter(player__username=player)
+        )
     if word:  # a running game's secret is not searchable: that would reveal it
         games = games.filter(secret__iexact=word.strip()).exclude(status=GameStatus.PLAYING)
     if date_from:
@@ -185,7 +246,8 @@ def filter_choices() -> dict:
         "guessers": _spec_names(ModelRole.able_to("guesser")),
         "judges": _spec_names(ModelRole.able_to("judge")),
         "word_lists": [wl.name for wl in word_list_summaries()],
-        "outcomes": GameOutcome.choices, "modes": GameMode.choices,
+        "outcomes": GameOutcome.choices,
+        "modes": GameMode.choices,
     }
 
 
@@ -198,7 +260,9 @@ def turn_chart_data(turns: list[Turn]) -> dict:
         "belief": [t.belief for t in turns],
         "delta_belief": [t.delta_belief for t in turns],
         "candidates_left": [t.candidates_left for t in turns],
-        "reward_parts": {name: [float((t.reward or {}).get(name, 0.0)) for t in turns] for name in parts},
+        "reward_parts": {
+            name: [float((t.reward or {}).get(name, 0.0)) for t in turns] for name in parts
+        },
         "has_belief": any(t.belief is not None or t.delta_belief is not None for t in turns),
         "has_candidates": any(t.candidates_left is not None for t in turns),
     }
@@ -210,8 +274,11 @@ def game_export(game: Game, visitor: Visitor | None) -> dict:
     data = trajectory_of(game).to_dict()
     visible = secret_visible(game, visitor)
     for turn, row in zip(data["turns"], rows):
-        turn.update(id=row.pk, judged_by=row.judged_by.get_username() if row.judged_by else None,
-                    created_at=row.created_at.isoformat())
+        turn.update(
+            id=row.pk,
+            judged_by=row.judged_by.get_username() if row.judged_by else None,
+            created_at=row.created_at.isoformat(),
+        )
         if not visible:
             turn["judge_raw"] = ""  # a model judge's text may name the secret
         if game.status == GameStatus.PLAYING:
@@ -219,13 +286,21 @@ def game_export(game: Game, visitor: Visitor | None) -> dict:
     if not visible:
         data["secret"] = None
     data.update(
-        id=game.pk, public_id=str(game.public_id), url=reverse("play:game-detail", args=[game.pk]),
-        mode=game.mode, status=game.status, n_turns=game.n_turns,
-        player=game.player.get_username() if game.player else None, guest=game.player_id is None,
-        word_list=str(game.word_list) if game.word_list else None, job=game.job_id,
-        sample_index=game.sample_index, created_at=game.created_at.isoformat(),
+        id=game.pk,
+        public_id=str(game.public_id),
+        url=reverse("play:game-detail", args=[game.pk]),
+        mode=game.mode,
+        status=game.status,
+        n_turns=game.n_turns,
+        player=game.player.get_username() if game.player else None,
+        guest=game.player_id is None,
+        word_list=str(game.word_list) if game.word_list else None,
+        job=game.job_id,
+        sample_index=game.sample_index,
+        created_at=game.created_at.isoformat(),
         finished_at=game.finished_at.isoformat() if game.finished_at else None,
-        secret_source=(game.state or {}).get("secret_source"), kb_check=(game.state or {}).get("kb_check"),
+        secret_source=(game.state or {}).get("secret_source"),
+        kb_check=(game.state or {}).get("kb_check"),
     )
     return data
 
@@ -239,10 +314,13 @@ def player_stats(*, user) -> dict:
     ended = games.exclude(status=GameStatus.PLAYING)
 
     def summary(qs) -> dict:
-        row = qs.aggregate(games=Count("pk"), wins=Count("pk", filter=Q(outcome=GameOutcome.WON)),
-                           abandoned=Count("pk", filter=Q(outcome=GameOutcome.ABANDONED)),
-                           mean_questions=Avg("n_turns"),
-                           mean_questions_won=Avg("n_turns", filter=Q(outcome=GameOutcome.WON)))
+        row = qs.aggregate(
+            games=Count("pk"),
+            wins=Count("pk", filter=Q(outcome=GameOutcome.WON)),
+            abandoned=Count("pk", filter=Q(outcome=GameOutcome.ABANDONED)),
+            mean_questions=Avg("n_turns"),
+            mean_questions_won=Avg("n_turns", filter=Q(outcome=GameOutcome.WON)),
+        )
         row["win_rate"] = row["wins"] / row["games"] if row["games"] else None
         return row
 
@@ -271,9 +349,13 @@ def turn_announcement(context: dict) -> str:
     if context["over"]:
         you = context["person_asks"]
         if game.outcome == GameOutcome.WON:
-            parts.append("You named the word: you won!" if you else "The guesser named your word: it won.")
+            parts.append(
+                "You named the word: you won!" if you else "The guesser named your word: it won."
+            )
         elif game.outcome == GameOutcome.LOST:
-            parts.append("No questions left: you lost." if you else "No questions left: the guesser lost.")
+            parts.append(
+                "No questions left: you lost." if you else "No questions left: the guesser lost."
+            )
         else:
             parts.append("The game was given up.")
         if context["show_secret"] and game.secret:
@@ -293,12 +375,18 @@ def game_state(game: Game, visitor: Visitor | None) -> dict:
     playing = game.status == GameStatus.PLAYING
     pending = (game.state or {}).get("pending") if playing else None
     return {
-        "id": game.pk, "url": reverse("play:game-detail", args=[game.pk]), "role": ROLE_OF_MODE.get(game.mode, "none"),
-        "status": game.status, "outcome": game.outcome, "n_turns": game.n_turns,
+        "id": game.pk,
+        "url": reverse("play:game-detail", args=[game.pk]),
+        "role": ROLE_OF_MODE.get(game.mode, "none"),
+        "status": game.status,
+        "outcome": game.outcome,
+        "n_turns": game.n_turns,
         "max_turns": int((game.config or {}).get("max_turns", 20)),
         "next_index": game.n_turns if playing else None,
         "secret": game.secret if secret_visible(game, visitor) else None,
-        "pending": {k: pending.get(k) for k in ("index", "question", "candidates_left")} if pending else None,
+        "pending": {k: pending.get(k) for k in ("index", "question", "candidates_left")}
+        if pending
+        else None,
         "kb_check": (game.state or {}).get("kb_check"),
     }
 
@@ -314,12 +402,21 @@ def turn_data(turn: Turn, visitor: Visitor | None) -> dict:
     """One stored turn as the API shows it (the judge's text hidden while the game runs)."""
     visible = secret_visible(turn.game, visitor)
     return {
-        "id": turn.pk, "index": turn.index, "question": turn.question, "verdict": turn.verdict,
-        "feedback": turn.feedback, "judge_raw": turn.judge_raw if visible else "",
-        "judged_by": turn.judged_by.get_username() if turn.judged_by else None, "reward": turn.reward,
-        "belief": turn.belief, "delta_belief": turn.delta_belief, "advantage": turn.advantage,
+        "id": turn.pk,
+        "index": turn.index,
+        "question": turn.question,
+        "verdict": turn.verdict,
+        "feedback": turn.feedback,
+        "judge_raw": turn.judge_raw if visible else "",
+        "judged_by": turn.judged_by.get_username() if turn.judged_by else None,
+        "reward": turn.reward,
+        "belief": turn.belief,
+        "delta_belief": turn.delta_belief,
+        "advantage": turn.advantage,
         "candidates_left": turn.candidates_left,
         # the guesser's candidates point at the secret: shown once the game is over
         "top_candidates": turn.top_candidates if turn.game.status != GameStatus.PLAYING else None,
-        "latency_ms": turn.latency_ms, "extra": turn.extra, "created_at": turn.created_at,
+        "latency_ms": turn.latency_ms,
+        "extra": turn.extra,
+        "created_at": turn.created_at,
     }

@@ -13,8 +13,9 @@ from __future__ import annotations
 import logging
 import secrets as secrets_module
 import time
-from dataclasses import dataclass, field as dc_field
-from typing import Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -23,12 +24,16 @@ from games import rules
 from games.engine import TwentyQuestions
 from games.judges.base import Judge, JudgeRequest, UnknownSecretError
 from games.judges.learned import WeightsError
-from games.types import GameConfig, JudgeAnswer, Outcome, Turn as TurnData, Verdict
+from games.types import GameConfig, JudgeAnswer, Outcome, Verdict
+from games.types import Turn as TurnData
 from webapp.accounts.roles import is_researcher
 from webapp.catalog import builders
 from webapp.catalog.models import ModelSpec, Word, WordList
 from webapp.catalog.selectors import (
-    ModelSpecUnavailable, model_spec_active, model_specs_for, word_list_latest,
+    ModelSpecUnavailable,
+    model_spec_active,
+    model_specs_for,
+    word_list_latest,
 )
 from webapp.core.exceptions import ApplicationError
 from webapp.labelling.models import JudgeVote
@@ -39,7 +44,10 @@ from webapp.play.visitors import Visitor
 ROLE_GUESSER, ROLE_ANSWERER = "guesser", "answerer"  # the person's role in the game
 ROLES = (ROLE_GUESSER, ROLE_ANSWERER)
 KB_JUDGE, LEARNED_JUDGE = "kb", "learned"
-CHECK_JUDGES = (KB_JUDGE, LEARNED_JUDGE)  # the cheap judges a person's answers are compared with (see judge_check)
+CHECK_JUDGES = (
+    KB_JUDGE,
+    LEARNED_JUDGE,
+)  # the cheap judges a person's answers are compared with (see judge_check)
 DEFAULT_GUESSER, DEFAULT_WORD_LIST = "infogain", "dbrl/paper_test"
 MAX_TURNS_LIMIT = 50
 HUMAN_VERDICTS = (Verdict.YES, Verdict.NO, Verdict.UNKNOWN, Verdict.INVALID, Verdict.FINISHED)
@@ -71,20 +79,35 @@ class HumanVerdict(Judge):
 
 # -- public services -------------------------------------------------------------------------
 def game_start(
-    *, visitor: Visitor, role: str, guesser: str | None = None, judge: str | None = None,
-    word_list: str | None = None, secret: str | None = None, max_turns: int | None = None,
+    *,
+    visitor: Visitor,
+    role: str,
+    guesser: str | None = None,
+    judge: str | None = None,
+    word_list: str | None = None,
+    secret: str | None = None,
+    max_turns: int | None = None,
 ) -> Game:
     """A new game. As `guesser` the person asks and a model judges a secret drawn from a word list;
     as `answerer` a model asks about the person's word (typed, drawn, or kept to themselves)."""
     config = _config(max_turns)
-    game = Game(player=visitor.user, guest_key=visitor.guest_key, config=config.to_dict(),
-                seed=_rng.randrange(2**31))
+    game = Game(
+        player=visitor.user,
+        guest_key=visitor.guest_key,
+        config=config.to_dict(),
+        seed=_rng.randrange(2**31),
+    )
     if role == ROLE_GUESSER:
-        game.mode, game.judge = GameMode.HUMAN_GUESSER, model_spec_active(judge or default_judge(), "judge")
+        game.mode, game.judge = (
+            GameMode.HUMAN_GUESSER,
+            model_spec_active(judge or default_judge(), "judge"),
+        )
         judge_model = _build(builders.judge_for, game.judge)
         if secret:
             if not is_researcher(visitor.user):
-                raise ApplicationError("Only researchers may choose the secret of a game they ask about.", status=403)
+                raise ApplicationError(
+                    "Only researchers may choose the secret of a game they ask about.", status=403
+                )
             game.secret, source = _clean_secret(secret), "chosen"
             _check_judge_knows(judge_model, game.secret)
             game.word_list = _word_list(word_list) if word_list else None
@@ -92,7 +115,10 @@ def game_start(
             game.word_list = _word_list(word_list or DEFAULT_WORD_LIST)
             game.secret, source = draw_secret(_words_of(game.word_list), judge_model), "word_list"
     elif role == ROLE_ANSWERER:
-        game.mode, game.guesser = GameMode.HUMAN_JUDGE, model_spec_active(guesser or DEFAULT_GUESSER, "guesser")
+        game.mode, game.guesser = (
+            GameMode.HUMAN_JUDGE,
+            model_spec_active(guesser or DEFAULT_GUESSER, "guesser"),
+        )
         if secret:
             game.secret, source = _clean_secret(secret), "player"
         elif word_list:
@@ -101,10 +127,14 @@ def game_start(
         else:
             source = "unconfirmed"  # the person confirms their word when the game ends
     else:
-        raise ApplicationError(f"Unknown role {str(role)[:40]!r}: choose guesser (you ask) or answerer (you judge).")
+        raise ApplicationError(
+            f"Unknown role {str(role)[:40]!r}: choose guesser (you ask) or answerer (you judge)."
+        )
     game.state = {"secret_source": source}
     game.word = Word.objects.filter(text=game.secret).first() if game.secret else None
-    game.full_clean(exclude=[] if game.secret else ["secret"])  # a kept word is confirmed at the end
+    game.full_clean(
+        exclude=[] if game.secret else ["secret"]
+    )  # a kept word is confirmed at the end
     plan = _guesser_plan(game, []) if game.mode == GameMode.HUMAN_JUDGE else None
     with transaction.atomic():
         game.save()
@@ -144,25 +174,37 @@ def answer_submit(*, game_id: int, visitor: Visitor, verdict: str, expected_inde
         raw = f"human:{visitor.name}"
         if verdict is Verdict.FINISHED:
             if game.secret:  # a known word: the rules have already checked whether it was named
-                raise ApplicationError(f"“{question}” does not name your word “{game.secret}”: answer Yes or No.")
+                raise ApplicationError(
+                    f"“{question}” does not name your word “{game.secret}”: answer Yes or No."
+                )
             if rules.guessed_thing(question) is None:
-                raise ApplicationError(f"“{question}” is not a guess of one word, so it cannot have "
-                                       "found your word: answer Yes or No.")
-            request = JudgeAnswer(Verdict.FINISHED, raw=raw)  # checked when the person confirms the word
+                raise ApplicationError(
+                    f"“{question}” is not a guess of one word, so it cannot have "
+                    "found your word: answer Yes or No."
+                )
+            request = JudgeAnswer(
+                Verdict.FINISHED, raw=raw
+            )  # checked when the person confirms the word
         else:
             answer = JudgeAnswer(verdict, raw=raw)
     latency = _ms_since(pending.get("asked_at"))
     turn = env.finish_turn(question, request, answer, latency_ms=latency).turn
     _annotate(turn, pending, judge="human" if judged_by_person else "rules")
     # the guesser's next question (or the end-of-game checks): no lock held
-    plan = _ended_plan(game, env, [*turns, turn]) if env.done else _guesser_plan(game, [*turns, turn])
+    plan = (
+        _ended_plan(game, env, [*turns, turn]) if env.done else _guesser_plan(game, [*turns, turn])
+    )
     with transaction.atomic():
         game = _game_for_turn(game_id, visitor, GameMode.HUMAN_JUDGE, expected_index)
         row = _store_turn(game, env, turn, judged_by=visitor.user if judged_by_person else None)
         if judged_by_person:
             JudgeVote.objects.create(
-                turn=row, secret=game.secret, question=question[:10_000],
-                judge_name=f"human:{visitor.name}"[:100], user=visitor.user, verdict=turn.verdict.value,
+                turn=row,
+                secret=game.secret,
+                question=question[:10_000],
+                judge_name=f"human:{visitor.name}"[:100],
+                user=visitor.user,
+                verdict=turn.verdict.value,
                 raw=turn.judge_raw,
             )
         _apply(game, plan)
@@ -193,16 +235,28 @@ def _confirmable_word(game: Game, secret: str) -> str:
     if game.mode != GameMode.HUMAN_JUDGE:
         raise ApplicationError("Only games in which you answer have a word to confirm.")
     if game.status == GameStatus.PLAYING:
-        raise ApplicationError("Finish the game (or give up) before you confirm your word.", status=409)
+        raise ApplicationError(
+            "Finish the game (or give up) before you confirm your word.", status=409
+        )
     if game.secret:
-        raise ApplicationError(f"The word of this game is already known: “{game.secret}”.", status=409)
+        raise ApplicationError(
+            f"The word of this game is already known: “{game.secret}”.", status=409
+        )
     word = _clean_secret(secret)
     turns = trajectory_of(game).turns
-    config = GameConfig.from_dict(game.config)  # the winning question names it under the game's rule
+    config = GameConfig.from_dict(
+        game.config
+    )  # the winning question names it under the game's rule
     last = turns[-1].question if turns else ""
-    if game.outcome == GameOutcome.WON and turns and not rules.wins(last, word, config.win_rule, config):
-        raise ApplicationError(f"Your word must be the one the last question names: “{last}”. "
-                               "If it does not name your word, undo your answer.")
+    if (
+        game.outcome == GameOutcome.WON
+        and turns
+        and not rules.wins(last, word, config.win_rule, config)
+    ):
+        raise ApplicationError(
+            f"Your word must be the one the last question names: “{last}”. "
+            "If it does not name your word, undo your answer."
+        )
     return word
 
 
@@ -214,16 +268,21 @@ def answer_undo(*, game_id: int, visitor: Visitor) -> Game:
         game = _locked_game(game_id, visitor)
         turn = undoable_turn(game)
         if turn is None:
-            raise ApplicationError("There is no answer of yours to take back in this game.",
-                                   status=409)
+            raise ApplicationError(
+                "There is no answer of yours to take back in this game.", status=409
+            )
         JudgeVote.objects.filter(turn__game=game, turn__index__gte=turn.index).delete()
         game.turns.filter(index__gte=turn.index).delete()
         extra = dict(turn.extra or {})
         guesser_ms = extra.pop("guesser_ms", None)
         extra.pop("judge", None)
         game.state["pending"] = {
-            "index": turn.index, "question": turn.question, "candidates_left": turn.candidates_left,
-            "top_candidates": turn.top_candidates, "extra": extra, "guesser_ms": guesser_ms,
+            "index": turn.index,
+            "question": turn.question,
+            "candidates_left": turn.candidates_left,
+            "top_candidates": turn.top_candidates,
+            "extra": extra,
+            "guesser_ms": guesser_ms,
             "asked_at": time.time(),
         }
         game.state.pop("kb_check", None)
@@ -248,7 +307,9 @@ def game_abandon(*, game_id: int, visitor: Visitor) -> Game:
     game = _visible_game(game_id, visitor)
     if game.status != GameStatus.PLAYING:
         raise ApplicationError("This game is already over.", status=409)
-    plan = _ended_plan(game, None, trajectory_of(game).turns)  # the end-of-game checks: no lock held
+    plan = _ended_plan(
+        game, None, trajectory_of(game).turns
+    )  # the end-of-game checks: no lock held
     with transaction.atomic():
         game = _locked_game(game_id, visitor)
         if game.status != GameStatus.PLAYING:
@@ -286,30 +347,56 @@ def judge_check(secret: str, turns: Sequence[TurnData], config: GameConfig | Non
     judge's (the knowledge base's), as before there were several."""
     specs = {s.name: s for s in model_specs_for("judge").filter(name__in=CHECK_JUDGES)}
     answered = [t for t in turns if t.extra.get("judge") == "human"]
-    checks, answers = [], []  # answers: per comparable judge, its answer to each question (by turn index)
+    checks, answers = (
+        [],
+        [],
+    )  # answers: per comparable judge, its answer to each question (by turn index)
     for name in (n for n in CHECK_JUDGES if n in specs):
         check, said = _one_judge_check(specs[name], secret, answered, config or GameConfig())
         checks.append(check)
         if check["available"]:
             answers.append((check, said))
     if not checks:
-        return {"available": False, "judges": [], "differences": [],
-                "note": "No knowledge-base or learned judge is registered, so nothing was compared."}
+        return {
+            "available": False,
+            "judges": [],
+            "differences": [],
+            "note": "No knowledge-base or learned judge is registered, so nothing was compared.",
+        }
     main = next((c for c in checks if c["available"]), checks[0])
-    legacy = {key: main[key] for key in ("available", "judge", "note", "checked", "ungrounded", "compared")
-              if key in main}
+    legacy = {
+        key: main[key]
+        for key in ("available", "judge", "note", "checked", "ungrounded", "compared")
+        if key in main
+    }
     if main["available"]:
-        legacy["disagreements"] = [{"index": d["index"], "question": d["question"], "you": d["you"], "kb": d["said"],
-                                    "kb_raw": d["raw"]} for d in main["disagreements"]]
+        legacy["disagreements"] = [
+            {
+                "index": d["index"],
+                "question": d["question"],
+                "you": d["you"],
+                "kb": d["said"],
+                "kb_raw": d["raw"],
+            }
+            for d in main["disagreements"]
+        ]
     differing = sorted({d["index"] for c, _ in answers for d in c["disagreements"]})
     by_index = {t.index: t for t in answered}
-    differences = [{"index": i, "question": by_index[i].question, "you": by_index[i].verdict.value,
-                    "answers": [{"judge": c["judge"], **said[i]} for c, said in answers]} for i in differing]
+    differences = [
+        {
+            "index": i,
+            "question": by_index[i].question,
+            "you": by_index[i].verdict.value,
+            "answers": [{"judge": c["judge"], **said[i]} for c, said in answers],
+        }
+        for i in differing
+    ]
     return {**legacy, "judges": checks, "differences": differences}
 
 
-def _one_judge_check(spec: ModelSpec, secret: str, answered: Sequence[TurnData],
-                     config: GameConfig) -> tuple[dict, dict[int, dict]]:
+def _one_judge_check(
+    spec: ModelSpec, secret: str, answered: Sequence[TurnData], config: GameConfig
+) -> tuple[dict, dict[int, dict]]:
     """One judge against the person's answers: its summary, and its answer to each question by index."""
     unavailable = {"available": False, "judge": spec.name, "kind": spec.kind}
     try:
@@ -319,8 +406,10 @@ def _one_judge_check(spec: ModelSpec, secret: str, answered: Sequence[TurnData],
     try:
         judge.check_secret(secret)
     except UnknownSecretError:
-        return {**unavailable,
-                "note": f"“{secret}” is not in the knowledge base, so {spec.name}'s answers could not be compared."}, {}
+        return {
+            **unavailable,
+            "note": f"“{secret}” is not in the knowledge base, so {spec.name}'s answers could not be compared.",
+        }, {}
     said, disagreements, ungrounded = {}, [], 0
     for turn in answered:
         decided = rules.rule_verdict(turn.question, secret, config)  # a win or a wrong guess
@@ -329,13 +418,33 @@ def _one_judge_check(spec: ModelSpec, secret: str, answered: Sequence[TurnData],
         else:
             answer = judge.judge(secret, turn.question)
         differs = answer.verdict is not Verdict.UNKNOWN and answer.verdict is not turn.verdict
-        said[turn.index] = {"said": answer.verdict.value, "raw": answer.raw, "p_yes": answer.p_yes, "differs": differs}
+        said[turn.index] = {
+            "said": answer.verdict.value,
+            "raw": answer.raw,
+            "p_yes": answer.p_yes,
+            "differs": differs,
+        }
         ungrounded += answer.verdict is Verdict.UNKNOWN
         if differs:
-            disagreements.append({"index": turn.index, "question": turn.question, "you": turn.verdict.value,
-                                  "said": answer.verdict.value, "raw": answer.raw, "p_yes": answer.p_yes})
-    return {"available": True, "judge": spec.name, "kind": spec.kind, "checked": len(answered),
-            "ungrounded": ungrounded, "compared": len(answered) - ungrounded, "disagreements": disagreements}, said
+            disagreements.append(
+                {
+                    "index": turn.index,
+                    "question": turn.question,
+                    "you": turn.verdict.value,
+                    "said": answer.verdict.value,
+                    "raw": answer.raw,
+                    "p_yes": answer.p_yes,
+                }
+            )
+    return {
+        "available": True,
+        "judge": spec.name,
+        "kind": spec.kind,
+        "checked": len(answered),
+        "ungrounded": ungrounded,
+        "compared": len(answered) - ungrounded,
+        "disagreements": disagreements,
+    }, said
 
 
 def draw_secret(words: Sequence[str], judge: Judge | None) -> str:
@@ -348,7 +457,9 @@ def draw_secret(words: Sequence[str], judge: Judge | None) -> str:
             return word
         except UnknownSecretError:
             continue
-    raise ApplicationError("No word of this word list can be played with this judge; pick another list.")
+    raise ApplicationError(
+        "No word of this word list can be played with this judge; pick another list."
+    )
 
 
 # -- the pieces ------------------------------------------------------------------------------
@@ -364,7 +475,9 @@ def _build(factory, spec: ModelSpec):
     try:
         return factory(spec)
     except Exception as err:  # a missing model folder, an unreachable server, ...
-        raise ApplicationError(f"The model “{spec.name}” cannot be used right now ({err}).", status=503) from err
+        raise ApplicationError(
+            f"The model “{spec.name}” cannot be used right now ({err}).", status=503
+        ) from err
 
 
 def _word_list(name: str) -> WordList:
@@ -381,7 +494,9 @@ def _words_of(word_list: WordList) -> list[str]:
 def _clean_secret(text: str) -> str:
     word = " ".join(rules.words(text or ""))
     if not word or len(word) > 100:
-        raise ApplicationError("A secret is a word or short phrase of letters (at most 100 characters).")
+        raise ApplicationError(
+            "A secret is a word or short phrase of letters (at most 100 characters)."
+        )
     return word
 
 
@@ -398,7 +513,9 @@ def _human_verdict(value: str) -> Verdict:
     except ValueError:
         verdict = None
     if verdict not in HUMAN_VERDICTS:
-        raise ApplicationError("Answer yes, no, unknown (don't know), invalid, or finished (that's my word).")
+        raise ApplicationError(
+            "Answer yes, no, unknown (don't know), invalid, or finished (that's my word)."
+        )
     return verdict
 
 
@@ -412,23 +529,35 @@ def _visible_game(game_id: int, visitor: Visitor, lock: bool = False) -> Game:
     if game is None:
         raise ApplicationError(f"There is no game {game_id}.", status=404)
     if not visitor.can_continue(game):
-        raise ApplicationError("This game belongs to someone else; start a game of your own.", status=403)
+        raise ApplicationError(
+            "This game belongs to someone else; start a game of your own.", status=403
+        )
     return game
 
 
-def _game_for_turn(game_id: int, visitor: Visitor, mode: str, expected_index: int, lock: bool = True) -> Game:
+def _game_for_turn(
+    game_id: int, visitor: Visitor, mode: str, expected_index: int, lock: bool = True
+) -> Game:
     game = _visible_game(game_id, visitor, lock=lock)
     if game.mode != mode:
-        raise ApplicationError("In this game you answer the model's questions: send a verdict, not a question."
-                               if game.mode == GameMode.HUMAN_JUDGE else
-                               "In this game you ask the questions: send a question, not a verdict.")
+        raise ApplicationError(
+            "In this game you answer the model's questions: send a verdict, not a question."
+            if game.mode == GameMode.HUMAN_JUDGE
+            else "In this game you ask the questions: send a question, not a verdict."
+        )
     if game.status != GameStatus.PLAYING:
-        raise ApplicationError(f"This game is over ({game.outcome} after {game.n_turns} questions); "
-                               "start a new game to play again.", status=409)
+        raise ApplicationError(
+            f"This game is over ({game.outcome} after {game.n_turns} questions); "
+            "start a new game to play again.",
+            status=409,
+        )
     if expected_index != game.n_turns:
-        raise ApplicationError(f"Question {expected_index + 1} is not the next one: the game is at question "
-                               f"{game.n_turns + 1}. Reload the game to see its latest state.", status=409,
-                               extra={"n_turns": game.n_turns})
+        raise ApplicationError(
+            f"Question {expected_index + 1} is not the next one: the game is at question "
+            f"{game.n_turns + 1}. Reload the game to see its latest state.",
+            status=409,
+            extra={"n_turns": game.n_turns},
+        )
     return game
 
 
@@ -447,11 +576,17 @@ def _store_turn(game: Game, env: TwentyQuestions, turn: TurnData, judged_by=None
         with transaction.atomic():
             row.save()
     except IntegrityError as err:  # a database without row locks let a duplicate through
-        raise ApplicationError("This question was already answered; reload the game.", status=409) from err
+        raise ApplicationError(
+            "This question was already answered; reload the game.", status=409
+        ) from err
     game.n_turns = turn.index + 1
     outcome = env.trajectory.outcome
     if outcome is not Outcome.PLAYING:
-        game.outcome, game.status, game.finished_at = outcome.value, GameStatus.FINISHED, timezone.now()
+        game.outcome, game.status, game.finished_at = (
+            outcome.value,
+            GameStatus.FINISHED,
+            timezone.now(),
+        )
     return row
 
 
@@ -467,8 +602,9 @@ class _Plan:
     kb_check: dict | None = None
 
 
-def _ended_plan(game: Game, env: TwentyQuestions | None, turns: list[TurnData],
-                decided: Sequence[TurnData] = ()) -> _Plan:
+def _ended_plan(
+    game: Game, env: TwentyQuestions | None, turns: list[TurnData], decided: Sequence[TurnData] = ()
+) -> _Plan:
     """The game ends after `turns` (+ `decided`, to store): the judges' check of a known word."""
     every = [*turns, *decided]
     config = GameConfig.from_dict(game.config)
@@ -492,11 +628,18 @@ def _guesser_plan(game: Game, turns: list[TurnData]) -> _Plan:
         try:
             ask = guesser.ask(state)
         except Exception as err:
-            raise ApplicationError(f"The guesser “{game.guesser.name}” failed to ask ({err}).", status=502) from err
+            raise ApplicationError(
+                f"The guesser “{game.guesser.name}” failed to ask ({err}).", status=502
+            ) from err
         pending = {
-            "index": len(env.trajectory.turns), "question": ask.question, "candidates_left": ask.candidates_left,
-            "top_candidates": [[w, float(p)] for w, p in ask.top_candidates] if ask.top_candidates else None,
-            "extra": ask.extra, "guesser_ms": round((time.perf_counter() - start) * 1000, 2),
+            "index": len(env.trajectory.turns),
+            "question": ask.question,
+            "candidates_left": ask.candidates_left,
+            "top_candidates": [[w, float(p)] for w, p in ask.top_candidates]
+            if ask.top_candidates
+            else None,
+            "extra": ask.extra,
+            "guesser_ms": round((time.perf_counter() - start) * 1000, 2),
             "asked_at": time.time(),
         }
         request = env.prejudge(ask.question)
@@ -523,7 +666,9 @@ def _apply(game: Game, plan: _Plan) -> None:
 
 def _annotate(turn: TurnData, pending: dict, judge: str) -> None:
     turn.candidates_left = pending.get("candidates_left")
-    turn.top_candidates = [(w, p) for w, p in pending["top_candidates"]] if pending.get("top_candidates") else None
+    turn.top_candidates = (
+        [(w, p) for w, p in pending["top_candidates"]] if pending.get("top_candidates") else None
+    )
     turn.extra.update(pending.get("extra") or {})
     turn.extra.update(judge=judge, guesser_ms=pending.get("guesser_ms"))
 

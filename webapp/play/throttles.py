@@ -14,9 +14,13 @@ from rest_framework.throttling import AnonRateThrottle
 
 from webapp.core.ratelimit import RateLimitUnavailable, window_hit, window_reset
 
-GUEST_LIMIT_MESSAGE = "Guests may play only so fast. Wait a minute, or sign in to play without a limit."
-GUEST_LIMIT_UNAVAILABLE = ("Guest play is paused for a moment (the rate limiter cannot be reached). "
-                           "Try again shortly, or sign in to play.")
+GUEST_LIMIT_MESSAGE = (
+    "Guests may play only so fast. Wait a minute, or sign in to play without a limit."
+)
+GUEST_LIMIT_UNAVAILABLE = (
+    "Guest play is paused for a moment (the rate limiter cannot be reached). "
+    "Try again shortly, or sign in to play."
+)
 
 
 class GuestLimitUnavailable(APIException):
@@ -44,7 +48,9 @@ class GuestPlayThrottle(AnonRateThrottle):
         if ident is None:
             return True
         try:
-            allowed, self.seconds_left = window_hit(self.scope, ident, self.num_requests, self.duration)
+            allowed, self.seconds_left = window_hit(
+                self.scope, ident, self.num_requests, self.duration
+            )
         except RateLimitUnavailable as exc:
             raise GuestLimitUnavailable() from exc
         return allowed

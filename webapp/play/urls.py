@@ -8,15 +8,20 @@ app_name = "play"
 urlpatterns = [
     path("play/", views.play_new, name="new"),
     path("play/start/", views.game_start, name="start"),
-    path("play/<int:game_id>/", include([
-        path("", views.game_play, name="game"),
-        path("ask/", views.question_submit, name="ask"),
-        path("answer/", views.answer_submit, name="answer"),
-        path("undo/", views.answer_undo, name="undo"),
-        path("confirm/", views.secret_confirm, name="confirm"),
-        path("abandon/", views.game_abandon, name="abandon"),
-        path("suggestions/", views.question_suggestions, name="suggestions"),
-    ])),
+    path(
+        "play/<int:game_id>/",
+        include(
+            [
+                path("", views.game_play, name="game"),
+                path("ask/", views.question_submit, name="ask"),
+                path("answer/", views.answer_submit, name="answer"),
+                path("undo/", views.answer_undo, name="undo"),
+                path("confirm/", views.secret_confirm, name="confirm"),
+                path("abandon/", views.game_abandon, name="abandon"),
+                path("suggestions/", views.question_suggestions, name="suggestions"),
+            ]
+        ),
+    ),
     path("games/", views.game_list, name="game-list"),
     path("games/<int:game_id>/", views.game_detail, name="game-detail"),
     path("games/<int:game_id>.json", views.game_json, name="game-json"),

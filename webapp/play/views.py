@@ -13,7 +13,14 @@ from django.views.decorators.http import require_GET, require_POST
 from webapp.core.exceptions import ApplicationError
 from webapp.labelling.selectors import game_blinded, games_not_blinded
 from webapp.play import selectors, services
-from webapp.play.forms import AbandonForm, AnswerForm, ConfirmSecretForm, GameFilterForm, GameStartForm, QuestionForm
+from webapp.play.forms import (
+    AbandonForm,
+    AnswerForm,
+    ConfirmSecretForm,
+    GameFilterForm,
+    GameStartForm,
+    QuestionForm,
+)
 from webapp.play.throttles import GUEST_LIMIT_MESSAGE, GuestLimitUnavailable, guest_may_play
 from webapp.play.visitors import remember_game, visitor_from_request
 
@@ -36,7 +43,10 @@ def _shown_game_or_404(request, game_id: int):
 
 
 def _form_error(form) -> str:
-    return " ".join(f"{'' if field == '__all__' else field + ': '}{' '.join(errs)}" for field, errs in form.errors.items())
+    return " ".join(
+        f"{'' if field == '__all__' else field + ': '}{' '.join(errs)}"
+        for field, errs in form.errors.items()
+    )
 
 
 # -- playing -----------------------------------------------------------------------------------
@@ -66,12 +76,17 @@ def game_start(request):
     data = form.cleaned_data
     person_asks = data["role"] == services.ROLE_GUESSER
     # The model the person plays against, and a word list only where a word is drawn from it.
-    models = {"judge": data["judge"] or None} if person_asks else {"guesser": data["guesser"] or None}
+    models = (
+        {"judge": data["judge"] or None} if person_asks else {"guesser": data["guesser"] or None}
+    )
     draws_word = person_asks or data["draw_word"]
     try:
         game = services.game_start(
-            visitor=visitor_from_request(request), role=data["role"], max_turns=data["max_turns"],
-            word_list=(data["word_list"] or None) if draws_word else None, **models,
+            visitor=visitor_from_request(request),
+            role=data["role"],
+            max_turns=data["max_turns"],
+            word_list=(data["word_list"] or None) if draws_word else None,
+            **models,
         )
     except ApplicationError as err:
         messages.error(request, err.message)
@@ -117,8 +132,14 @@ def _player_action(form_class, service, *fields: str):
 
     @require_POST
     def view(request, game_id: int):
-        return _act(request, game_id, form_class, lambda visitor, data: service(
-            game_id=game_id, visitor=visitor, **{field: data[field] for field in fields}))
+        return _act(
+            request,
+            game_id,
+            form_class,
+            lambda visitor, data: service(
+                game_id=game_id, visitor=visitor, **{field: data[field] for field in fields}
+            ),
+        )
 
     return view
 
@@ -181,4 +202,6 @@ def player_detail(request, username: str):
     games = games_not_blinded(selectors.player_games(user=user), visitor_from_request(request))
     page = Paginator(games, GAMES_PER_PAGE).get_page(request.GET.get("page"))
     stats = selectors.player_stats(user=user)
-    return render(request, "play/player.html", {"profile": user, "stats": stats, "page": page, "query": ""})
+    return render(
+        request, "play/player.html", {"profile": user, "stats": stats, "page": page, "query": ""}
+    )

@@ -38,7 +38,9 @@ def client_ip(request) -> str:
 def visitor_from_request(request) -> Visitor:
     user = request.user if request.user.is_authenticated else None
     games = frozenset(int(i) for i in request.session.get(SESSION_GAMES_KEY, []))
-    return Visitor(user=user, guest_key="" if user else guest_key_for(client_ip(request)), session_games=games)
+    return Visitor(
+        user=user, guest_key="" if user else guest_key_for(client_ip(request)), session_games=games
+    )
 
 
 def remember_game(request, game) -> None:

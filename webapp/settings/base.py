@@ -21,7 +21,9 @@ EXPORTS_DIR = DATA_DIR / "exports"
 for _d in (DATA_DIR, MODELS_DIR, CHECKPOINTS_DIR, EXPORTS_DIR, DATA_DIR / "staticfiles"):
     _d.mkdir(parents=True, exist_ok=True)
 
-EMBEDDED_SECRET_KEY = "embedded-insecure-key-change-me-in-production-0123456789"  # public: never in production
+EMBEDDED_SECRET_KEY = (
+    "embedded-insecure-key-change-me-in-production-0123456789"  # public: never in production
+)
 SECRET_KEY = env.str("SECRET_KEY", default=EMBEDDED_SECRET_KEY)
 DEBUG = env.bool("DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
@@ -97,7 +99,10 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 # --- Login throttling (django-axes): after AXES_FAILURE_LIMIT wrong passwords for one username from
 # one address, that pair is refused, right password included, until the cool-off has passed.
-AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_COOLOFF_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]  # a stranger cannot lock a user out
@@ -131,9 +136,16 @@ MEDIA_URL = "media/"
 # no inline script or style (charts read JSON from json_script blocks), no eval, no framing.
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
-        "default-src": [SELF], "script-src": [SELF], "style-src": [SELF], "img-src": [SELF, "data:"],
-        "font-src": [SELF], "connect-src": [SELF], "object-src": [NONE], "base-uri": [SELF],
-        "form-action": [SELF], "frame-ancestors": [NONE],
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
     },
 }
 
@@ -164,16 +176,21 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     # two `role` choice sets (the role to play, a game's role for the viewer): one name each
-    "ENUM_NAME_OVERRIDES": {"PlayRoleEnum": ["guesser", "answerer"],
-                            "GameRoleEnum": ["guesser", "answerer", "none"]},
+    "ENUM_NAME_OVERRIDES": {
+        "PlayRoleEnum": ["guesser", "answerer"],
+        "GameRoleEnum": ["guesser", "answerer", "none"],
+    },
 }
 
 # --- Cache (throttling, rate limits): Redis when configured, else per-process memory ---------
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env.str("REDIS_URL"),
-         # fail fast when Redis is down: guests then get a 503, not a hung request
-         "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}}
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": env.str("REDIS_URL"),
+            # fail fast when Redis is down: guests then get a 503, not a hung request
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+        }
         if env.str("REDIS_URL", default="")
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "twentyq"}
     )
@@ -183,7 +200,9 @@ CACHES = {
 REDIS_URL = env.str("REDIS_URL", default="")
 BROKER_DIR = DATA_DIR / "broker"
 CELERY_BROKER_URL = url_setting(
-    "CELERY_BROKER_URL", REDIS_URL or "filesystem://", {"redis", "rediss", "filesystem", "memory", "amqp"}
+    "CELERY_BROKER_URL",
+    REDIS_URL or "filesystem://",
+    {"redis", "rediss", "filesystem", "memory", "amqp"},
 )
 if CELERY_BROKER_URL.startswith("filesystem://"):
     for _d in ("queue", "processed", "control"):
@@ -196,7 +215,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
     }
 else:
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int_setting("CELERY_VISIBILITY_TIMEOUT", 6 * 3600)}
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": int_setting("CELERY_VISIBILITY_TIMEOUT", 6 * 3600)
+    }
 CELERY_RESULT_BACKEND = None  # jobs store their own results in the database
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -214,7 +235,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 JOBS_GPU_QUEUE = env.str("JOBS_GPU_QUEUE", default="cpu")
 JOB_HEARTBEAT_SECONDS = int_setting("JOB_HEARTBEAT_SECONDS", 10)
 JOB_STALE_SECONDS = int_setting("JOB_STALE_SECONDS", 60)
-JOB_REAP_SECONDS = int_setting("JOB_REAP_SECONDS", 5)  # how often the reaper and the republish sweep run
+JOB_REAP_SECONDS = int_setting(
+    "JOB_REAP_SECONDS", 5
+)  # how often the reaper and the republish sweep run
 # A queued job whose message the broker no longer holds after this long is published again.
 JOB_REPUBLISH_SECONDS = int_setting("JOB_REPUBLISH_SECONDS", 60)
 # Postgres ends a worker's fenced write transaction left idle this long (a paused worker's row lock).
@@ -238,11 +261,20 @@ LOGGING = {
 
 # Beat messages expire after one period: a housekeeping worker that was down finds one, not a pile.
 CELERY_BEAT_SCHEDULE = {
-    "reap-stale-jobs": {"task": "jobs.reap_stale", "schedule": float(JOB_REAP_SECONDS),
-                        "options": {"queue": HOUSEKEEPING_QUEUE, "expires": float(JOB_REAP_SECONDS)}},
-    "republish-lost-jobs": {"task": "jobs.republish_lost", "schedule": float(JOB_REAP_SECONDS),
-                            "options": {"queue": HOUSEKEEPING_QUEUE, "expires": float(JOB_REAP_SECONDS)}},
-    "refresh-leaderboards": {"task": "leaderboards.refresh", "schedule": 300.0,
-                             "options": {"queue": HOUSEKEEPING_QUEUE, "expires": 300.0}},
+    "reap-stale-jobs": {
+        "task": "jobs.reap_stale",
+        "schedule": float(JOB_REAP_SECONDS),
+        "options": {"queue": HOUSEKEEPING_QUEUE, "expires": float(JOB_REAP_SECONDS)},
+    },
+    "republish-lost-jobs": {
+        "task": "jobs.republish_lost",
+        "schedule": float(JOB_REAP_SECONDS),
+        "options": {"queue": HOUSEKEEPING_QUEUE, "expires": float(JOB_REAP_SECONDS)},
+    },
+    "refresh-leaderboards": {
+        "task": "leaderboards.refresh",
+        "schedule": 300.0,
+        "options": {"queue": HOUSEKEEPING_QUEUE, "expires": 300.0},
+    },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")

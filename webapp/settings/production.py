@@ -13,10 +13,14 @@ DEBUG = False
 def strong_secret_key(value: str) -> str:
     """The key, if it is long, varied and not one published anywhere (this repo's embedded key)."""
     if value == EMBEDDED_SECRET_KEY or value.startswith("django-insecure"):
-        raise ImproperlyConfigured("SECRET_KEY is a published development key; generate one with "
-                                   "`python -c 'import secrets; print(secrets.token_urlsafe(50))'`")
+        raise ImproperlyConfigured(
+            "SECRET_KEY is a published development key; generate one with "
+            "`python -c 'import secrets; print(secrets.token_urlsafe(50))'`"
+        )
     if len(value) < 50 or len(set(value)) < 5:
-        raise ImproperlyConfigured("SECRET_KEY is too weak: at least 50 characters and 5 different ones")
+        raise ImproperlyConfigured(
+            "SECRET_KEY is too weak: at least 50 characters and 5 different ones"
+        )
     return value
 
 
@@ -26,7 +30,9 @@ if "*" in ALLOWED_HOSTS:
     raise ImproperlyConfigured("ALLOWED_HOSTS may not be '*' in production: name the site's hosts")
 require("DATABASE_URL")
 if not DATABASES["default"]["ENGINE"].endswith("postgresql"):
-    raise ImproperlyConfigured("DATABASE_URL must point at PostgreSQL in production (SQLite is the embedded mode)")
+    raise ImproperlyConfigured(
+        "DATABASE_URL must point at PostgreSQL in production (SQLite is the embedded mode)"
+    )
 require("REDIS_URL")  # the broker and the cache; without it the file-system broker would be used
 
 # Behind a TLS-terminating proxy that sets X-Forwarded-Proto, set BEHIND_TLS_PROXY=true; trusting

@@ -4,7 +4,7 @@ rewards, chosen/rejected by the right reward, and the gap filter."""
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import pytest
 
@@ -34,7 +34,9 @@ class Scripted(Guesser):
     def ask_batch(self, states: Sequence[GuesserState]) -> list[Ask]:
         out = []
         for _ in states:
-            out.append(Ask(self.questions[self.asked % len(self.questions)], extra={"completion": "raw"}))
+            out.append(
+                Ask(self.questions[self.asked % len(self.questions)], extra={"completion": "raw"})
+            )
             self.asked += 1
         return out
 
@@ -88,10 +90,16 @@ def test_information_gain_in_bits_by_hand(model):
     assert P.consistent(model, history).tolist() == [True, True, False, False]
     assert P.info_gain(model, [], turn(0, ANIMAL, Y)) == pytest.approx(1.0)  # 4 -> 2 candidates
     assert P.info_gain(model, history, turn(1, VEHICLE, N)) == 0.0  # no animal is a vehicle
-    assert P.info_gain(model, history, turn(1, "Is it a cat?", N)) == pytest.approx(1.0)  # names cat: out
-    assert P.info_gain(model, history, turn(1, "Is it a dog?", F)) == pytest.approx(math.log2(2) + 1)
+    assert P.info_gain(model, history, turn(1, "Is it a cat?", N)) == pytest.approx(
+        1.0
+    )  # names cat: out
+    assert P.info_gain(model, history, turn(1, "Is it a dog?", F)) == pytest.approx(
+        math.log2(2) + 1
+    )
     assert P.info_gain(model, history, turn(1, "??", Verdict.INVALID)) == pytest.approx(-5.05)
-    assert P.info_gain(model, history, turn(1, "Is it nice?", Verdict.UNKNOWN)) == pytest.approx(-0.05)
+    assert P.info_gain(model, history, turn(1, "Is it nice?", Verdict.UNKNOWN)) == pytest.approx(
+        -0.05
+    )
 
 
 def test_pairs_take_the_best_and_the_worst_candidate(branch, model):
@@ -102,7 +110,11 @@ def test_pairs_take_the_best_and_the_worst_candidate(branch, model):
     assert pair["rejected"] == [{"role": "assistant", "content": "dog dog dog"}]
     assert pair["prompt"] == guesser_messages(branch.history)
     assert (pair["chosen_reward"], pair["rejected_reward"]) == pytest.approx((2.0, -5.05))
-    assert (pair["chosen_verdict"], pair["rejected_verdict"], pair["turn"]) == ("finished", "invalid", 1)
+    assert (pair["chosen_verdict"], pair["rejected_verdict"], pair["turn"]) == (
+        "finished",
+        "invalid",
+        1,
+    )
 
 
 def test_gap_filter_and_identical_texts(branch):
@@ -120,16 +132,24 @@ def test_gap_filter_and_identical_texts(branch):
 
 
 def test_success_reward_is_the_mean_return_of_continued_games(branch, judge):
-    P.score_success([branch], Scripted(["Is it a dog?"]), judge, continuations=2, max_turns=20, seed=0)
+    P.score_success(
+        [branch], Scripted(["Is it a dog?"]), judge, continuations=2, max_turns=20, seed=0
+    )
     win_now, then_win = 2.0 - 0.05, -0.05 + 2.0 - 0.05
-    assert [round(c.reward, 2) for c in branch.candidates] == \
-        [round(win_now, 2), round(then_win, 2), round(-1.05 + win_now, 2), round(-5.05 + win_now, 2)]
+    assert [round(c.reward, 2) for c in branch.candidates] == [
+        round(win_now, 2),
+        round(then_win, 2),
+        round(-1.05 + win_now, 2),
+        round(-5.05 + win_now, 2),
+    ]
 
 
 def test_belief_reward_is_delta_belief_plus_the_engine_reward(branch):
     P.score_belief([branch], LengthBackend(), GuesserFormat())
     assert all(c.turn.delta_belief == 2.0 for c in branch.candidates)
-    assert [c.reward for c in branch.candidates] == pytest.approx([2 + 1.95, 2 - 0.05, 2 - 1.05, 2 - 5.05])
+    assert [c.reward for c in branch.candidates] == pytest.approx(
+        [2 + 1.95, 2 - 0.05, 2 - 1.05, 2 - 5.05]
+    )
 
 
 def test_history_prefixes():

@@ -32,7 +32,9 @@ def branch():
     game = trajectory("dog", [(ANIMAL, Y), ("Is it a cat?", N), (DOG, F)])
     policy = Scripted([DOG, VEHICLE, ANIMAL, GIBBERISH])
     (b,) = P.sample_candidates(policy, KBJudge(), [(game, 1)], n=4, max_turns=20, seed=0)
-    assert [c.turn.total_reward for c in b.candidates] == pytest.approx([ENGINE[c.text] for c in b.candidates])
+    assert [c.turn.total_reward for c in b.candidates] == pytest.approx(
+        [ENGINE[c.text] for c in b.candidates]
+    )
     return b
 
 
@@ -53,7 +55,9 @@ class SpanBackend(LLMBackend):
 
     def score_spans(self, chats, replies, spans):
         self.calls.append((list(chats), list(replies), list(spans)))
-        return [self.table[chat[-1]["content"]][int(reply) - 1] for chat, reply in zip(chats, replies)]
+        return [
+            self.table[chat[-1]["content"]][int(reply) - 1] for chat, reply in zip(chats, replies)
+        ]
 
 
 TABLE = {
@@ -75,14 +79,17 @@ def test_expected_rating_by_hand():
 def test_rating_reward_is_the_centred_rating_plus_the_engine_reward(branch):
     backend = SpanBackend(branch.history, TABLE)
     P.score_rating([branch], backend)
-    assert [c.rating for c in branch.candidates] == pytest.approx([RATINGS[c.text] for c in branch.candidates])
+    assert [c.rating for c in branch.candidates] == pytest.approx(
+        [RATINGS[c.text] for c in branch.candidates]
+    )
     # (rating - 3) / 2 + engine reward: 0 + 1.95, 0.45 - 0.05, -0.45 - 1.05, -1 - 5.05
     assert [c.reward for c in branch.candidates] == pytest.approx([1.95, 0.40, -1.50, -6.05])
     (call,) = backend.calls  # every candidate in one call, the five digits as one-character replies
     chats, replies, spans = call
     assert replies == ["1", "2", "3", "4", "5"] * 4 and spans == [(0, 1)] * 20
-    assert [c[-1]["content"] for c in chats[::5]] == [P.rating_messages(branch.history, c.text)[-1]["content"]
-                                                      for c in branch.candidates]
+    assert [c[-1]["content"] for c in chats[::5]] == [
+        P.rating_messages(branch.history, c.text)[-1]["content"] for c in branch.candidates
+    ]
     (pair,) = P.make_pairs([branch], GuesserFormat(), min_reward_gap=0.25)
     assert (pair["chosen"][0]["content"], pair["rejected"][0]["content"]) == (DOG, GIBBERISH)
     stats = P.candidate_stats([branch])
@@ -91,13 +98,18 @@ def test_rating_reward_is_the_centred_rating_plus_the_engine_reward(branch):
 
 
 def test_rating_is_batched_in_chunks_across_branches(branch):
-    other = P.Branch(branch.trajectory, branch.t, [P.Candidate(c.text, c.turn) for c in branch.candidates])
+    other = P.Branch(
+        branch.trajectory, branch.t, [P.Candidate(c.text, c.turn) for c in branch.candidates]
+    )
     backend = SpanBackend(branch.history, TABLE)
     P.score_rating([branch, other], backend, batch_size=3)
     assert [len(chats) for chats, _, _ in backend.calls] == [15, 15, 10]  # 8 candidates × 5 digits
-    assert [c.reward for c in other.candidates] == pytest.approx([c.reward for c in branch.candidates])
-    assert "candidates/rating_mean" not in P.candidate_stats([P.Branch(branch.trajectory, 1, [
-        P.Candidate("x", branch.candidates[0].turn)])])  # only rated candidates report ratings
+    assert [c.reward for c in other.candidates] == pytest.approx(
+        [c.reward for c in branch.candidates]
+    )
+    assert "candidates/rating_mean" not in P.candidate_stats(
+        [P.Branch(branch.trajectory, 1, [P.Candidate("x", branch.candidates[0].turn)])]
+    )  # only rated candidates report ratings
 
 
 def test_the_prompt_has_the_rubric_the_history_and_the_candidate():
@@ -129,18 +141,31 @@ class ScriptedServer(OpenAIBackend):
 
 
 def test_a_backend_that_cannot_score_spans_is_asked_for_a_digit(branch):
-    server = ScriptedServer({DOG: "4", VEHICLE: "Rating: 2 out of 5.", ANIMAL: "<think>5? no.</think> 1",
-                             GIBBERISH: "I cannot rate this (10/10)."})
+    server = ScriptedServer(
+        {
+            DOG: "4",
+            VEHICLE: "Rating: 2 out of 5.",
+            ANIMAL: "<think>5? no.</think> 1",
+            GIBBERISH: "I cannot rate this (10/10).",
+        }
+    )
     with pytest.raises(NotImplementedError):
         server.score_spans([[]], ["1"], [(0, 1)])
     P.score_rating([branch], server)
-    assert [(c.rating, c.rating_parsed) for c in branch.candidates] == \
-        [(4.0, True), (2.0, True), (1.0, True), (3.0, False)]  # no digit 1–5: a neutral 3
-    assert [c.reward for c in branch.candidates] == pytest.approx([0.5 + 1.95, -0.5 - 0.05, -1 - 1.05, 0 - 5.05])
+    assert [(c.rating, c.rating_parsed) for c in branch.candidates] == [
+        (4.0, True),
+        (2.0, True),
+        (1.0, True),
+        (3.0, False),
+    ]  # no digit 1–5: a neutral 3
+    assert [c.reward for c in branch.candidates] == pytest.approx(
+        [0.5 + 1.95, -0.5 - 0.05, -1 - 1.05, 0 - 5.05]
+    )
     assert len(server.bodies) == 4 and all(b["temperature"] == 0.0 for b in server.bodies)
     assert P.candidate_stats([branch])["candidates/rating_unparsed_rate"] == 0.25
-    assert [P.parse_rating(t) for t in ("5", " 3.", "3/5", "12", "0", "", "<think>4", "rate: 2, not 4")] == \
-        [5, 3, 3, None, None, None, None, 2]
+    assert [
+        P.parse_rating(t) for t in ("5", " 3.", "3/5", "12", "0", "", "<think>4", "rate: 2, not 4")
+    ] == [5, 3, 3, None, None, None, None, 2]
 
 
 def test_config_needs_a_rating_model_spec():
@@ -151,7 +176,12 @@ def test_config_needs_a_rating_model_spec():
     for bad in ("qwen3-1.7b", "hf:", "kb", "gpt:x"):  # a model spec name, no target, not an LLM
         with pytest.raises(ValueError, match="^rating_model must be a model spec"):
             DPOJobConfig(reward="rating", rating_model=bad)
-    for good in ("hf:var/models/tiny", "transformers:/m", "vllm:/m", "openai:http://h:8000/v1#qwen"):
+    for good in (
+        "hf:var/models/tiny",
+        "transformers:/m",
+        "vllm:/m",
+        "openai:http://h:8000/v1#qwen",
+    ):
         assert DPOJobConfig(reward="rating", rating_model=good).rating_model == good
     assert DPOJobConfig(reward="infogain").rating_model == ""
 
@@ -166,7 +196,9 @@ def test_rating_backend_reuses_the_policy_only_for_its_own_folder(tiny_dir, tmp_
     copy = shutil.copytree(tiny_dir, tmp_path / "rater")
     other, shared = rating_backend(f"hf:{copy}", policy, str(tiny_dir))
     assert isinstance(other, TransformersBackend) and not shared and other.config.model == str(copy)
-    merged, shared = rating_backend(f"hf:{tiny_dir}", policy, None)  # the policy had an adapter merged in
+    merged, shared = rating_backend(
+        f"hf:{tiny_dir}", policy, None
+    )  # the policy had an adapter merged in
     assert isinstance(merged, TransformersBackend) and not shared
     server, shared = rating_backend("openai:http://127.0.0.1:9/v1#rater", policy, str(tiny_dir))
     assert isinstance(server, OpenAIBackend) and server.config.model == "rater" and not shared
@@ -184,8 +216,12 @@ def test_span_rating_is_the_next_token_distribution_over_the_digits(tiny_dir, br
     tok, model = backend.tokenizer, backend.model
     digits = [tok.convert_tokens_to_ids(d) for d in "12345"]
     for c in branch.candidates:
-        ids = tok.apply_chat_template(P.rating_messages(branch.history, c.text), add_generation_prompt=True,
-                                      tokenize=True, return_dict=False)
+        ids = tok.apply_chat_template(
+            P.rating_messages(branch.history, c.text),
+            add_generation_prompt=True,
+            tokenize=True,
+            return_dict=False,
+        )
         with torch.no_grad():
             logits = model(torch.tensor([ids])).logits[0, -1]
         p = torch.softmax(logits[digits], dim=-1)
@@ -208,9 +244,22 @@ def test_run_with_the_rating_reward_on_the_tiny_model(tiny_dir, tmp_path, monkey
 
     monkeypatch.setattr(games.registry, "_backend", no_second_model)
     reporter = ConsoleReporter(tmp_path, stream=io.StringIO())
-    c = config(reward="rating", rating_model=f"hf:{tiny_dir}", min_reward_gap=0.0, candidates=3,
-               prefixes_per_game=2, max_new_tokens=8, max_steps=1)
-    result = run(c, reporter, model_path=str(tiny_dir), words=["dog", "car"], pool=["dog", "cat", "car", "bus"])
+    c = config(
+        reward="rating",
+        rating_model=f"hf:{tiny_dir}",
+        min_reward_gap=0.0,
+        candidates=3,
+        prefixes_per_game=2,
+        max_new_tokens=8,
+        max_steps=1,
+    )
+    result = run(
+        c,
+        reporter,
+        model_path=str(tiny_dir),
+        words=["dog", "car"],
+        pool=["dog", "cat", "car", "bus"],
+    )
     pairs = [json.loads(line) for line in (tmp_path / PAIRS_FILE).read_text().splitlines()]
     assert result["pairs"] == len(pairs) >= 2 and result["global_step"] == 1
     for p in pairs:
@@ -219,5 +268,10 @@ def test_run_with_the_rating_reward_on_the_tiny_model(tiny_dir, tmp_path, monkey
             engine = sum(reward_parts(Verdict(p[f"{side}_verdict"]), GameConfig()).values())
             assert -1 <= p[f"{side}_reward"] - engine <= 1
     stats = next(r for r in reporter.records if r["event"] == "metrics")
-    assert 1 <= stats["candidates/rating_mean"] <= 5 and stats["candidates/rating_unparsed_rate"] == 0.0
-    assert any("with the policy" in r.get("message", "") for r in reporter.records if r["event"] == "log")
+    assert (
+        1 <= stats["candidates/rating_mean"] <= 5
+        and stats["candidates/rating_unparsed_rate"] == 0.0
+    )
+    assert any(
+        "with the policy" in r.get("message", "") for r in reporter.records if r["event"] == "log"
+    )

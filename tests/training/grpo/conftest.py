@@ -13,7 +13,9 @@ from games.types import GameConfig, Outcome, Trajectory, Turn, Verdict
 def grpo_tiny_dir(tmp_path_factory):
     from training.tiny import build_tiny_model
 
-    return build_tiny_model(tmp_path_factory.mktemp("grpo-tiny") / "model", hidden=32, intermediate=64, seed=0)
+    return build_tiny_model(
+        tmp_path_factory.mktemp("grpo-tiny") / "model", hidden=32, intermediate=64, seed=0
+    )
 
 
 @pytest.fixture(scope="session")
@@ -26,12 +28,23 @@ def grpo_tiny(grpo_tiny_dir):
     return model.eval(), tokenizer
 
 
-def make_turn(index: int, verdict: Verdict, delta_belief: float | None = None, extra: dict | None = None) -> Turn:
+def make_turn(
+    index: int, verdict: Verdict, delta_belief: float | None = None, extra: dict | None = None
+) -> Turn:
     """A turn with the engine's own reward parts for its verdict."""
-    return Turn(index=index, question=f"Is it thing {index}?", verdict=verdict, feedback=VERDICT_FEEDBACK[verdict],
-                reward=reward_parts(verdict, GameConfig()), delta_belief=delta_belief, extra=extra or {})
+    return Turn(
+        index=index,
+        question=f"Is it thing {index}?",
+        verdict=verdict,
+        feedback=VERDICT_FEEDBACK[verdict],
+        reward=reward_parts(verdict, GameConfig()),
+        delta_belief=delta_belief,
+        extra=extra or {},
+    )
 
 
 def make_trajectory(secret: str, turns: list[Turn]) -> Trajectory:
     won = bool(turns) and turns[-1].verdict is Verdict.FINISHED
-    return Trajectory(secret=secret, seed=0, turns=turns, outcome=Outcome.WON if won else Outcome.LOST)
+    return Trajectory(
+        secret=secret, seed=0, turns=turns, outcome=Outcome.WON if won else Outcome.LOST
+    )

@@ -16,8 +16,12 @@ EOT = 99
 
 
 def _tokens(prompt, actions, logps=None, finish="stop"):
-    return {"prompt_token_ids": prompt, "token_ids": actions, "logprobs": logps or [-0.5] * len(actions),
-            "finish_reason": finish}
+    return {
+        "prompt_token_ids": prompt,
+        "token_ids": actions,
+        "logprobs": logps or [-0.5] * len(actions),
+        "finish_reason": finish,
+    }
 
 
 def _game():
@@ -44,7 +48,9 @@ def test_a_game_becomes_one_row_while_prompts_extend_it_and_a_new_row_where_they
     assert first.advantages == [0, 0, 0, 0.5, 0.5, 0.5, 0, 0, -1.0, -1.0]
     assert first.turn_index == [-1, -1, -1, 0, 0, 0, -1, -1, 1, 1]
     assert first.rollout_logps == pytest.approx([0, 0, 0, -0.1, -0.2, -0.3, 0, 0, -0.4, -0.5])
-    assert second.input_ids == p2 + [13] + [53, 54] + [14, EOT] and second.input_ids[: len(p3)] == p3
+    assert (
+        second.input_ids == p2 + [13] + [53, 54] + [14, EOT] and second.input_ids[: len(p3)] == p3
+    )
     assert second.action_mask == [0] * len(p2) + [1] + [0, 0] + [1, 1]
     assert second.advantages[len(p2)] == 2.0 and second.advantages[-2:] == [0.25, 0.25]
     batch = collate(rows, pad_id=0)
@@ -67,15 +73,26 @@ def test_rows_refuse_turns_without_tokens_and_mismatched_advantages():
 
 def test_rollout_metrics_on_hand_games():
     traj, _, _ = _game()  # 4 turns, one invalid, lost
-    won = make_trajectory("cat", [make_turn(0, Verdict.REPEATED, extra=_tokens([1], [5, 6, 7, 8])),
-                                  make_turn(1, Verdict.FINISHED, extra=_tokens([1], [5, 6]))])
-    metrics = rollout_metrics([traj, won, traj, traj], returns=[1.0, 3.0, 2.0, 2.0], groups=[0, 0, 1, 1])
+    won = make_trajectory(
+        "cat",
+        [
+            make_turn(0, Verdict.REPEATED, extra=_tokens([1], [5, 6, 7, 8])),
+            make_turn(1, Verdict.FINISHED, extra=_tokens([1], [5, 6])),
+        ],
+    )
+    metrics = rollout_metrics(
+        [traj, won, traj, traj], returns=[1.0, 3.0, 2.0, 2.0], groups=[0, 0, 1, 1]
+    )
     assert metrics["reward"] == pytest.approx(2.0)
     assert metrics["reward_std"] == pytest.approx(math.sqrt(2 / 3))
-    assert metrics["rollout/in_group_std"] == pytest.approx(math.sqrt(2) / 2)  # groups: sqrt(2) and 0
+    assert metrics["rollout/in_group_std"] == pytest.approx(
+        math.sqrt(2) / 2
+    )  # groups: sqrt(2) and 0
     assert metrics["frac_reward_zero_std"] == 0.5  # the two rollouts of group 1
     assert metrics["success_rate"] == 0.25 and metrics["mean_turns"] == pytest.approx(14 / 4)
-    assert metrics["invalid_rate"] == pytest.approx(3 / 14) and metrics["repeated_rate"] == pytest.approx(1 / 14)
+    assert metrics["invalid_rate"] == pytest.approx(3 / 14) and metrics[
+        "repeated_rate"
+    ] == pytest.approx(1 / 14)
     assert metrics["completions/mean_length"] == pytest.approx((3 * 8 + 6) / 14)
     assert metrics["completions/clipped_ratio"] == pytest.approx(3 / 14)
 
@@ -83,12 +100,24 @@ def test_rollout_metrics_on_hand_games():
 def test_collapse_monitor_warns_on_std_and_entropy_drops_and_grad_norm_spikes():
     monitor = CollapseMonitor(window=4, drop_fraction=0.25, spike_factor=5.0, min_history=3)
     history = [(1.0, 2.0, 1.0), (0.01, 0.01, 100.0), (1.1, 2.1, 1.2), (0.9, 2.0, 0.9)]
-    for std, entropy, grad in history:  # the 2nd step drops sharply but has too little history to judge
-        flags, messages = monitor.check({"rollout/in_group_std": std, "entropy": entropy, "grad_norm": grad})
+    for (
+        std,
+        entropy,
+        grad,
+    ) in history:  # the 2nd step drops sharply but has too little history to judge
+        flags, messages = monitor.check(
+            {"rollout/in_group_std": std, "entropy": entropy, "grad_norm": grad}
+        )
         assert messages == [] and not any(flags.values())
     # windows: std max 1.1 (0.27 < 0.275), entropy max 2.1 (0.4 < 0.525), grad median of [1, 100, 1.2, 0.9] = 1.1
-    flags, messages = monitor.check({"rollout/in_group_std": 0.27, "entropy": 0.4, "grad_norm": 5.6})
-    assert flags == {"warning/reward_std_drop": 1.0, "warning/entropy_drop": 1.0, "warning/grad_norm_spike": 1.0}
+    flags, messages = monitor.check(
+        {"rollout/in_group_std": 0.27, "entropy": 0.4, "grad_norm": 5.6}
+    )
+    assert flags == {
+        "warning/reward_std_drop": 1.0,
+        "warning/entropy_drop": 1.0,
+        "warning/grad_norm_spike": 1.0,
+    }
     assert "Reward std within groups fell to 0.27, below 25% of its maximum 1.1" in messages[0]
     assert "RAGEN" in messages[0] and "Policy entropy fell to 0.4" in messages[1]
     assert "Gradient norm spiked to 5.6, 5.1× its median 1.1" in messages[2]
@@ -104,38 +133,48 @@ def test_collapse_monitor_warns_on_std_and_entropy_drops_and_grad_norm_spikes():
 
 def test_collapse_monitor_warns_when_validation_success_falls_below_its_start():
     monitor = CollapseMonitor(val_drop=0.15)
-    flags, messages = monitor.check({"val/success_rate": 0.5})  # before training: the baseline, never a warning
+    flags, messages = monitor.check(
+        {"val/success_rate": 0.5}
+    )  # before training: the baseline, never a warning
     assert monitor.val_baseline == 0.5 and flags == {} and messages == []
-    flags, messages = monitor.check({"val/success_rate": 0.375})  # 12.5 points lower: within the allowance
+    flags, messages = monitor.check(
+        {"val/success_rate": 0.375}
+    )  # 12.5 points lower: within the allowance
     assert flags == {"warning/val_success_drop": 0.0} and messages == []
     flags, messages = monitor.check({"entropy": 1.0})  # a step without validation: nothing to judge
     assert "warning/val_success_drop" not in flags
     flags, messages = monitor.check({"val/success_rate": 0.25})
     assert flags["warning/val_success_drop"] == 1.0
-    assert "Validation success fell to 25% from 50% before training" in messages[0] and "forgetting" in messages[0]
+    assert (
+        "Validation success fell to 25% from 50% before training" in messages[0]
+        and "forgetting" in messages[0]
+    )
     restored = CollapseMonitor(val_drop=0.15)
     restored.load(monitor.state())  # a resumed run compares with the same baseline
     assert restored.val_baseline == 0.5 and restored.state() == monitor.state()
     assert restored.check({"val/success_rate": 0.3})[0]["warning/val_success_drop"] == 1.0
 
 
-@pytest.mark.parametrize("bad, match", [
-    ({"num_generations": 1}, "num_generations"),
-    ({"advantage": "token"}, "advantage"),
-    ({"rollout_filter_ratio": 0.0}, "rollout_filter_ratio"),
-    ({"epsilon": 1.0}, "epsilon"),
-    ({"loss_agg_mode": "sum"}, "loss_agg_mode"),
-    ({"rollout_backend": "vllm", "lora": False}, "needs lora"),
-    ({"mini_batches": 9, "secrets_per_step": 2, "num_generations": 4}, "mini_batches"),
-    ({"temperature": 0.0}, "temperature"),
-    ({"warn_grad_norm_factor": 1.0}, "warn_grad_norm_factor"),
-    ({"unknown_penalty": float("nan")}, "finite"),
-    ({"val_secrets": -1}, "val_secrets"),
-    ({"val_split": "rl"}, "val_split needs a val_word_list"),
-    ({"val_word_list": "x", "val_split": "train"}, "val_split must be"),
-    ({"val_steps": 0}, "val_steps"),
-    ({"warn_val_drop": 0.0}, "warn_val_drop"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ({"num_generations": 1}, "num_generations"),
+        ({"advantage": "token"}, "advantage"),
+        ({"rollout_filter_ratio": 0.0}, "rollout_filter_ratio"),
+        ({"epsilon": 1.0}, "epsilon"),
+        ({"loss_agg_mode": "sum"}, "loss_agg_mode"),
+        ({"rollout_backend": "vllm", "lora": False}, "needs lora"),
+        ({"mini_batches": 9, "secrets_per_step": 2, "num_generations": 4}, "mini_batches"),
+        ({"temperature": 0.0}, "temperature"),
+        ({"warn_grad_norm_factor": 1.0}, "warn_grad_norm_factor"),
+        ({"unknown_penalty": float("nan")}, "finite"),
+        ({"val_secrets": -1}, "val_secrets"),
+        ({"val_split": "rl"}, "val_split needs a val_word_list"),
+        ({"val_word_list": "x", "val_split": "train"}, "val_split must be"),
+        ({"val_steps": 0}, "val_steps"),
+        ({"warn_val_drop": 0.0}, "warn_val_drop"),
+    ],
+)
 def test_config_refuses_bad_values(bad, match):
     with pytest.raises(ValueError, match=match):
         GRPOConfig(**bad)
@@ -144,12 +183,31 @@ def test_config_refuses_bad_values(bad, match):
 def test_config_defaults_are_the_papers():
     """The ΔBelief-RL reference's values (base_multiturn.yaml and its CIA / StarPO scripts)."""
     c = GRPOConfig()
-    assert (c.epsilon, c.epsilon_high, c.beta, c.belief_coef, c.rollout_filter_ratio) == (0.2, 0.28, 0.0, 0.1, 1.0)
-    assert (c.win_reward, c.invalid_penalty, c.repeated_penalty, c.turn_penalty) == (2.0, -5.0, -1.0, -0.05)
-    assert (c.turn_penalty_at, c.belief_on_finishing_turn, c.turn_normalisation) == ("end", False, "padded")
+    assert (c.epsilon, c.epsilon_high, c.beta, c.belief_coef, c.rollout_filter_ratio) == (
+        0.2,
+        0.28,
+        0.0,
+        0.1,
+        1.0,
+    )
+    assert (c.win_reward, c.invalid_penalty, c.repeated_penalty, c.turn_penalty) == (
+        2.0,
+        -5.0,
+        -1.0,
+        -0.05,
+    )
+    assert (c.turn_penalty_at, c.belief_on_finishing_turn, c.turn_normalisation) == (
+        "end",
+        False,
+        "padded",
+    )
     assert (c.adam_beta1, c.adam_beta2) == (0.9, 0.95)
     assert c.advantage == "turn" and c.aggregation == "token-mean" and c.learning_rate == 1e-5
-    assert GRPOConfig(advantage="trajectory").aggregation == "seq-mean-token-mean"  # the paper's StarPO script
-    assert GRPOConfig(advantage="trajectory", loss_agg_mode="token-mean").aggregation == "token-mean"
+    assert (
+        GRPOConfig(advantage="trajectory").aggregation == "seq-mean-token-mean"
+    )  # the paper's StarPO script
+    assert (
+        GRPOConfig(advantage="trajectory", loss_agg_mode="token-mean").aggregation == "token-mean"
+    )
     assert c.games_per_step == 64 and c.target_modules == "all-linear"
     assert GRPOConfig(lora_target_modules="q_proj, v_proj").target_modules == ["q_proj", "v_proj"]

@@ -61,7 +61,9 @@ def test_k3_kl_term_on_hand_values():
     parts = per_token_loss(logps, logps, adv, torch.ones(1, 2), ref_logps=ref, beta=0.5)
     # k3 = exp(ref − logp) − (ref − logp) − 1: 0.5 + ln 2 − 1 = 0.193147 for the first, 0 for the second
     assert parts.kl[0].tolist() == pytest.approx([0.5 + math.log(2) - 1, 0.0], abs=1e-12)
-    assert parts.per_token_loss[0].tolist() == pytest.approx([0.5 * (0.5 + math.log(2) - 1), 0.0], abs=1e-12)
+    assert parts.per_token_loss[0].tolist() == pytest.approx(
+        [0.5 * (0.5 + math.log(2) - 1), 0.0], abs=1e-12
+    )
     with pytest.raises(ValueError):
         per_token_loss(logps, logps, adv, torch.ones(1, 2), beta=0.1)
 
@@ -69,8 +71,10 @@ def test_k3_kl_term_on_hand_values():
 def _ragged():
     """Four rows; per-token loss is −A (ratio 1). Row 3 has no trained token."""
     mask = torch.tensor([[1, 1, 1, 0], [0, 1, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0]])
-    adv = torch.tensor([[1.0, 2.0, 3.0, 99.0], [99.0, 4.0, 99.0, 99.0], [5.0, 6.0, 99.0, 99.0], [99.0] * 4],
-                       dtype=torch.float64)
+    adv = torch.tensor(
+        [[1.0, 2.0, 3.0, 99.0], [99.0, 4.0, 99.0, 99.0], [5.0, 6.0, 99.0, 99.0], [99.0] * 4],
+        dtype=torch.float64,
+    )
     logps = torch.full(adv.shape, -1.0, dtype=torch.float64)
     return logps, adv, mask
 
@@ -87,7 +91,9 @@ def test_seq_mean_token_mean_on_a_ragged_mask():
     # rows: −6/3 = −2, −4, −11/2 = −5.5; the empty row is not a sequence: −11.5 / 3
     assert float(loss) == pytest.approx(-11.5 / 3)
     # rows 0 and 2 are turns of one game: game 0 = −(1+2+3+5+6)/5 = −3.4, game 1 = −4 -> −3.7
-    loss, _ = grpo_loss(logps, logps, adv, mask, mode="seq-mean-token-mean", sequence_ids=torch.tensor([0, 1, 0, 2]))
+    loss, _ = grpo_loss(
+        logps, logps, adv, mask, mode="seq-mean-token-mean", sequence_ids=torch.tensor([0, 1, 0, 2])
+    )
     assert float(loss) == pytest.approx(-3.7)
 
 
@@ -99,7 +105,10 @@ def test_weights_computed_on_the_whole_batch_make_chunked_accumulation_exact(mod
     assert float(weights.sum()) == pytest.approx(1.0)
     assert bool((weights[mask == 0] == 0).all())
     whole, _ = grpo_loss(logps, logps, adv, mask, weights=weights)
-    parts = [grpo_loss(logps[a:b], logps[a:b], adv[a:b], mask[a:b], weights=weights[a:b])[0] for a, b in ((0, 1), (1, 4))]
+    parts = [
+        grpo_loss(logps[a:b], logps[a:b], adv[a:b], mask[a:b], weights=weights[a:b])[0]
+        for a, b in ((0, 1), (1, 4))
+    ]
     assert float(sum(parts)) == pytest.approx(float(whole), abs=1e-12)
     with pytest.raises(ValueError):
         aggregation_weights(mask, "sum")
@@ -107,11 +116,17 @@ def test_weights_computed_on_the_whole_batch_make_chunked_accumulation_exact(mod
 
 def test_environment_tokens_get_exactly_zero_gradient_through_the_tiny_model(grpo_tiny):
     model, tokenizer = grpo_tiny
-    chat = [{"role": "user", "content": "Ask your question:"}, {"role": "assistant", "content": "Is it an animal?"},
-            {"role": "user", "content": "Yes."}, {"role": "assistant", "content": "Is it a dog?"}]
+    chat = [
+        {"role": "user", "content": "Ask your question:"},
+        {"role": "assistant", "content": "Is it an animal?"},
+        {"role": "user", "content": "Yes."},
+        {"role": "assistant", "content": "Is it a dog?"},
+    ]
     from training.common.chat import encode_chat
 
-    encoded = encode_chat(tokenizer, chat, train="all")  # guesser turns trained, judge turn and markup masked
+    encoded = encode_chat(
+        tokenizer, chat, train="all"
+    )  # guesser turns trained, judge turn and markup masked
     ids = torch.tensor([encoded.input_ids])
     action = torch.tensor([[int(label != -100) for label in encoded.labels]])
     assert 0 < int(action.sum()) < ids.shape[1] - 4 and len(encoded.spans) == 2
@@ -121,7 +136,9 @@ def test_environment_tokens_get_exactly_zero_gradient_through_the_tiny_model(grp
     mask = action[:, 1:]
     # Extreme values off the mask (ratio exp(1e4) would overflow) must not leak into the gradient.
     old = torch.where(mask.bool(), logps.detach() - 0.1, torch.full_like(logps, -1e4))
-    adv = torch.where(mask.bool(), torch.linspace(-1.5, 2.0, logps.shape[1])[None], torch.full_like(logps, 1e6))
+    adv = torch.where(
+        mask.bool(), torch.linspace(-1.5, 2.0, logps.shape[1])[None], torch.full_like(logps, 1e6)
+    )
     for mode in ("token-mean", "seq-mean-token-mean"):
         logits.grad = None
         loss, _ = grpo_loss(logps, old, adv, mask, mode=mode, epsilon_low=0.2, epsilon_high=0.28)

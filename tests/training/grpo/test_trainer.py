@@ -8,25 +8,57 @@ import json
 import pytest
 import torch
 
-from training.grpo import trainer as grpo_trainer
 from training.grpo import rollouts as grpo_rollouts
+from training.grpo import trainer as grpo_trainer
 from training.grpo import update as grpo_update
 from training.grpo.config import GRPOConfig
 from training.reporting import ConsoleReporter, StopRequested
 
 WORDS = ["dog", "cat", "apple", "table"]
 DIAGNOSTICS = (
-    "reward", "reward_std", "frac_reward_zero_std", "rollout/in_group_std", "success_rate", "mean_turns",
-    "invalid_rate", "repeated_rate", "entropy", "kl", "clip_ratio/low_mean", "clip_ratio/high_mean", "grad_norm",
-    "completions/mean_length", "tokens_per_second", "logprob_diff/rollout_abs_mean", "loss",
-    "warning/reward_std_drop", "warning/entropy_drop", "warning/grad_norm_spike", "belief/delta_mean",
+    "reward",
+    "reward_std",
+    "frac_reward_zero_std",
+    "rollout/in_group_std",
+    "success_rate",
+    "mean_turns",
+    "invalid_rate",
+    "repeated_rate",
+    "entropy",
+    "kl",
+    "clip_ratio/low_mean",
+    "clip_ratio/high_mean",
+    "grad_norm",
+    "completions/mean_length",
+    "tokens_per_second",
+    "logprob_diff/rollout_abs_mean",
+    "loss",
+    "warning/reward_std_drop",
+    "warning/entropy_drop",
+    "warning/grad_norm_spike",
+    "belief/delta_mean",
 )
 
 
 def _config(**overrides) -> GRPOConfig:
-    values = dict(base_model="unused", steps=2, secrets_per_step=2, num_generations=2, max_turns=2,
-                  max_completion_length=6, temperature=1.0, learning_rate=3e-3, save_steps=1, rollout_filter_ratio=1.0,
-                  num_iterations=2, mini_batches=2, beta=0.04, cpu_threads=2, forward_batch_size=2, seed=3)
+    values = dict(
+        base_model="unused",
+        steps=2,
+        secrets_per_step=2,
+        num_generations=2,
+        max_turns=2,
+        max_completion_length=6,
+        temperature=1.0,
+        learning_rate=3e-3,
+        save_steps=1,
+        rollout_filter_ratio=1.0,
+        num_iterations=2,
+        mini_batches=2,
+        beta=0.04,
+        cpu_threads=2,
+        forward_batch_size=2,
+        seed=3,
+    )
     values.update(overrides)
     return GRPOConfig(**values)
 
@@ -36,7 +68,8 @@ def _metrics(reporter: ConsoleReporter) -> list[dict]:
 
 
 def test_two_steps_log_every_diagnostic_save_checkpoints_and_start_each_update_at_ratio_one(
-        grpo_tiny_dir, tmp_path, monkeypatch):
+    grpo_tiny_dir, tmp_path, monkeypatch
+):
     calls = []
     real_loss = grpo_update.grpo_loss
 
@@ -66,8 +99,14 @@ def test_two_steps_log_every_diagnostic_save_checkpoints_and_start_each_update_a
     assert any(bool((c != 1.0).any()) for c in calls[1:per_step])
 
     folder = tmp_path / "run" / "checkpoint-2"
-    assert result["final_checkpoint"] == str(folder) and result["global_step"] == 2 and result["is_adapter"]
-    assert (folder / "adapter_config.json").is_file() and (folder / "adapter_model.safetensors").is_file()
+    assert (
+        result["final_checkpoint"] == str(folder)
+        and result["global_step"] == 2
+        and result["is_adapter"]
+    )
+    assert (folder / "adapter_config.json").is_file() and (
+        folder / "adapter_model.safetensors"
+    ).is_file()
     assert (folder / "optimizer.pt").is_file() and (folder / "tokenizer.json").is_file()
     saved = json.loads((folder / "training_config.json").read_text())
     assert saved["kind"] == "grpo" and saved["step"] == 2 and saved["config"]["beta"] == 0.04
@@ -79,8 +118,14 @@ def test_two_steps_log_every_diagnostic_save_checkpoints_and_start_each_update_a
 
 
 def test_stop_then_resume_continues_exactly_where_it_left_off(grpo_tiny_dir, tmp_path):
-    config = _config(beta=0.0, num_iterations=1, mini_batches=1, advantage="trajectory", belief_coef=0.0,
-                     loss_agg_mode="seq-mean-token-mean")
+    config = _config(
+        beta=0.0,
+        num_iterations=1,
+        mini_batches=1,
+        advantage="trajectory",
+        belief_coef=0.0,
+        loss_agg_mode="seq-mean-token-mean",
+    )
     straight = ConsoleReporter(tmp_path / "straight", stream=io.StringIO())
     grpo_trainer.run(config, straight, model_path=str(grpo_tiny_dir), words=WORDS)
 
@@ -88,7 +133,9 @@ def test_stop_then_resume_continues_exactly_where_it_left_off(grpo_tiny_dir, tmp
     with pytest.raises(StopRequested):
         grpo_trainer.run(config, stopping, model_path=str(grpo_tiny_dir), words=WORDS)
     assert [m["step"] for m in _metrics(stopping)] == [1]
-    again = ConsoleReporter(tmp_path / "resumed", stream=io.StringIO())  # a new process: finds checkpoint-1
+    again = ConsoleReporter(
+        tmp_path / "resumed", stream=io.StringIO()
+    )  # a new process: finds checkpoint-1
     result = grpo_trainer.run(config, again, model_path=str(grpo_tiny_dir), words=WORDS)
     assert result["resumed_from"] == 1 and [m["step"] for m in _metrics(again)] == [2]
     # Same secrets, same seeds, same weights and optimizer state: step 2 is the uninterrupted run's step 2.
@@ -100,7 +147,9 @@ def test_stop_then_resume_continues_exactly_where_it_left_off(grpo_tiny_dir, tmp
     assert a["state"][0]["step"] == b["state"][0]["step"] == 2
 
 
-def test_validation_plays_fixed_secrets_greedily_and_warns_when_success_falls(grpo_tiny_dir, tmp_path, monkeypatch):
+def test_validation_plays_fixed_secrets_greedily_and_warns_when_success_falls(
+    grpo_tiny_dir, tmp_path, monkeypatch
+):
     plays = []
     real_play, real_validate = grpo_trainer.Rollouts.play, grpo_trainer.validate
 
@@ -108,27 +157,51 @@ def test_validation_plays_fixed_secrets_greedily_and_warns_when_success_falls(gr
         plays.append((step, list(secrets), greedy, self.config.temperature))
         return real_play(self, step, secrets, seeds, judge, greedy=greedy)
 
-    def forgetting_validate(rollouts, words, judge, step):  # real games; success forced to fall after step 0
-        return {**real_validate(rollouts, words, judge, step), "val/success_rate": 1.0 if step == 0 else 0.0}
+    def forgetting_validate(
+        rollouts, words, judge, step
+    ):  # real games; success forced to fall after step 0
+        return {
+            **real_validate(rollouts, words, judge, step),
+            "val/success_rate": 1.0 if step == 0 else 0.0,
+        }
 
     monkeypatch.setattr(grpo_trainer.Rollouts, "play", recording_play)
     monkeypatch.setattr(grpo_trainer, "validate", forgetting_validate)
-    config = _config(steps=3, val_secrets=2, val_steps=2, beta=0.0, num_iterations=1, mini_batches=1)
+    config = _config(
+        steps=3, val_secrets=2, val_steps=2, beta=0.0, num_iterations=1, mini_batches=1
+    )
     reporter = ConsoleReporter(tmp_path / "run", stream=io.StringIO())
-    result = grpo_trainer.run(config, reporter, model_path=str(grpo_tiny_dir), words=WORDS,
-                              val_words=["cat", "table", "apple"])
+    result = grpo_trainer.run(
+        config,
+        reporter,
+        model_path=str(grpo_tiny_dir),
+        words=WORDS,
+        val_words=["cat", "table", "apple"],
+    )
 
     validations = [p for p in plays if p[2]]
-    assert [p[0] for p in validations] == [0, 2, 3]  # before training, every val_steps, after the last step
+    assert [p[0] for p in validations] == [
+        0,
+        2,
+        3,
+    ]  # before training, every val_steps, after the last step
     chosen = validations[0][1]
     assert len(chosen) == 2 and set(chosen) <= {"cat", "table", "apple"}
     assert all(p[1] == chosen for p in validations)  # the same fixed secrets every time
-    assert all(not p[2] and len(p[1]) == 4 for p in plays if p not in validations)  # training: sampled, 2×2 games
+    assert all(
+        not p[2] and len(p[1]) == 4 for p in plays if p not in validations
+    )  # training: sampled, 2×2 games
     logged = {m["step"]: m for m in _metrics(reporter) if "val/valid_rate" in m}
-    assert sorted(logged) == [0, 2, 3] and 0 <= logged[0]["val/valid_rate"] <= 1 and logged[0]["val/mean_turns"] >= 1
+    assert (
+        sorted(logged) == [0, 2, 3]
+        and 0 <= logged[0]["val/valid_rate"] <= 1
+        and logged[0]["val/mean_turns"] >= 1
+    )
     assert "val/success_rate" not in next(m for m in _metrics(reporter) if m["step"] == 1)
     assert logged[2]["warning/val_success_drop"] == 1.0
-    warnings = [r["message"] for r in reporter.records if r["event"] == "log" and r["level"] == "warning"]
+    warnings = [
+        r["message"] for r in reporter.records if r["event"] == "log" and r["level"] == "warning"
+    ]
     assert any(w.startswith("step 2: Validation success fell to 0% from 100%") for w in warnings)
     assert result["validation"] == {"secrets": 2, "before": 1.0, "last": 0.0}
 
@@ -141,7 +214,9 @@ def test_validation_secrets_default_to_a_seeded_sample_of_the_training_secrets()
     assert len(sample) == 3 and set(sample) <= set(WORDS)
     assert sample == grpo_trainer.validation_secrets(_config(val_secrets=3), judge, WORDS, None)
     assert grpo_trainer.validation_secrets(_config(val_secrets=0), judge, WORDS, None) == []
-    assert grpo_trainer.validation_secrets(_config(val_secrets=9), judge, WORDS, ["dog", "qwxzv"]) == ["dog"]
+    assert grpo_trainer.validation_secrets(
+        _config(val_secrets=9), judge, WORDS, ["dog", "qwxzv"]
+    ) == ["dog"]
     with pytest.raises(ValueError, match="no validation secret"):
         grpo_trainer.validation_secrets(_config(val_secrets=1), judge, WORDS, ["qwxzv"])
 
@@ -149,9 +224,15 @@ def test_validation_secrets_default_to_a_seeded_sample_of_the_training_secrets()
 def test_step_secrets_cover_every_word_once_per_pass():
     words = [f"w{i}" for i in range(5)]
     first_pass = [w for s in (1, 2) for w in grpo_trainer.step_secrets(words, s, 2, seed=0)][:5]
-    assert sorted(first_pass[:4] + grpo_trainer.step_secrets(words, 3, 2, seed=0)[:1]) == sorted(words)
-    assert grpo_trainer.step_secrets(words, 2, 2, seed=0) == grpo_trainer.step_secrets(words, 2, 2, seed=0)
-    assert grpo_trainer.step_secrets(words, 1, 5, seed=0) != grpo_trainer.step_secrets(words, 1, 5, seed=1)
+    assert sorted(first_pass[:4] + grpo_trainer.step_secrets(words, 3, 2, seed=0)[:1]) == sorted(
+        words
+    )
+    assert grpo_trainer.step_secrets(words, 2, 2, seed=0) == grpo_trainer.step_secrets(
+        words, 2, 2, seed=0
+    )
+    assert grpo_trainer.step_secrets(words, 1, 5, seed=0) != grpo_trainer.step_secrets(
+        words, 1, 5, seed=1
+    )
 
 
 def test_information_gain_shaping_reaches_every_rollout_turn(grpo_tiny_dir, tmp_path, monkeypatch):
@@ -167,17 +248,37 @@ def test_information_gain_shaping_reaches_every_rollout_turn(grpo_tiny_dir, tmp_
 
     monkeypatch.setattr(grpo_trainer, "add_info_gain", recording)
     reporter = ConsoleReporter(tmp_path / "run", stream=io.StringIO())
-    config = _config(steps=1, beta=0.0, num_iterations=1, mini_batches=1, belief_coef=0.0, infogain_coef=0.7,
-                     pool_word_list=str(pool_file))
+    config = _config(
+        steps=1,
+        beta=0.0,
+        num_iterations=1,
+        mini_batches=1,
+        belief_coef=0.0,
+        infogain_coef=0.7,
+        pool_word_list=str(pool_file),
+    )
     grpo_trainer.run(config, reporter, model_path=str(grpo_tiny_dir), words=WORDS)
 
     ((words, coef, trajectories, totals),) = seen
-    assert words == ["car", "bird", "dog", "cat", "apple", "table"]  # the pool, then the secrets it lacks
+    assert words == [
+        "car",
+        "bird",
+        "dog",
+        "cat",
+        "apple",
+        "table",
+    ]  # the pool, then the secrets it lacks
     assert coef == 0.7 and len(trajectories) == 4
-    assert all("info_gain" in t.reward and t.candidates_left is not None for g in trajectories for t in g.turns)
+    assert all(
+        "info_gain" in t.reward and t.candidates_left is not None
+        for g in trajectories
+        for t in g.turns
+    )
     (m,) = _metrics(reporter)
     assert m["rollout/info_gain_bits"] == pytest.approx(sum(totals) / 4)
-    assert m["reward"] == pytest.approx(sum(sum(t.total_reward for t in g.turns) for g in trajectories) / 4)
+    assert m["reward"] == pytest.approx(
+        sum(sum(t.total_reward for t in g.turns) for g in trajectories) / 4
+    )
 
 
 def test_a_pool_without_the_information_gain_reward_is_refused():
@@ -198,8 +299,12 @@ def test_the_win_rule_and_the_rewards_reach_the_games(grpo_tiny_dir, tmp_path, m
 
     monkeypatch.setattr(grpo_rollouts, "rollout", recording_rollout)
     config = _config(steps=1, win_rule="strict", invalid_penalty=-3.0, num_iterations=1, beta=0.0)
-    grpo_trainer.run(config, ConsoleReporter(tmp_path / "run", stream=io.StringIO()), model_path=str(grpo_tiny_dir),
-                     words=WORDS)
+    grpo_trainer.run(
+        config,
+        ConsoleReporter(tmp_path / "run", stream=io.StringIO()),
+        model_path=str(grpo_tiny_dir),
+        words=WORDS,
+    )
     assert seen and all(c.win_rule == "strict" and c.invalid_penalty == -3.0 for c in seen)
     with pytest.raises(ValueError, match="win_rule"):
         _config(win_rule="lenient")

@@ -25,17 +25,33 @@ def _trl_trainer(model, *, loss_type: str, beta: float, correction: bool):
     from trl import GRPOTrainer
     from trl.trainer.utils import add_fused_lm_head
 
-    args = TRLGRPOConfig(output_dir="unused", use_cpu=True, report_to="none", loss_type=loss_type, beta=beta,
-                         epsilon=0.2, epsilon_high=0.28, temperature=TEMPERATURE, num_generations=2,
-                         use_bias_correction_kl=correction)
+    args = TRLGRPOConfig(
+        output_dir="unused",
+        use_cpu=True,
+        report_to="none",
+        loss_type=loss_type,
+        beta=beta,
+        epsilon=0.2,
+        epsilon_high=0.28,
+        temperature=TEMPERATURE,
+        num_generations=2,
+        use_bias_correction_kl=correction,
+    )
     trainer = GRPOTrainer.__new__(GRPOTrainer)
     trainer.args, trainer.model, trainer.accelerator = args, model, Accelerator(cpu=True)
-    trainer.loss_type, trainer.beta, trainer.temperature = args.loss_type, args.beta, args.temperature
+    trainer.loss_type, trainer.beta, trainer.temperature = (
+        args.loss_type,
+        args.beta,
+        args.temperature,
+    )
     trainer.epsilon_low, trainer.epsilon_high = args.epsilon, args.epsilon_high
     trainer.importance_sampling_level = args.importance_sampling_level
     trainer.off_policy_mask_threshold = args.off_policy_mask_threshold
     trainer.top_entropy_quantile = args.top_entropy_quantile
-    trainer.use_vllm, trainer.vllm_importance_sampling_correction = args.use_vllm, args.vllm_importance_sampling_correction
+    trainer.use_vllm, trainer.vllm_importance_sampling_correction = (
+        args.use_vllm,
+        args.vllm_importance_sampling_correction,
+    )
     trainer.aux_loss_enabled, trainer._entropy_bonus_enabled = False, False
     trainer.current_gradient_accumulation_steps = 1
     trainer._metrics = {"train": defaultdict(list), "eval": defaultdict(list)}
@@ -64,12 +80,15 @@ def batch(grpo_tiny_dir):
     return model, prompt, completion, completion_mask, noise, advantages
 
 
-@pytest.mark.parametrize("loss_type, mode, beta, correction", [
-    ("bnpo", "token-mean", 0.0, False),
-    ("grpo", "seq-mean-token-mean", 0.0, False),
-    ("bnpo", "token-mean", 0.04, False),  # plain k3
-    ("grpo", "seq-mean-token-mean", 0.04, True),  # TRL's default: k3 times the ratio
-])
+@pytest.mark.parametrize(
+    "loss_type, mode, beta, correction",
+    [
+        ("bnpo", "token-mean", 0.0, False),
+        ("grpo", "seq-mean-token-mean", 0.0, False),
+        ("bnpo", "token-mean", 0.04, False),  # plain k3
+        ("grpo", "seq-mean-token-mean", 0.04, True),  # TRL's default: k3 times the ratio
+    ],
+)
 def test_loss_and_gradients_equal_trl(grpo_tiny_dir, batch, loss_type, mode, beta, correction):
     from transformers import AutoModelForCausalLM
 
@@ -85,15 +104,25 @@ def test_loss_and_gradients_equal_trl(grpo_tiny_dir, batch, loss_type, mode, bet
             p.add_(0.05 * torch.randn_like(p))
         current, _ = action_logps(model, ids, attention, action, temperature=TEMPERATURE)
         ref, _ = action_logps(ref_model, ids, attention, action, temperature=TEMPERATURE)
-    old_completion = current[:, P - 1:] + noise * completion_mask  # completion positions only
+    old_completion = current[:, P - 1 :] + noise * completion_mask  # completion positions only
     old = torch.zeros_like(current)
-    old[:, P - 1:] = old_completion
+    old[:, P - 1 :] = old_completion
 
     # ours
     model.zero_grad()
     logps, _ = action_logps(model, ids, attention, action, temperature=TEMPERATURE)
-    ours, parts = grpo_loss(logps, old, advantages, mask, mode=mode, epsilon_low=0.2, epsilon_high=0.28,
-                            ref_logps=ref if beta else None, beta=beta, kl_ratio_correction=correction)
+    ours, parts = grpo_loss(
+        logps,
+        old,
+        advantages,
+        mask,
+        mode=mode,
+        epsilon_low=0.2,
+        epsilon_high=0.28,
+        ref_logps=ref if beta else None,
+        beta=beta,
+        kl_ratio_correction=correction,
+    )
     ours.backward()
     our_grads = [p.grad.clone() for p in model.parameters()]
     low = float(parts.low_clipped.sum()) / float(mask.sum())
@@ -106,10 +135,16 @@ def test_loss_and_gradients_equal_trl(grpo_tiny_dir, batch, loss_type, mode, bet
     trl_model = deepcopy(model)
     trl_model.zero_grad()
     trainer = _trl_trainer(trl_model, loss_type=loss_type, beta=beta, correction=correction)
-    inputs = {"prompt_ids": prompt, "prompt_mask": torch.ones_like(prompt), "completion_ids": completion,
-              "completion_mask": completion_mask, "advantages": advantages, "old_per_token_logps": old_completion}
+    inputs = {
+        "prompt_ids": prompt,
+        "prompt_mask": torch.ones_like(prompt),
+        "completion_ids": completion,
+        "completion_mask": completion_mask,
+        "advantages": advantages,
+        "old_per_token_logps": old_completion,
+    }
     if beta:
-        inputs["ref_per_token_logps"] = ref[:, P - 1:]
+        inputs["ref_per_token_logps"] = ref[:, P - 1 :]
     theirs = trainer._compute_loss(trl_model, inputs)
     theirs.backward()
 

@@ -7,12 +7,25 @@ import pytest
 from games.judges.kb import KBJudge
 from games.kb import load_kb
 from games.kb.candidates import candidate_model
+from games.kb.narrowing import consistent
 from games.llm.chat import GuesserFormat
 from games.types import Verdict
-from games.kb.narrowing import consistent
 from training.knowledge.naming import naming_examples, naming_histories
 
-POOL = ["poodle", "apple", "car", "freedom", "hammer", "violin", "salmon", "oak", "river", "doctor", "bread", "chair"]
+POOL = [
+    "poodle",
+    "apple",
+    "car",
+    "freedom",
+    "hammer",
+    "violin",
+    "salmon",
+    "oak",
+    "river",
+    "doctor",
+    "bread",
+    "chair",
+]
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +62,10 @@ def test_same_seed_same_histories_other_seed_others(histories):
 
 def test_a_low_temperature_asks_fewer_questions():
     kb = load_kb()
-    mean = lambda t: sum(len(h) for _, h, _ in naming_histories(kb, POOL, per_word=4, temperature=t)) / (4 * len(POOL))  # noqa: E731
+    mean = lambda t: (
+        sum(len(h) for _, h, _ in naming_histories(kb, POOL, per_word=4, temperature=t))
+        / (4 * len(POOL))
+    )  # noqa: E731
     assert mean(0.02) < mean(2.0)
 
 
@@ -57,8 +73,16 @@ def test_examples_are_chats_whose_completion_is_only_the_guess():
     fmt = GuesserFormat(max_turns=20)
     rows = naming_examples(load_kb(), POOL[:2], chat_format=fmt, per_word=1, seed=0)
     for row in rows:
-        assert row["completion"] == [{"role": "assistant", "content": f"Is it a{'n' if row['secret'][0] in 'aeiou' else ''} {row['secret']}?"}]
-        assert row["prompt"][-1]["role"] == "user" and row["prompt"][-1]["content"] in ("Yes.", "No.")
+        assert row["completion"] == [
+            {
+                "role": "assistant",
+                "content": f"Is it a{'n' if row['secret'][0] in 'aeiou' else ''} {row['secret']}?",
+            }
+        ]
+        assert row["prompt"][-1]["role"] == "user" and row["prompt"][-1]["content"] in (
+            "Yes.",
+            "No.",
+        )
         assert sum(m["role"] == "assistant" for m in row["prompt"]) == row["turn"]
 
 
@@ -71,8 +95,13 @@ def test_word_rows_leave_the_guess_opening_untrained():
     kb = load_kb()
     guess = naming_examples(kb, POOL[:2], per_word=1, seed=0)
     word = naming_examples(kb, POOL[:2], per_word=1, seed=0, train="word")
-    assert [r["completion"] for r in word] == [r["completion"] for r in guess]  # same histories and guesses
-    assert all(r["untrained_prefix"] == "Is it" and r["completion"][0]["content"].startswith("Is it ") for r in word)
+    assert [r["completion"] for r in word] == [
+        r["completion"] for r in guess
+    ]  # same histories and guesses
+    assert all(
+        r["untrained_prefix"] == "Is it" and r["completion"][0]["content"].startswith("Is it ")
+        for r in word
+    )
     assert not any("untrained_prefix" in r for r in guess)
     with pytest.raises(ValueError, match="train"):
         naming_examples(kb, POOL[:2], per_word=1, train="question")
@@ -80,13 +109,17 @@ def test_word_rows_leave_the_guess_opening_untrained():
 
 def test_rows_for_some_words_single_them_out_among_the_whole_pool():
     kb = load_kb()
-    some = naming_histories(kb, POOL, per_word=2, temperature=0.1, seed=0, words=["poodle", "salmon"])
+    some = naming_histories(
+        kb, POOL, per_word=2, temperature=0.1, seed=0, words=["poodle", "salmon"]
+    )
     assert sorted({w for w, _, _ in some}) == ["poodle", "salmon"] and len(some) == 4
     whole = candidate_model(kb, POOL)
     for word, history, _ in some:
         assert [whole.words[i] for i in consistent(whole, history).nonzero()[0]] == [word]
     # among the two words alone one question would do; among the pool it takes more
-    alone_histories = naming_histories(kb, ["poodle", "salmon"], per_word=2, temperature=0.1, seed=0)
+    alone_histories = naming_histories(
+        kb, ["poodle", "salmon"], per_word=2, temperature=0.1, seed=0
+    )
     assert all(len(h) == 1 for _, h, _ in alone_histories)
     assert sum(len(h) for _, h, _ in some) > sum(len(h) for _, h, _ in alone_histories)
     with pytest.raises(ValueError, match="outside the pool: unicorn"):

@@ -24,14 +24,21 @@ def tiny_model(tmp_path_factory) -> Path:
 
 
 def turn(index: int, question: str, verdict: Verdict) -> Turn:
-    return Turn(index=index, question=question, verdict=verdict, feedback=VERDICT_FEEDBACK[verdict],
-                reward=reward_parts(verdict, GameConfig()))
+    return Turn(
+        index=index,
+        question=question,
+        verdict=verdict,
+        feedback=VERDICT_FEEDBACK[verdict],
+        reward=reward_parts(verdict, GameConfig()),
+    )
 
 
 def trajectory(secret: str, steps: list[tuple[str, Verdict]], seed: int = 0) -> Trajectory:
     turns = [turn(i, q, v) for i, (q, v) in enumerate(steps)]
     won = bool(turns) and turns[-1].verdict is Verdict.FINISHED
-    return Trajectory(secret=secret, seed=seed, turns=turns, outcome=Outcome.WON if won else Outcome.LOST)
+    return Trajectory(
+        secret=secret, seed=seed, turns=turns, outcome=Outcome.WON if won else Outcome.LOST
+    )
 
 
 class StoppingReporter(ConsoleReporter):

@@ -23,7 +23,14 @@ def submit(**config):
 
 
 def test_evaluation_job_runs_stores_games_and_reports_metrics(seeded):
-    job = submit(guesser="infogain", judge="kb", word_list="dbrl/paper_test", samples=2, limit=10, batch_size=8)
+    job = submit(
+        guesser="infogain",
+        judge="kb",
+        word_list="dbrl/paper_test",
+        samples=2,
+        limit=10,
+        batch_size=8,
+    )
     assert job.queue == "cpu"
     assert job_run(job_id=job.pk) == JobStatus.FINISHED
     job.refresh_from_db()
@@ -35,8 +42,13 @@ def test_evaluation_job_runs_stores_games_and_reports_metrics(seeded):
     assert result["success_rate"] >= 0.6
     assert result["success_ci95"][0] <= result["success_rate"] <= result["success_ci95"][1]
     assert 0 <= result["pass_at_k"] <= 1 and result["by_difficulty"]
-    assert result["win_rule"] == "reference" and result["reference_success_rate"] == result["success_rate"]
-    assert result["strict_success_ci95"][0] <= result["strict_success_rate"] <= result["success_rate"]
+    assert (
+        result["win_rule"] == "reference"
+        and result["reference_success_rate"] == result["success_rate"]
+    )
+    assert (
+        result["strict_success_ci95"][0] <= result["strict_success_rate"] <= result["success_rate"]
+    )
     assert all("strict_success_rate" in band for band in result["by_difficulty"].values())
     assert job.metrics.filter(name="eval/success_rate").exists()
     assert job.metrics.filter(name="eval/strict_success_rate").exists()
@@ -46,7 +58,14 @@ def test_evaluation_job_runs_stores_games_and_reports_metrics(seeded):
 
 
 def test_rerun_skips_stored_games_no_duplicates(seeded):
-    job = submit(guesser="infogain", judge="kb", word_list="dbrl/paper_test", samples=1, limit=6, batch_size=3)
+    job = submit(
+        guesser="infogain",
+        judge="kb",
+        word_list="dbrl/paper_test",
+        samples=1,
+        limit=6,
+        batch_size=3,
+    )
     from webapp.jobs.kinds import evaluation
 
     # pretend an earlier attempt stored the first batch, then died
@@ -61,16 +80,35 @@ def test_rerun_skips_stored_games_no_duplicates(seeded):
 
 
 def test_an_evaluation_under_the_strict_rule_stores_it_with_each_game(seeded):
-    job = submit(guesser="infogain", judge="kb", word_list="dbrl/paper_test", samples=1, limit=6, batch_size=6,
-                 win_rule="strict")
+    job = submit(
+        guesser="infogain",
+        judge="kb",
+        word_list="dbrl/paper_test",
+        samples=1,
+        limit=6,
+        batch_size=6,
+        win_rule="strict",
+    )
     assert job_run(job_id=job.pk) == JobStatus.FINISHED
     job.refresh_from_db()
     assert {g.config["win_rule"] for g in Game.objects.filter(job=job)} == {"strict"}
-    assert job.result["win_rule"] == "strict" and job.result["strict_success_rate"] == job.result["success_rate"]
+    assert (
+        job.result["win_rule"] == "strict"
+        and job.result["strict_success_rate"] == job.result["success_rate"]
+    )
 
 
-@pytest.mark.parametrize("field,value", [("guesser", "nobody"), ("judge", "infogain"), ("word_list", "nope"),
-                                         ("samples", 0), ("split", "weird"), ("win_rule", "lenient")])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("guesser", "nobody"),
+        ("judge", "infogain"),
+        ("word_list", "nope"),
+        ("samples", 0),
+        ("split", "weird"),
+        ("win_rule", "lenient"),
+    ],
+)
 def test_bad_references_are_refused_before_queueing(seeded, field, value):
     params = {"guesser": "infogain", "judge": "kb", "word_list": "dbrl/paper_test", field: value}
     with pytest.raises(ValidationError) as err:

@@ -18,7 +18,9 @@ def submit(kind, **config):
 def test_export_job_writes_jsonl_and_parquet_loadable_with_datasets(client, researcher):
     seed_word_lists()
     seed_model_specs()
-    evaluation = submit("evaluation", guesser="infogain", judge="kb", word_list="lmrl/objects", samples=1, limit=5)
+    evaluation = submit(
+        "evaluation", guesser="infogain", judge="kb", word_list="lmrl/objects", samples=1, limit=5
+    )
     job_run(job_id=evaluation.pk)
     export = submit("export", job=evaluation.pk)
     assert job_run(job_id=export.pk) == JobStatus.FINISHED
@@ -26,16 +28,26 @@ def test_export_job_writes_jsonl_and_parquet_loadable_with_datasets(client, rese
     n_games = evaluation.games.count()
     assert export.result["games"] == n_games
     names = sorted(Artifact.objects.filter(job=export).values_list("name", flat=True))
-    assert names == ["games.jsonl", "games.parquet", "trajectories.jsonl", "trajectories.parquet", "turns.jsonl",
-                     "turns.parquet"]
+    assert names == [
+        "games.jsonl",
+        "games.parquet",
+        "trajectories.jsonl",
+        "trajectories.parquet",
+        "turns.jsonl",
+        "turns.parquet",
+    ]
 
     import datasets
 
     paths = {a.name: a.path for a in Artifact.objects.filter(job=export)}
     games = datasets.load_dataset("parquet", data_files=paths["games.parquet"], split="train")
     turns = datasets.load_dataset("json", data_files=paths["turns.jsonl"], split="train")
-    trajectories = datasets.load_dataset("json", data_files=paths["trajectories.jsonl"], split="train")
-    assert len(games) == n_games and set(games["secret"]) == set(evaluation.games.values_list("secret", flat=True))
+    trajectories = datasets.load_dataset(
+        "json", data_files=paths["trajectories.jsonl"], split="train"
+    )
+    assert len(games) == n_games and set(games["secret"]) == set(
+        evaluation.games.values_list("secret", flat=True)
+    )
     assert len(turns) == export.result["turns"] and "verdict" in turns.column_names
     assert sum(len(t["turns"]) for t in trajectories) == len(turns)
 

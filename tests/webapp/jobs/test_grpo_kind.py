@@ -18,15 +18,26 @@ from webapp.jobs.models import Checkpoint, Job, JobStatus, Metric
 from webapp.jobs.services import job_resume, job_run, job_submit
 
 pytestmark = pytest.mark.django_db
-FAST = dict(steps=2, secrets_per_step=1, num_generations=2, max_turns=2, max_completion_length=6,
-            learning_rate=3e-3, save_steps=1, rollout_filter_ratio=1.0, cpu_threads=1)
+FAST = dict(
+    steps=2,
+    secrets_per_step=1,
+    num_generations=2,
+    max_turns=2,
+    max_completion_length=6,
+    learning_rate=3e-3,
+    save_steps=1,
+    rollout_filter_ratio=1.0,
+    cpu_threads=1,
+)
 
 
 @pytest.fixture(scope="session")
 def grpo_web_tiny(tmp_path_factory):
     from training.tiny import build_tiny_model
 
-    return build_tiny_model(tmp_path_factory.mktemp("grpo-web") / "tiny", hidden=32, intermediate=64, seed=0)
+    return build_tiny_model(
+        tmp_path_factory.mktemp("grpo-web") / "tiny", hidden=32, intermediate=64, seed=0
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -37,8 +48,14 @@ def no_heartbeats(settings):
 @pytest.fixture
 def seeded(grpo_web_tiny):
     seed_model_specs(grpo_web_tiny)
-    word_list_create(name="g/words", entries=[SeedEntry("dog", split=Split.RL), SeedEntry("apple", split=Split.RL),
-                                              SeedEntry("car", split=Split.TEST)])
+    word_list_create(
+        name="g/words",
+        entries=[
+            SeedEntry("dog", split=Split.RL),
+            SeedEntry("apple", split=Split.RL),
+            SeedEntry("car", split=Split.TEST),
+        ],
+    )
 
 
 def submit(**params) -> Job:
@@ -47,7 +64,14 @@ def submit(**params) -> Job:
 
 
 def test_grpo_job_stops_resumes_and_registers_adapter_model_specs(seeded, grpo_web_tiny):
-    job = submit(word_list="g/words", split="rl", val_secrets=1, val_word_list="g/words", val_split="test", **FAST)
+    job = submit(
+        word_list="g/words",
+        split="rl",
+        val_secrets=1,
+        val_word_list="g/words",
+        val_split="test",
+        **FAST,
+    )
     assert job.queue == settings.JOBS_GPU_QUEUE
     calls = {"n": 0}
 
@@ -66,29 +90,59 @@ def test_grpo_job_stops_resumes_and_registers_adapter_model_specs(seeded, grpo_w
     assert job_run(job_id=job.pk) == JobStatus.FINISHED
     job.refresh_from_db()
     assert job.result["global_step"] == 2 and job.result["resumed_from"] == 1
-    assert set(Metric.objects.filter(job=job, name="reward").values_list("step", flat=True)) == {1, 2}
-    for name in ("reward_std", "frac_reward_zero_std", "entropy", "clip_ratio/low_mean", "grad_norm",
-                 "warning/grad_norm_spike"):
+    assert set(Metric.objects.filter(job=job, name="reward").values_list("step", flat=True)) == {
+        1,
+        2,
+    }
+    for name in (
+        "reward_std",
+        "frac_reward_zero_std",
+        "entropy",
+        "clip_ratio/low_mean",
+        "grad_norm",
+        "warning/grad_norm_spike",
+    ):
         assert Metric.objects.filter(job=job, name=name).exists(), name
     assert job.logs.filter(message__startswith="resuming from").exists()
     # validated on the test split's word before step 1 and after the last; the resumed attempt kept the baseline
-    assert set(Metric.objects.filter(job=job, name="val/success_rate").values_list("step", flat=True)) == {0, 2}
-    assert job.logs.filter(message__startswith="validation on 1 secrets before training").count() == 1
+    assert set(
+        Metric.objects.filter(job=job, name="val/success_rate").values_list("step", flat=True)
+    ) == {0, 2}
+    assert (
+        job.logs.filter(message__startswith="validation on 1 secrets before training").count() == 1
+    )
     assert job.result["validation"]["secrets"] == 1
     spec = ModelSpec.objects.get(name=job.result["model_spec"])
     final = Checkpoint.objects.get(job=job, step=2)
     assert final.is_adapter and final.model_spec == spec
-    assert (spec.kind, spec.path, spec.adapter_path) == (ModelKind.TRANSFORMERS, str(grpo_web_tiny), final.path)
+    assert (spec.kind, spec.path, spec.adapter_path) == (
+        ModelKind.TRANSFORMERS,
+        str(grpo_web_tiny),
+        final.path,
+    )
     assert final.config["config"]["advantage"] == "turn"
-    (game,) = rollout(guesser_for(spec), judge_for(ModelSpec.objects.get(name="kb")), ["car"],
-                      config=GameConfig(max_turns=2))
+    (game,) = rollout(
+        guesser_for(spec),
+        judge_for(ModelSpec.objects.get(name="kb")),
+        ["car"],
+        config=GameConfig(max_turns=2),
+    )
     assert game.guesser == spec.name and game.n_turns >= 1
 
 
-@pytest.mark.parametrize("field,value", [
-    ("base_model", "nobody"), ("base_model", "infogain"), ("judge", "infogain"), ("word_list", "nope"),
-    ("split", "val"), ("advantage", "token"), ("num_generations", 1), ("val_word_list", "nope"),
-])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("base_model", "nobody"),
+        ("base_model", "infogain"),
+        ("judge", "infogain"),
+        ("word_list", "nope"),
+        ("split", "val"),
+        ("advantage", "token"),
+        ("num_generations", 1),
+        ("val_word_list", "nope"),
+    ],
+)
 def test_bad_references_and_values_are_refused_before_queueing(seeded, field, value):
     with pytest.raises(ValidationError) as err:
         submit(**{"word_list": "g/words", field: value})
@@ -122,7 +176,9 @@ def test_the_information_gain_pool_is_checked_and_passed_to_the_runner(seeded):
     from training.grpo.config import GRPOConfig
     from webapp.jobs.kinds import grpo as grpo_kind
 
-    config = GRPOConfig(word_list="g/words", split="rl", infogain_coef=0.5, pool_word_list="g/words", **FAST)
+    config = GRPOConfig(
+        word_list="g/words", split="rl", infogain_coef=0.5, pool_word_list="g/words", **FAST
+    )
     with mock.patch.object(grpo_kind, "_run") as runner:
         grpo_kind.run(config, reporter=None)
     kwargs = runner.call_args.kwargs

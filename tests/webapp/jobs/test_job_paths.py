@@ -38,8 +38,14 @@ def queue():
 @pytest.fixture
 def make_job(researcher):
     def make(status: str, **fields) -> Job:
-        fields = {"kind": "smoke", "config": SMOKE, "status": status, "task_id": str(uuid.uuid4()),
-                  "created_by": researcher, **fields}
+        fields = {
+            "kind": "smoke",
+            "config": SMOKE,
+            "status": status,
+            "task_id": str(uuid.uuid4()),
+            "created_by": researcher,
+            **fields,
+        }
         return Job.objects.create(**fields)
 
     return make
@@ -62,7 +68,8 @@ def assert_sent(queue, job: Job) -> None:
 
 @pytest.mark.parametrize("status", [JobStatus.FAILED, JobStatus.STOPPED])
 def test_retry_button_queues_a_new_attempt_linked_to_the_old_job(
-        status, rclient, researcher, make_job, queue, django_capture_on_commit_callbacks):
+    status, rclient, researcher, make_job, queue, django_capture_on_commit_callbacks
+):
     old = make_job(status, attempt=2, error="boom", finished_at=timezone.now())
     with django_capture_on_commit_callbacks(execute=True):
         response = rclient.post(f"/jobs/{old.pk}/retry/")
@@ -81,7 +88,8 @@ def test_retry_button_queues_a_new_attempt_linked_to_the_old_job(
 
 @pytest.mark.parametrize("status", [JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.STOPPING])
 def test_retry_button_refuses_an_active_job(
-        status, rclient, make_job, queue, django_capture_on_commit_callbacks):
+    status, rclient, make_job, queue, django_capture_on_commit_callbacks
+):
     job = make_job(status)
     with django_capture_on_commit_callbacks(execute=True):
         response = rclient.post(f"/jobs/{job.pk}/retry/")
@@ -93,7 +101,8 @@ def test_retry_button_refuses_an_active_job(
 
 
 def test_retry_of_a_finished_job_is_a_new_attempt(
-        rclient, make_job, queue, django_capture_on_commit_callbacks):
+    rclient, make_job, queue, django_capture_on_commit_callbacks
+):
     """By design (the run page offers "Retry as a new attempt" on every inactive job)."""
     old = make_job(JobStatus.FINISHED, result={"echo": "again"})
     with django_capture_on_commit_callbacks(execute=True):
@@ -148,7 +157,8 @@ def test_cancel_button_refuses_a_job_that_is_over(status, rclient, make_job):
 
 @pytest.mark.parametrize("status", [JobStatus.FAILED, JobStatus.STOPPED])
 def test_resume_button_puts_the_same_job_back_in_the_queue(
-        status, rclient, make_job, queue, django_capture_on_commit_callbacks):
+    status, rclient, make_job, queue, django_capture_on_commit_callbacks
+):
     job = make_job(status, error="worker lost", finished_at=timezone.now(), progress=0.5)
     old_task = job.task_id
     with django_capture_on_commit_callbacks(execute=True):
@@ -163,10 +173,12 @@ def test_resume_button_puts_the_same_job_back_in_the_queue(
     assert_sent(queue, job)
 
 
-@pytest.mark.parametrize("status", [JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.STOPPING,
-                                    JobStatus.FINISHED])
+@pytest.mark.parametrize(
+    "status", [JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.STOPPING, JobStatus.FINISHED]
+)
 def test_resume_button_refuses_other_states(
-        status, rclient, make_job, queue, django_capture_on_commit_callbacks):
+    status, rclient, make_job, queue, django_capture_on_commit_callbacks
+):
     job = make_job(status)
     with django_capture_on_commit_callbacks(execute=True):
         response = rclient.post(f"/jobs/{job.pk}/resume/")
@@ -182,9 +194,13 @@ def test_resume_button_refuses_other_states(
 
 @pytest.mark.parametrize("verb", ["cancel", "resume", "retry"])
 def test_players_and_annotators_get_403_and_change_nothing(
-        verb, client, make_user, make_job, queue, django_capture_on_commit_callbacks):
-    jobs = {"cancel": make_job(JobStatus.RUNNING), "resume": make_job(JobStatus.FAILED),
-            "retry": make_job(JobStatus.STOPPED)}
+    verb, client, make_user, make_job, queue, django_capture_on_commit_callbacks
+):
+    jobs = {
+        "cancel": make_job(JobStatus.RUNNING),
+        "resume": make_job(JobStatus.FAILED),
+        "retry": make_job(JobStatus.STOPPED),
+    }
     job = jobs[verb]
     for role in ("player", "annotator"):
         client.force_login(make_user(role))
@@ -217,29 +233,38 @@ def test_actions_need_post_a_known_verb_and_an_existing_job(rclient, make_job):
 
 
 def admin_action(client, action: str, jobs: list[Job], **kwargs):
-    return client.post("/admin/jobs/job/", {"action": action,
-                                            "_selected_action": [j.pk for j in jobs]}, **kwargs)
+    return client.post(
+        "/admin/jobs/job/", {"action": action, "_selected_action": [j.pk for j in jobs]}, **kwargs
+    )
 
 
 def test_admin_cancel_action_stops_what_it_can_and_warns_about_the_rest(rclient, make_job):
-    queued, running, finished = (make_job(s) for s in (JobStatus.QUEUED, JobStatus.RUNNING,
-                                                      JobStatus.FINISHED))
+    queued, running, finished = (
+        make_job(s) for s in (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.FINISHED)
+    )
     response = admin_action(rclient, "cancel_jobs", [queued, running, finished])
     assert response.status_code == 302 and response["Location"] == "/admin/jobs/job/"
     got = {j.pk: j.status for j in Job.objects.all()}
-    assert got == {queued.pk: JobStatus.STOPPED, running.pk: JobStatus.STOPPING,
-                   finished.pk: JobStatus.FINISHED}
+    assert got == {
+        queued.pk: JobStatus.STOPPED,
+        running.pk: JobStatus.STOPPING,
+        finished.pk: JobStatus.FINISHED,
+    }
     assert sorted(messages_of(response)) == [
         (django_messages.INFO, "Asked 2 job(s) to stop."),
-        (django_messages.WARNING,
-         f"job {finished.pk} is finished; only queued or running jobs can be cancelled"),
+        (
+            django_messages.WARNING,
+            f"job {finished.pk} is finished; only queued or running jobs can be cancelled",
+        ),
     ]
 
 
 def test_admin_retry_action_queues_new_attempts_and_skips_active_jobs(
-        rclient, researcher, make_job, queue, django_capture_on_commit_callbacks):
-    failed, stopped, running = (make_job(s) for s in (JobStatus.FAILED, JobStatus.STOPPED,
-                                                     JobStatus.RUNNING))
+    rclient, researcher, make_job, queue, django_capture_on_commit_callbacks
+):
+    failed, stopped, running = (
+        make_job(s) for s in (JobStatus.FAILED, JobStatus.STOPPED, JobStatus.RUNNING)
+    )
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_action(rclient, "retry_jobs", [failed, stopped, running])
     assert response.status_code == 302 and response["Location"] == "/admin/jobs/job/"
@@ -252,11 +277,13 @@ def test_admin_retry_action_queues_new_attempts_and_skips_active_jobs(
     assert sent == sorted(j.pk for j in retries.values())
     assert (django_messages.WARNING, f"job {running.pk} is still running") in messages_of(response)
     assert {j.pk: j.status for j in (failed, stopped, running)} == dict(
-        Job.objects.filter(pk__in=[failed.pk, stopped.pk, running.pk]).values_list("pk", "status"))
+        Job.objects.filter(pk__in=[failed.pk, stopped.pk, running.pk]).values_list("pk", "status")
+    )
 
 
 def test_admin_retry_action_says_which_jobs_it_queued(
-        rclient, make_job, queue, django_capture_on_commit_callbacks):
+    rclient, make_job, queue, django_capture_on_commit_callbacks
+):
     failed = make_job(JobStatus.FAILED)
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_action(rclient, "retry_jobs", [failed])
@@ -318,15 +345,18 @@ def test_a_checkpoint_folder_artifact_downloads_too(rclient, dirs, artifact):
     assert response.status_code == 200 and b"".join(response.streaming_content) == b"{}"
 
 
-@pytest.mark.parametrize("where", [
-    "{exports}/job-1/../../secret.txt",  # climbs out with ../
-    "{exports}/../secret.txt",
-    "{root}/secret.txt",  # absolute path outside both folders
-    "/etc/passwd",
-    "{root}/exports-evil/games.jsonl",  # a sibling whose name merely starts like the folder
-    "{exports}/job-1/missing.jsonl",  # inside, but no such file
-    "{exports}/job-1",  # a folder, not a file
-])
+@pytest.mark.parametrize(
+    "where",
+    [
+        "{exports}/job-1/../../secret.txt",  # climbs out with ../
+        "{exports}/../secret.txt",
+        "{root}/secret.txt",  # absolute path outside both folders
+        "/etc/passwd",
+        "{root}/exports-evil/games.jsonl",  # a sibling whose name merely starts like the folder
+        "{exports}/job-1/missing.jsonl",  # inside, but no such file
+        "{exports}/job-1",  # a folder, not a file
+    ],
+)
 def test_artifact_paths_outside_the_output_folders_are_404(where, rclient, dirs, artifact):
     (settings.EXPORTS_DIR / "job-1").mkdir()
     (dirs / "exports-evil").mkdir()
@@ -379,7 +409,8 @@ STALE = settings.JOB_STALE_SECONDS * 3
 
 
 def test_reaper_requeues_a_running_job_whose_worker_went_silent(
-        make_job, queue, django_capture_on_commit_callbacks):
+    make_job, queue, django_capture_on_commit_callbacks
+):
     job = make_job(JobStatus.RUNNING, worker="gpu-1:42", heartbeat_at=silent_for(STALE))
     old_task = job.task_id
     with django_capture_on_commit_callbacks(execute=True):
@@ -396,10 +427,13 @@ def test_reaper_requeues_a_running_job_whose_worker_went_silent(
 
 
 def test_reaper_leaves_live_queued_and_finished_jobs_alone(
-        make_job, queue, django_capture_on_commit_callbacks):
+    make_job, queue, django_capture_on_commit_callbacks
+):
     fresh = make_job(JobStatus.RUNNING, heartbeat_at=silent_for(settings.JOB_STALE_SECONDS / 5))
-    others = [make_job(s, heartbeat_at=silent_for(STALE))
-              for s in (JobStatus.QUEUED, JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED)]
+    others = [
+        make_job(s, heartbeat_at=silent_for(STALE))
+        for s in (JobStatus.QUEUED, JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED)
+    ]
     before = dict(Job.objects.values_list("pk", "status"))
     with django_capture_on_commit_callbacks(execute=True):
         report = jobs_reap_stale_task()
@@ -410,7 +444,8 @@ def test_reaper_leaves_live_queued_and_finished_jobs_alone(
 
 
 def test_reaper_fails_a_job_after_two_requeues_with_a_clear_error(
-        make_job, queue, django_capture_on_commit_callbacks):
+    make_job, queue, django_capture_on_commit_callbacks
+):
     job = make_job(JobStatus.RUNNING, worker="w9", heartbeat_at=silent_for(STALE))
     for n in (1, 2):  # its worker dies twice; each time the reaper re-queues it
         with django_capture_on_commit_callbacks(execute=True):
@@ -418,8 +453,9 @@ def test_reaper_fails_a_job_after_two_requeues_with_a_clear_error(
         job.refresh_from_db()
         assert job.status == JobStatus.QUEUED and job.requeues == n
         # a new worker claims it and dies as well
-        Job.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, worker="w9",
-                                              heartbeat_at=silent_for(STALE))
+        Job.objects.filter(pk=job.pk).update(
+            status=JobStatus.RUNNING, worker="w9", heartbeat_at=silent_for(STALE)
+        )
     assert queue.call_count == 2
     with django_capture_on_commit_callbacks(execute=True):
         report = jobs_reap_stale_task()
@@ -434,7 +470,8 @@ def test_reaper_fails_a_job_after_two_requeues_with_a_clear_error(
 
 
 def test_reaper_marks_a_silent_stopping_job_stopped(
-        make_job, queue, django_capture_on_commit_callbacks):
+    make_job, queue, django_capture_on_commit_callbacks
+):
     job = make_job(JobStatus.STOPPING, worker="w2", heartbeat_at=silent_for(STALE), requeues=2)
     with django_capture_on_commit_callbacks(execute=True):
         report = jobs_reap_stale_task()
@@ -448,7 +485,8 @@ def test_reaper_marks_a_silent_stopping_job_stopped(
 
 
 def test_reaper_spares_a_job_whose_heartbeat_arrives_after_the_sweep_selected_it(
-        make_job, queue, django_capture_on_commit_callbacks):
+    make_job, queue, django_capture_on_commit_callbacks
+):
     job = make_job(JobStatus.RUNNING, worker="w3", heartbeat_at=silent_for(STALE))
     iterate = QuerySet.__iter__
     beats = []
@@ -459,8 +497,10 @@ def test_reaper_spares_a_job_whose_heartbeat_arrives_after_the_sweep_selected_it
             beats.append(Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now()))
         return iter(rows)
 
-    with mock.patch.object(QuerySet, "__iter__", select_then_beat), \
-            django_capture_on_commit_callbacks(execute=True):
+    with (
+        mock.patch.object(QuerySet, "__iter__", select_then_beat),
+        django_capture_on_commit_callbacks(execute=True),
+    ):
         report = jobs_reap_stale_task()
     assert beats == [1]  # the beat did land between the select and the update
     job.refresh_from_db()

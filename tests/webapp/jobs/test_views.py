@@ -31,18 +31,32 @@ def test_launch_form_is_generated_from_the_config_dataclass(rclient):
 
 
 def test_invalid_launch_shows_errors_next_to_the_field_and_queues_nothing(rclient, no_queue):
-    response = rclient.post("/jobs/new/evaluation/", {"guesser": "infogain", "judge": "kb", "word_list": "dbrl/paper_test",
-                                                      "samples": "0", "max_turns": "20", "seed": "0", "batch_size": "64",
-                                                      "limit": "0"})
+    response = rclient.post(
+        "/jobs/new/evaluation/",
+        {
+            "guesser": "infogain",
+            "judge": "kb",
+            "word_list": "dbrl/paper_test",
+            "samples": "0",
+            "max_turns": "20",
+            "seed": "0",
+            "batch_size": "64",
+            "limit": "0",
+        },
+    )
     assert response.status_code == 200
     body = response.content.decode()
     assert "samples must be between 1 and 256" in body and 'class="field has-error"' in body
     assert Job.objects.count() == 0 and not no_queue.called
 
 
-def test_valid_launch_queues_and_redirects_to_the_run_page(rclient, no_queue, django_capture_on_commit_callbacks):
+def test_valid_launch_queues_and_redirects_to_the_run_page(
+    rclient, no_queue, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
-        response = rclient.post("/jobs/new/smoke/", {"message": "hi", "steps": "3", "seconds_per_step": "0"})
+        response = rclient.post(
+            "/jobs/new/smoke/", {"message": "hi", "steps": "3", "seconds_per_step": "0"}
+        )
     job = Job.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/jobs/{job.pk}/"
     assert job.config == {"message": "hi", "steps": 3, "seconds_per_step": 0.0}
@@ -53,12 +67,21 @@ def test_quick_eval_button_queues_infogain_on_paper_test_k8(rclient, no_queue):
     response = rclient.post("/jobs/quick-eval/")
     job = Job.objects.get()
     assert response.status_code == 302
-    assert job.kind == "evaluation" and job.config["samples"] == 8 and job.config["word_list"] == "dbrl/paper_test"
+    assert (
+        job.kind == "evaluation"
+        and job.config["samples"] == 8
+        and job.config["word_list"] == "dbrl/paper_test"
+    )
 
 
 def test_run_page_shows_progress_metrics_results_and_live_partial(rclient):
-    job = Job.objects.create(kind="smoke", config={"message": "x"}, status="finished", progress=1.0,
-                             result={"echo": "<b>x</b>"})
+    job = Job.objects.create(
+        kind="smoke",
+        config={"message": "x"},
+        status="finished",
+        progress=1.0,
+        result={"echo": "<b>x</b>"},
+    )
     Metric.objects.create(job=job, step=1, name="smoke/step", value=1.0)
     page = rclient.get(f"/jobs/{job.pk}/").content.decode()
     assert "chart.umd.min.js" in page and "data-metrics-url" in page
@@ -89,7 +112,9 @@ def test_compare_highlights_config_differences(rclient):
 
 
 def test_admin_add_form_validates_like_the_api(rclient, no_queue):
-    bad = rclient.post("/admin/jobs/job/add/", {"kind": "evaluation", "config": '{"guesser": "nobody"}'})
+    bad = rclient.post(
+        "/admin/jobs/job/add/", {"kind": "evaluation", "config": '{"guesser": "nobody"}'}
+    )
     assert bad.status_code == 200 and "no active guesser model spec named" in bad.content.decode()
     assert Job.objects.count() == 0
     ok = rclient.post("/admin/jobs/job/add/", {"kind": "smoke", "config": '{"steps": 2}'})
@@ -98,7 +123,9 @@ def test_admin_add_form_validates_like_the_api(rclient, no_queue):
 
 def test_admin_action_evaluates_selected_models(rclient, no_queue):
     ids = list(ModelSpec.objects.filter(name__in=["infogain", "kb"]).values_list("pk", flat=True))
-    rclient.post("/admin/catalog/modelspec/", {"action": "evaluate_models", "_selected_action": ids})
+    rclient.post(
+        "/admin/catalog/modelspec/", {"action": "evaluate_models", "_selected_action": ids}
+    )
     jobs = list(Job.objects.all())
     assert [j.config["guesser"] for j in jobs] == ["infogain"]  # kb is a judge, skipped
 
@@ -115,22 +142,32 @@ def test_dpo_launch_form_offers_llm_specs_as_rating_model_and_shows_its_errors(r
     from webapp.jobs.forms import config_form_class
     from webapp.jobs.registry import REGISTRY
 
-    ModelSpec.objects.create(name="rater", kind=ModelKind.TRANSFORMERS, role="judge", path="/models/rater")
+    ModelSpec.objects.create(
+        name="rater", kind=ModelKind.TRANSFORMERS, role="judge", path="/models/rater"
+    )
     body = rclient.get("/jobs/new/dpo/").content.decode()
     select = body.split('name="rating_model"')[1].split("</select>")[0]
-    assert '<option value="" selected>(none)</option>' in select and '<option value="rater">' in select
+    assert (
+        '<option value="" selected>(none)</option>' in select and '<option value="rater">' in select
+    )
     assert 'value="kb"' not in select and 'value="infogain"' not in select  # not LLMs
 
     form = config_form_class(REGISTRY["dpo"])()
-    data = {name: ", ".join(map(str, f.initial)) if isinstance(f.initial, (list, tuple)) else f.initial
-            for name, f in form.fields.items() if f.initial is not None and f.initial is not False}
+    data = {
+        name: ", ".join(map(str, f.initial)) if isinstance(f.initial, (list, tuple)) else f.initial
+        for name, f in form.fields.items()
+        if f.initial is not None and f.initial is not False
+    }
     data = {k: ("on" if v is True else v) for k, v in data.items()}
     response = rclient.post("/jobs/new/dpo/", {**data, "reward": "rating", "rating_model": ""})
     assert response.status_code == 200
     errors = response.context["form"].errors
     assert list(errors) == ["rating_model"] and "reward=rating needs" in errors["rating_model"][0]
     field_html = body_of_field(response.content.decode(), "rating_model")
-    assert "has-error" in field_html and "reward=rating needs the model spec of the rating judge" in field_html
+    assert (
+        "has-error" in field_html
+        and "reward=rating needs the model spec of the rating judge" in field_html
+    )
 
     response = rclient.post("/jobs/new/dpo/", {**data, "reward": "rating", "rating_model": "kb"})
     assert "rating_model" in response.context["form"].errors
@@ -140,4 +177,4 @@ def test_dpo_launch_form_offers_llm_specs_as_rating_model_and_shows_its_errors(r
 def body_of_field(page: str, name: str) -> str:
     """The <div class="field…"> of the launch form holding the input named `name`."""
     start = page.rindex('<div class="field', 0, page.index(f'name="{name}"'))
-    return page[start:page.index('<div class="field', start + 1)]
+    return page[start : page.index('<div class="field', start + 1)]

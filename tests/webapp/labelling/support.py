@@ -15,25 +15,41 @@ from webapp.play.records import trajectories_store
 # kb (dominant senses) and kb-any-sense disagree on the first question of each group below:
 # a seal is an animal only in its animal sense, a mouse a device only as a computer mouse, ...
 GAMES = {
-    "seal": ["Is it an animal?", "Is it an object?", "Is it made of wood?", "Does it sing jazz well?",
-             "Is it an animal?",  # repeated: decided by the rules
-             "hello",  # invalid: decided by the rules
-             "Is it an organism?", "Is it a seal?"],  # the last one names the secret: rules
+    "seal": [
+        "Is it an animal?",
+        "Is it an object?",
+        "Is it made of wood?",
+        "Does it sing jazz well?",
+        "Is it an animal?",  # repeated: decided by the rules
+        "hello",  # invalid: decided by the rules
+        "Is it an organism?",
+        "Is it a seal?",
+    ],  # the last one names the secret: rules
     "mouse": ["Is it a device?", "Is it a mammal?", "Is it a plant?", "Is it a mouse?"],
     "club": ["Is it a building?", "Is it food?"],
 }
-DISAGREEING = {("seal", "Is it an animal?"), ("seal", "Is it an organism?"), ("mouse", "Is it a device?"),
-               ("club", "Is it a building?")}
+DISAGREEING = {
+    ("seal", "Is it an animal?"),
+    ("seal", "Is it an organism?"),
+    ("mouse", "Is it a device?"),
+    ("club", "Is it a building?"),
+}
 JUDGED = 10  # questions a judge answered (the rules decided the other 5)
 
 
 def store_games(job=None):
     seed_model_specs()
     judge = build_judge("kb")
-    trajectories = [replay(judge, secret, seed, questions, GameConfig(max_turns=len(questions)))
-                    for seed, (secret, questions) in enumerate(GAMES.items())]
-    return trajectories_store(trajectories, guesser=ModelSpec.objects.get(name="infogain"),
-                              judge=ModelSpec.objects.get(name="kb"), job=job)
+    trajectories = [
+        replay(judge, secret, seed, questions, GameConfig(max_turns=len(questions)))
+        for seed, (secret, questions) in enumerate(GAMES.items())
+    ]
+    return trajectories_store(
+        trajectories,
+        guesser=ModelSpec.objects.get(name="infogain"),
+        judge=ModelSpec.objects.get(name="kb"),
+        job=job,
+    )
 
 
 def submit(kind: str = "disagreements", **config):

@@ -31,6 +31,7 @@ def _run(workers):
                 errors.append(err)
             finally:
                 connection.close()
+
         return body
 
     threads = [threading.Thread(target=wrap(fn)) for fn in workers]
@@ -44,7 +45,11 @@ def _run(workers):
 
 def test_annotators_pulling_at_once_never_overfill_or_repeat(make_user):
     items = DisagreementItem.objects.bulk_create(
-        [DisagreementItem(secret=f"word{i}", question="Is it an animal?", labels_needed=2) for i in range(8)])
+        [
+            DisagreementItem(secret=f"word{i}", question="Is it an animal?", labels_needed=2)
+            for i in range(8)
+        ]
+    )
     people = [make_user("annotator") for _ in range(6)]
     handed: Counter = Counter()
     lock = threading.Lock()
@@ -62,6 +67,7 @@ def test_annotators_pulling_at_once_never_overfill_or_repeat(make_user):
                 except ApplicationError as err:  # a full item is refused, never over-filled
                     assert err.status == 409
                     services.item_skip(user=user, item_id=item.pk)
+
         return loop
 
     assert _run([annotate(u) for u in people]) == []
@@ -74,7 +80,9 @@ def test_annotators_pulling_at_once_never_overfill_or_repeat(make_user):
 
 
 def test_simultaneous_labels_on_one_item_stop_at_labels_needed(make_user):
-    item = DisagreementItem.objects.create(secret="bank", question="Is it an artifact?", labels_needed=3)
+    item = DisagreementItem.objects.create(
+        secret="bank", question="Is it an artifact?", labels_needed=3
+    )
     people = [make_user("annotator") for _ in range(6)]
     outcomes: list[str] = []
 
@@ -85,6 +93,7 @@ def test_simultaneous_labels_on_one_item_stop_at_labels_needed(make_user):
                 outcomes.append("ok")
             except ApplicationError as err:
                 outcomes.append(err.message)
+
         return body
 
     # one person twice at once, plus five others: the duplicate and the surplus are refused

@@ -7,9 +7,9 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
 from tests.webapp.labelling.support import DISAGREEING, JUDGED, run_disagreements, submit
+from webapp.jobs.kinds.disagreements import DisagreementsConfig, compared, is_control
 from webapp.jobs.models import Job, JobStatus
 from webapp.jobs.services import job_run
-from webapp.jobs.kinds.disagreements import DisagreementsConfig, compared, is_control
 from webapp.labelling.models import DisagreementItem, JudgeVote, Label
 from webapp.play.models import Turn
 
@@ -19,7 +19,9 @@ pytestmark = pytest.mark.django_db
 def test_kb_and_kb_any_sense_disagreements_fill_the_queue(queued):
     items = DisagreementItem.objects.filter(job=queued)
     assert {(i.secret, i.question) for i in items} == DISAGREEING
-    assert not items.filter(is_control=True).exists() and set(items.values_list("labels_needed", flat=True)) == {3}
+    assert not items.filter(is_control=True).exists() and set(
+        items.values_list("labels_needed", flat=True)
+    ) == {3}
     organism = items.get(question="Is it an organism?")
     # the history is the game up to the question, rule-decided turns included
     assert [h["question"] for h in organism.history][-2:] == ["Is it an animal?", "hello"]
@@ -28,16 +30,24 @@ def test_kb_and_kb_any_sense_disagreements_fill_the_queue(queued):
     assert votes == {"kb": "no", "kb-any-sense": "yes"}
     # every judged question got one vote per judge; rule-decided ones (repeated, invalid, finished) none
     assert JudgeVote.objects.filter(job=queued).count() == 2 * JUDGED
-    assert not JudgeVote.objects.filter(job=queued, turn__verdict__in=["finished", "repeated"]).exists()
+    assert not JudgeVote.objects.filter(
+        job=queued, turn__verdict__in=["finished", "repeated"]
+    ).exists()
     assert not JudgeVote.objects.filter(job=queued, question="hello").exists()
     result = queued.result
-    assert result["disagreements"] == 4 and result["controls"] == 0 and result["examined_now"] == JUDGED
+    assert (
+        result["disagreements"] == 4
+        and result["controls"] == 0
+        and result["examined_now"] == JUDGED
+    )
     assert result["pair_disagreements"] == {"kb vs kb-any-sense": 4}
     assert result["disagreement_rate"] == pytest.approx(0.4)
 
 
 def test_rerun_and_a_second_job_never_duplicate_items(queued):
-    Job.objects.filter(pk=queued.pk).update(status=JobStatus.QUEUED)  # as if the reaper re-queued it
+    Job.objects.filter(pk=queued.pk).update(
+        status=JobStatus.QUEUED
+    )  # as if the reaper re-queued it
     assert job_run(job_id=queued.pk) == JobStatus.FINISHED
     queued.refresh_from_db()
     assert queued.result["examined_now"] == 0 and queued.result["examined_before"] == JUDGED
@@ -52,8 +62,16 @@ def test_rerun_and_a_second_job_never_duplicate_items(queued):
 
 def test_controls_are_a_seeded_sample_of_agreeing_questions(games):
     job = run_disagreements(controls=0.5, seed=7)
-    controls = set(DisagreementItem.objects.filter(job=job, is_control=True).values_list("source_turn_id", flat=True))
-    agreeing = set(JudgeVote.objects.filter(job=job).exclude(item__is_control=False).values_list("turn_id", flat=True))
+    controls = set(
+        DisagreementItem.objects.filter(job=job, is_control=True).values_list(
+            "source_turn_id", flat=True
+        )
+    )
+    agreeing = set(
+        JudgeVote.objects.filter(job=job)
+        .exclude(item__is_control=False)
+        .values_list("turn_id", flat=True)
+    )
     assert controls == {t for t in agreeing if is_control(7, t, 0.5)}
     assert is_control(7, 123, 0.5) == is_control(7, 123, 0.5) and not is_control(7, 123, 0.0)
 
@@ -68,11 +86,21 @@ def test_unknown_votes_distinct_or_ignored():
 def test_people_s_verdicts_count_as_votes(games, make_user):
     person = make_user("player", username="ada")
     turn = Turn.objects.get(question="Is it a mammal?")  # kb and kb-any-sense both say yes
-    JudgeVote.objects.create(turn=turn, secret="mouse", question=turn.question, judge_name="human:ada", user=person,
-                             verdict="no")
+    JudgeVote.objects.create(
+        turn=turn,
+        secret="mouse",
+        question=turn.question,
+        judge_name="human:ada",
+        user=person,
+        verdict="no",
+    )
     job = run_disagreements(include_human=True, controls=0.0)
     item = DisagreementItem.objects.get(job=job, question="Is it a mammal?")
-    assert set(item.votes.values_list("judge_name", flat=True)) == {"kb", "kb-any-sense", "human:ada"}
+    assert set(item.votes.values_list("judge_name", flat=True)) == {
+        "kb",
+        "kb-any-sense",
+        "human:ada",
+    }
     assert job.result["pair_disagreements"]["human:ada vs kb"] == 1
 
 
@@ -84,14 +112,24 @@ def test_selection_by_job_and_guesser(db):
     store_games()  # the same games again, outside the job
     job = run_disagreements(from_job=evaluation.pk, from_guesser="infogain", controls=0.0)
     assert job.result["questions"] == JUDGED
-    assert set(DisagreementItem.objects.filter(job=job).values_list("source_turn__game__job", flat=True)) == {evaluation.pk}
+    assert set(
+        DisagreementItem.objects.filter(job=job).values_list("source_turn__game__job", flat=True)
+    ) == {evaluation.pk}
 
 
-@pytest.mark.parametrize("config,field", [
-    ({"judges": ["kb"]}, "judges"), ({"judges": ["kb", "kb"]}, "judges"), ({"controls": 1.5}, "controls"),
-    ({"labels_needed": 0}, "labels_needed"), ({"unknown": "maybe"}, "unknown"), ({"source": "web"}, "source"),
-    ({"judges": ["kb", "nobody"]}, "judges"), ({"judges": ["kb", "infogain"]}, "judges"),
-])
+@pytest.mark.parametrize(
+    "config,field",
+    [
+        ({"judges": ["kb"]}, "judges"),
+        ({"judges": ["kb", "kb"]}, "judges"),
+        ({"controls": 1.5}, "controls"),
+        ({"labels_needed": 0}, "labels_needed"),
+        ({"unknown": "maybe"}, "unknown"),
+        ({"source": "web"}, "source"),
+        ({"judges": ["kb", "nobody"]}, "judges"),
+        ({"judges": ["kb", "infogain"]}, "judges"),
+    ],
+)
 def test_bad_configs_are_refused_before_anything_is_queued(games, config, field):
     with pytest.raises(ValidationError) as err:
         submit(**config)
@@ -118,7 +156,9 @@ def test_gold_source_scores_judges_on_gold_items_only(queued, make_user):
     # unanimous complete labels are gold too (consensus)
     other = DisagreementItem.objects.get(question="Is it a building?")
     for name in ("a", "b", "c"):
-        Label.objects.create(item=other, annotator=get_user_model().objects.create(username=name), verdict="yes")
+        Label.objects.create(
+            item=other, annotator=get_user_model().objects.create(username=name), verdict="yes"
+        )
     DisagreementItem.objects.filter(pk=other.pk).update(labels_count=3)
     again = run_disagreements(judges=["kb"], source="gold")
     assert again.result["gold_items"] == 2
@@ -127,16 +167,33 @@ def test_gold_source_scores_judges_on_gold_items_only(queued, make_user):
 def test_launch_form_on_the_jobs_dashboard_queues_the_job(client, games, researcher):
     client.force_login(researcher)
     html = client.get("/jobs/new/disagreements/").content.decode()
-    assert 'value="kb, kb-any-sense"' in html and 'name="unknown"' in html and "Include human" in html
+    assert (
+        'value="kb, kb-any-sense"' in html and 'name="unknown"' in html and "Include human" in html
+    )
     from unittest import mock
 
     with mock.patch("workers.tasks.job_run_task.apply_async"):
-        response = client.post("/jobs/new/disagreements/", {
-            "judges": "kb, kb-any-sense", "source": "games", "unknown": "ignore", "controls": "0.1",
-            "labels_needed": "2", "seed": "1", "limit": "0", "batch_size": "64", "from_job": "0"})
+        response = client.post(
+            "/jobs/new/disagreements/",
+            {
+                "judges": "kb, kb-any-sense",
+                "source": "games",
+                "unknown": "ignore",
+                "controls": "0.1",
+                "labels_needed": "2",
+                "seed": "1",
+                "limit": "0",
+                "batch_size": "64",
+                "from_job": "0",
+            },
+        )
     job = Job.objects.get(kind="disagreements")
     assert response.status_code == 302 and job.config["judges"] == ["kb", "kb-any-sense"]
-    assert job.config["unknown"] == "ignore" and job.config["labels_needed"] == 2 and job.queue == "cpu"
+    assert (
+        job.config["unknown"] == "ignore"
+        and job.config["labels_needed"] == 2
+        and job.queue == "cpu"
+    )
 
 
 def test_the_job_page_shows_the_result(client, queued, researcher):

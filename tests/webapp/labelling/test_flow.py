@@ -31,8 +31,14 @@ def test_labels_update_agreement_and_judge_accuracy(client, games, make_user, re
         client.force_login(person)
         while (item := client.get("/api/labelling/next/").json()["item"]) is not None:
             verdict = LABELS[item["question"]][k]
-            assert client.post(f"/api/labelling/items/{item['id']}/labels/", {"verdict": verdict},
-                               content_type="application/json").status_code == 201
+            assert (
+                client.post(
+                    f"/api/labelling/items/{item['id']}/labels/",
+                    {"verdict": verdict},
+                    content_type="application/json",
+                ).status_code
+                == 201
+            )
     client.force_login(researcher)
 
     # Agreement by hand: per item the share of agreeing pairs is 1, 1/3, 1, 1 -> p_a = 10/12.
@@ -50,7 +56,10 @@ def test_labels_update_agreement_and_judge_accuracy(client, games, make_user, re
     board = client.get("/api/labelling/judges/").json()
     rows = {r["judge"]: r for r in board["rows"]}
     assert board["gold_sources"] == {"consensus": 3}
-    assert rows["kb"]["accuracy"]["value"] == pytest.approx(1 / 3) and rows["kb"]["taxonomy"]["false_no"] == 2
+    assert (
+        rows["kb"]["accuracy"]["value"] == pytest.approx(1 / 3)
+        and rows["kb"]["taxonomy"]["false_no"] == 2
+    )
     assert rows["kb-any-sense"]["accuracy"]["value"] == pytest.approx(2 / 3)
     assert rows["kb-any-sense"]["taxonomy"]["false_yes"] == 1
     assert [r["judge"] for r in board["rows"]] == ["kb-any-sense", "kb"]
@@ -58,10 +67,18 @@ def test_labels_update_agreement_and_judge_accuracy(client, games, make_user, re
     # The researcher settles the disputed item: a seal (the animal) is an organism.
     disputed = client.get("/api/labelling/items/", {"show": "disputed"}).json()["results"]
     assert [d["question"] for d in disputed] == ["Is it an organism?"]
-    client.post(f"/api/labelling/items/{disputed[0]['id']}/gold/", {"gold": "yes"}, content_type="application/json")
+    client.post(
+        f"/api/labelling/items/{disputed[0]['id']}/gold/",
+        {"gold": "yes"},
+        content_type="application/json",
+    )
     rows = {r["judge"]: r for r in client.get("/api/labelling/judges/").json()["rows"]}
     assert rows["kb"]["accuracy"]["value"] == pytest.approx(1 / 4) and rows["kb"]["n"] == 4
     assert rows["kb-any-sense"]["accuracy"]["value"] == pytest.approx(3 / 4)
     agreement = client.get("/api/labelling/agreement/").json()
     with_gold = {r["rater"]: r["agreement_with_gold"]["value"] for r in agreement["raters"]}
-    assert sorted(with_gold.values()) == [0.0, 1.0, 1.0]  # the one who said "no" disagrees with gold
+    assert sorted(with_gold.values()) == [
+        0.0,
+        1.0,
+        1.0,
+    ]  # the one who said "no" disagrees with gold

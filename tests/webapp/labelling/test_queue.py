@@ -59,7 +59,9 @@ def test_reserved_slots_are_not_handed_to_others(queued, make_user):
     with pytest.raises(ApplicationError, match="all the labels"):
         services.label_submit(user=b, item_id=first.pk, verdict="yes")
     Assignment.objects.filter(annotator=a).update(expires_at=timezone.now() - timedelta(seconds=1))
-    services.label_submit(user=b, item_id=first.pk, verdict="yes")  # the lease expired: the slot is free again
+    services.label_submit(
+        user=b, item_id=first.pk, verdict="yes"
+    )  # the lease expired: the slot is free again
     with pytest.raises(ApplicationError, match="all the labels"):
         services.label_submit(user=a, item_id=first.pk, verdict="no")
 
@@ -90,7 +92,9 @@ def test_undo_takes_back_the_last_label_and_gives_the_item_back(queued, annotato
 def test_undo_window_and_adjudication_end_undo(queued, annotator, researcher):
     item = services.assignment_next(user=annotator)
     label = services.label_submit(user=annotator, item_id=item.pk, verdict="yes").label
-    Label.objects.filter(pk=label.pk).update(created_at=timezone.now() - services.UNDO_WINDOW - timedelta(seconds=1))
+    Label.objects.filter(pk=label.pk).update(
+        created_at=timezone.now() - services.UNDO_WINDOW - timedelta(seconds=1)
+    )
     assert selectors.undoable_label(annotator) is None
     with pytest.raises(ApplicationError, match="older"):
         services.label_undo(user=annotator)
@@ -105,7 +109,9 @@ def test_adjudicated_items_leave_the_queue(queued, annotator, researcher):
     item = DisagreementItem.objects.first()
     services.item_adjudicate(user=researcher, item_id=item.pk, gold="yes")
     item.refresh_from_db()
-    assert item.gold == "yes" and item.adjudicated_by == researcher and item.adjudicated_at is not None
+    assert (
+        item.gold == "yes" and item.adjudicated_by == researcher and item.adjudicated_at is not None
+    )
     assert item not in selectors.queue_candidates(annotator)
     with pytest.raises(ApplicationError, match="gold"):
         services.label_submit(user=annotator, item_id=item.pk, verdict="no")
@@ -118,7 +124,9 @@ def test_adjudicated_items_leave_the_queue(queued, annotator, researcher):
 
 def test_bad_verdicts_and_missing_items(queued, annotator):
     with pytest.raises(ApplicationError, match="one of"):
-        services.label_submit(user=annotator, item_id=DisagreementItem.objects.first().pk, verdict="perhaps")
+        services.label_submit(
+            user=annotator, item_id=DisagreementItem.objects.first().pk, verdict="perhaps"
+        )
     with pytest.raises(ApplicationError) as err:
         services.label_submit(user=annotator, item_id=999_999, verdict="yes")
     assert err.value.status == 404

@@ -20,16 +20,22 @@ def test_role_checks_on_pages_and_forms(client, queued, player, annotator):
     client.force_login(player)
     assert client.get("/labelling/").status_code == 403
     assert client.post(f"/labelling/items/{item.pk}/label/", {"verdict": "yes"}).status_code == 403
-    assert client.post(f"/labelling/items/{item.pk}/adjudicate/", {"gold": "yes"}).status_code == 403
+    assert (
+        client.post(f"/labelling/items/{item.pk}/adjudicate/", {"gold": "yes"}).status_code == 403
+    )
     client.force_login(annotator)
     assert client.get("/labelling/").status_code == 200
     for url in RESEARCHER_PAGES:
         assert client.get(url).status_code == 403, url
-    assert client.post(f"/labelling/items/{item.pk}/adjudicate/", {"gold": "yes"}).status_code == 403
+    assert (
+        client.post(f"/labelling/items/{item.pk}/adjudicate/", {"gold": "yes"}).status_code == 403
+    )
     assert client.get("/labelling/export/labels.jsonl").status_code == 403
     item.refresh_from_db()
     assert item.gold == "" and not Label.objects.filter(annotator=player).exists()
-    assert 'href="/labelling/"' in client.get("/").content.decode()  # the nav links the queue for annotators
+    assert (
+        'href="/labelling/"' in client.get("/").content.decode()
+    )  # the nav links the queue for annotators
 
 
 def test_queue_page_is_blind_and_has_buttons_shortcuts_and_a_live_region(client, queued, annotator):
@@ -39,7 +45,11 @@ def test_queue_page_is_blind_and_has_buttons_shortcuts_and_a_live_region(client,
     assert "kb-any-sense" not in html  # the judges' votes stay hidden
     for value, key in (("yes", "y"), ("no", "n"), ("unclear", "u"), ("invalid", "i")):
         assert f'name="verdict" value="{value}" data-shortcut="{key}"' in html
-    assert 'data-shortcut="ctrl+space"' in html and 'aria-live="polite"' in html and "js/labelling.js" in html
+    assert (
+        'data-shortcut="ctrl+space"' in html
+        and 'aria-live="polite"' in html
+        and "js/labelling.js" in html
+    )
 
 
 def test_label_without_javascript_redirects_and_reveals_the_votes(client, queued, annotator):
@@ -51,16 +61,22 @@ def test_label_without_javascript_redirects_and_reveals_the_votes(client, queued
     assert "you said" in html and "kb-any-sense" in html and "Undo last label" in html
     assert Label.objects.get(annotator=annotator).verdict == "yes"
     nxt = DisagreementItem.objects.get(question="Is it an organism?")
-    assert f'formaction="/labelling/items/{nxt.pk}/skip/"' in html  # the skip button posts without JavaScript too
+    assert (
+        f'formaction="/labelling/items/{nxt.pk}/skip/"' in html
+    )  # the skip button posts without JavaScript too
     response = client.post(f"/labelling/items/{nxt.pk}/skip/")
     assert response.status_code == 302 and response["Location"] == "/labelling/"
     assert "Is it an organism?" not in client.get("/labelling/").content.decode()
 
 
-def test_htmx_label_skip_and_undo_return_the_fragment_with_an_announcement(client, queued, annotator):
+def test_htmx_label_skip_and_undo_return_the_fragment_with_an_announcement(
+    client, queued, annotator
+):
     client.force_login(annotator)
     item = DisagreementItem.objects.get(question="Is it an animal?")
-    html = client.post(f"/labelling/items/{item.pk}/label/", {"verdict": "no"}, HTTP_HX_REQUEST="true").content.decode()
+    html = client.post(
+        f"/labelling/items/{item.pk}/label/", {"verdict": "no"}, HTTP_HX_REQUEST="true"
+    ).content.decode()
     assert "<html" not in html and 'hx-swap-oob="innerHTML"' in html
     assert "Saved “no”. The judges said: kb no, kb-any-sense yes." in html
     nxt = DisagreementItem.objects.get(pk=int(html.split('data-item="')[1].split('"')[0]))
@@ -77,14 +93,29 @@ def test_review_adjudicate_with_htmx_and_plain_post(client, queued, researcher):
     item = DisagreementItem.objects.first()
     html = client.get("/labelling/review/?show=all").content.decode()
     assert f'id="item-{item.pk}"' in html and "kb-any-sense" in html
-    row = client.post(f"/labelling/items/{item.pk}/adjudicate/", {"gold": "invalid"}, HTTP_HX_REQUEST="true").content.decode()
-    assert row.lstrip().startswith(f'<tr id="item-{item.pk}"') and '<option value="invalid" selected>' in row
-    response = client.post(f"/labelling/items/{item.pk}/adjudicate/", {"gold": "no", "next": "/labelling/review/?show=adjudicated"})
-    assert response.status_code == 302 and response["Location"] == "/labelling/review/?show=adjudicated"
+    row = client.post(
+        f"/labelling/items/{item.pk}/adjudicate/", {"gold": "invalid"}, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert (
+        row.lstrip().startswith(f'<tr id="item-{item.pk}"')
+        and '<option value="invalid" selected>' in row
+    )
+    response = client.post(
+        f"/labelling/items/{item.pk}/adjudicate/",
+        {"gold": "no", "next": "/labelling/review/?show=adjudicated"},
+    )
+    assert (
+        response.status_code == 302
+        and response["Location"] == "/labelling/review/?show=adjudicated"
+    )
     item.refresh_from_db()
     assert item.gold == "no" and item.adjudicated_by == researcher
-    assert f'id="item-{item.pk}"' in client.get("/labelling/review/?show=adjudicated").content.decode()
-    assert "No items match." in client.get("/labelling/review/?show=bogus").content.decode()  # default: disputed
+    assert (
+        f'id="item-{item.pk}"' in client.get("/labelling/review/?show=adjudicated").content.decode()
+    )
+    assert (
+        "No items match." in client.get("/labelling/review/?show=bogus").content.decode()
+    )  # default: disputed
 
 
 def test_exports_load_with_datasets(client, queued, researcher, tmp_path):
@@ -96,14 +127,27 @@ def test_exports_load_with_datasets(client, queued, researcher, tmp_path):
     rows = [json.loads(line) for line in jsonl.content.decode().splitlines()]
     assert len(rows) == 4 and {r["gold"] for r in rows} == {"", "yes"}
     organism = next(r for r in rows if r["id"] == item.pk)
-    assert organism["gold_source"] == "adjudicated" and len(organism["votes"]) == 2 and organism["history"]
+    assert (
+        organism["gold_source"] == "adjudicated"
+        and len(organism["votes"]) == 2
+        and organism["history"]
+    )
     parquet = client.get("/labelling/export/labels.parquet")
     assert parquet.status_code == 200 and parquet["Content-Disposition"].endswith('labels.parquet"')
     (tmp_path / "labels.parquet").write_bytes(parquet.content)
     import datasets
 
-    data = datasets.load_dataset("parquet", data_files=str(tmp_path / "labels.parquet"), split="train")
-    assert len(data) == 4 and set(data.column_names) >= {"secret", "question", "history", "labels", "votes", "gold"}
+    data = datasets.load_dataset(
+        "parquet", data_files=str(tmp_path / "labels.parquet"), split="train"
+    )
+    assert len(data) == 4 and set(data.column_names) >= {
+        "secret",
+        "question",
+        "history",
+        "labels",
+        "votes",
+        "gold",
+    }
     assert client.get("/labelling/export/labels.csv").status_code == 404
 
 
@@ -123,10 +167,16 @@ def test_score_a_judge_on_gold_in_the_request_or_as_a_job(client, queued, resear
     job = Job.objects.get(kind="disagreements", config__source="gold")
     assert response["Location"] == f"/jobs/{job.pk}/" and job.config["judges"] == ["tiny-judge"]
     html = client.get("/labelling/judges/").content.decode()
-    assert 'data-judge="kb-any-sense"' in html and "accuracy-chart" in html and 'id="accuracy-data"' in html
+    assert (
+        'data-judge="kb-any-sense"' in html
+        and "accuracy-chart" in html
+        and 'id="accuracy-data"' in html
+    )
 
 
-def test_train_button_queues_the_judge_job_on_reference_and_gold_and_keeps_the_gold_set(client, queued, researcher):
+def test_train_button_queues_the_judge_job_on_reference_and_gold_and_keeps_the_gold_set(
+    client, queued, researcher
+):
     for question, gold in (("Is it an animal?", "yes"), ("Is it a device?", "unclear")):
         DisagreementItem.objects.filter(question=question).update(gold=gold)
     client.force_login(researcher)
@@ -161,7 +211,9 @@ def test_a_refused_queue_or_judges_action_shows_why(client, queued, researcher):
     client.force_login(researcher)  # researchers may label too
     item = DisagreementItem.objects.get(question="Is it an animal?")
     assert client.post(f"/labelling/items/{item.pk}/label/", {"verdict": "yes"}).status_code == 302
-    html = client.post(f"/labelling/items/{item.pk}/label/", {"verdict": "no"}, HTTP_HX_REQUEST="true").content.decode()
+    html = client.post(
+        f"/labelling/items/{item.pk}/label/", {"verdict": "no"}, HTTP_HX_REQUEST="true"
+    ).content.decode()
     assert "<html" not in html and "You have already labelled this item." in html
     assert Label.objects.get(item=item).verdict == "yes"
     response = client.post("/labelling/judges/score/", {"judge": "no-such-judge"}, follow=True)

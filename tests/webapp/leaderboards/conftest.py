@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-T0 = datetime(2026, 11, 1, 12, 0, tzinfo=dt_timezone.utc)
+T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -37,18 +37,34 @@ def make_game(db):
     counter = {"n": 0}
     finished_job = Job.objects.create(kind="evaluation", status="finished")
 
-    def make(secret: str, won: bool | None, n_turns: int = 10, *, max_turns: int | None = 20, outcome: str | None = None,
-             **fields):
+    def make(
+        secret: str,
+        won: bool | None,
+        n_turns: int = 10,
+        *,
+        max_turns: int | None = 20,
+        outcome: str | None = None,
+        **fields,
+    ):
         counter["n"] += 1
         outcome = outcome or ("won" if won else "lost")
-        status = {"won": "finished", "lost": "finished", "abandoned": "abandoned", "playing": "playing"}[outcome]
+        status = {
+            "won": "finished",
+            "lost": "finished",
+            "abandoned": "abandoned",
+            "playing": "playing",
+        }[outcome]
         fields.setdefault("mode", "model")
         fields.setdefault("finished_at", T0 + timedelta(minutes=counter["n"]))
         rule = {"win_rule": "strict"} if fields["mode"] == "human_guesser" else {}
-        fields.setdefault("config", {"max_turns": max_turns, **rule} if max_turns is not None else rule)
+        fields.setdefault(
+            "config", {"max_turns": max_turns, **rule} if max_turns is not None else rule
+        )
         if fields["mode"] == "model":
             fields.setdefault("job", finished_job)
             fields.setdefault("sample_index", counter["n"])  # a job stores each (word, sample) once
-        return Game.objects.create(secret=secret, outcome=outcome, status=status, n_turns=n_turns, **fields)
+        return Game.objects.create(
+            secret=secret, outcome=outcome, status=status, n_turns=n_turns, **fields
+        )
 
     return make

@@ -17,7 +17,9 @@ def refreshed(spec, word_list, make_game, make_user):
     for won in (True, False, True):
         make_game("apple", won, 8, guesser=alpha, judge=kb, word_list=word_list)
     make_game("apple", True, 30, max_turns=50, guesser=alpha, judge=kb, word_list=word_list)
-    make_game("apple", True, 6, mode="human_guesser", player=make_user("player", username="pat"), judge=kb)
+    make_game(
+        "apple", True, 6, mode="human_guesser", player=make_user("player", username="pat"), judge=kb
+    )
     leaderboards_refresh()
     return {"kb": kb, "word_list": word_list}
 
@@ -29,14 +31,24 @@ def test_models_board_default_key_rows_and_key_list(client, refreshed):
     wl, kb = refreshed["word_list"], refreshed["kb"]
     assert body["board"] == "models" and body["key"] == models_key(wl.pk, kb.pk, 20)
     (row,) = body["rows"]
-    assert row["name"] == "alpha" and row["games"] == 3 and row["success"] == pytest.approx(2 / 3, abs=1e-6)
+    assert (
+        row["name"] == "alpha"
+        and row["games"] == 3
+        and row["success"] == pytest.approx(2 / 3, abs=1e-6)
+    )
     assert row["k"] == 3 and row["pass_at_k"] == 1.0 and row["preliminary"] is True
-    assert row["strict_success"] == row["reference_success"] == row["success"]  # no stored questions to re-judge
+    assert (
+        row["strict_success"] == row["reference_success"] == row["success"]
+    )  # no stored questions to re-judge
     assert body["meta"]["win_rule"] == "reference"
     assert [k["max_turns"] for k in body["keys"]] == [20, 50]
     assert {k["win_rule"] for k in body["keys"]} == {"reference"}
     assert body["keys"][0]["word_list"] == {"id": wl.pk, "name": "test/words", "version": 2}
-    assert body["computed_at"] and body["checked_at"] and body["meta"]["label"].endswith("20 turns · reference rule")
+    assert (
+        body["computed_at"]
+        and body["checked_at"]
+        and body["meta"]["label"].endswith("20 turns · reference rule")
+    )
 
     other = client.get(URL, {"board": "models", "key": models_key(wl.pk, kb.pk, 50)}).json()
     assert other["key"].endswith("turns:50") and other["rows"][0]["games"] == 1
@@ -45,11 +57,16 @@ def test_models_board_default_key_rows_and_key_list(client, refreshed):
 def test_humans_and_ability_boards(client, refreshed):
     humans = client.get(URL, {"board": "humans"}).json()
     assert humans["board"] == "humans" and humans["key"] == ""
-    assert [(r["name"], r["games"], r["wins"], r["rank"]) for r in humans["rows"]] == [("pat", 1, 1, 1)]
+    assert [(r["name"], r["games"], r["wins"], r["rank"]) for r in humans["rows"]] == [
+        ("pat", 1, 1, 1)
+    ]
     assert "keys" not in humans
 
     ability = client.get(URL, {"board": "ability"}).json()
-    assert {(r["name"], r["kind"]) for r in ability["rows"]} == {("pat", "human"), ("alpha", "model")}
+    assert {(r["name"], r["kind"]) for r in ability["rows"]} == {
+        ("pat", "human"),
+        ("alpha", "model"),
+    }
     assert all(r["theta_lo"] < r["theta"] < r["theta_hi"] for r in ability["rows"])
 
 
@@ -78,8 +95,14 @@ def test_snapshots_from_before_the_win_rules_still_serialise(client, refreshed):
     from webapp.leaderboards.models import LeaderboardSnapshot
 
     for snapshot in LeaderboardSnapshot.objects.filter(board__in=("models", "models_index")):
-        snapshot.rows = [{k: v for k, v in r.items() if "win_rule" not in k and "strict" not in k
-                          and "reference" not in k} for r in snapshot.rows]
+        snapshot.rows = [
+            {
+                k: v
+                for k, v in r.items()
+                if "win_rule" not in k and "strict" not in k and "reference" not in k
+            }
+            for r in snapshot.rows
+        ]
         snapshot.save()
     response = client.get(URL, {"board": "models"})
     assert response.status_code == 200 and "strict_success" not in response.json()["rows"][0]

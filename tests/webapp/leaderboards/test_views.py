@@ -34,19 +34,32 @@ def test_guest_sees_all_three_boards_with_headers_and_escaped_names(client, boar
     response = client.get(URL)
     assert response.status_code == 200
     html = response.content.decode()
-    for header in ("Success, mean@k (%)", "pass@k (%)", "Mean turns (won)", "Win rate (%)", "Ability θ",
-                   "Mean questions (won games)", "95% interval"):
+    for header in (
+        "Success, mean@k (%)",
+        "pass@k (%)",
+        "Mean turns (won)",
+        "Win rate (%)",
+        "Ability θ",
+        "Mean questions (won games)",
+        "95% interval",
+    ):
         assert header in html
-    assert 'id="models-table"' in html and 'id="humans-table"' in html and 'id="ability-table"' in html
+    assert (
+        'id="models-table"' in html and 'id="humans-table"' in html and 'id="ability-table"' in html
+    )
     assert "test/words v2 · judge kb · 20 turns" in html
-    assert "reference rule (the board's)" in html and "<small>strict rule</small>" in html  # both rules' success
+    assert (
+        "reference rule (the board's)" in html and "<small>strict rule</small>" in html
+    )  # both rules' success
     assert "preliminary" in html and "fewer than 200 games" in html
     # names are text, never markup: in the tables and in the chart data
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert EVIL not in html
     assert '<img src=x onerror="alert(2)">' not in html
     assert "&lt;img src=x onerror=&quot;alert(2)&quot;&gt;" in html
-    assert 'id="ability-data"' in html and "chart.umd.min.js" in html and 'id="ability-chart"' in html
+    assert (
+        'id="ability-data"' in html and "chart.umd.min.js" in html and 'id="ability-chart"' in html
+    )
     # guests get no recompute button, and the nav links the page
     assert "Recompute now" not in html
     assert 'href="/leaderboards/"' in html
@@ -58,7 +71,9 @@ def test_models_key_selector_switches_board_and_htmx_gets_only_the_table(client,
     assert f'<option value="{other}" selected>' in html
     assert "test/words v2 · judge kb · 50 turns · reference rule</caption>" in html
 
-    partial = client.get(URL, {"key": other, "board": "models"}, HTTP_HX_REQUEST="true").content.decode()
+    partial = client.get(
+        URL, {"key": other, "board": "models"}, HTTP_HX_REQUEST="true"
+    ).content.decode()
     assert partial.lstrip().startswith('<div id="models-board">')
     assert "<html" not in partial and "50 turns · reference rule</caption>" in partial
 
@@ -80,7 +95,9 @@ def test_recompute_is_refused_to_guests_and_non_researchers(client, make_user):
     delay.assert_not_called()
 
 
-def test_recompute_queues_the_task_for_a_researcher_after_commit(client, researcher, django_capture_on_commit_callbacks):
+def test_recompute_queues_the_task_for_a_researcher_after_commit(
+    client, researcher, django_capture_on_commit_callbacks
+):
     client.force_login(researcher)
     assert "Recompute now" in client.get(URL).content.decode()
     with mock.patch("workers.tasks.leaderboards_refresh_task.delay") as delay:

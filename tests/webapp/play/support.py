@@ -6,7 +6,12 @@ from functools import lru_cache
 
 from games import rules
 from games.types import Verdict
-from webapp.catalog.services import WORDLISTS_DIR, read_word_file, seed_model_specs, word_list_create
+from webapp.catalog.services import (
+    WORDLISTS_DIR,
+    read_word_file,
+    seed_model_specs,
+    word_list_create,
+)
 from webapp.play.visitors import Visitor, guest_key_for
 
 GUEST_IP = "127.0.0.1"  # REMOTE_ADDR of Django's test client and of the live server's browser
@@ -15,8 +20,11 @@ GUEST_IP = "127.0.0.1"  # REMOTE_ADDR of Django's test client and of the live se
 def seed_play_catalog() -> None:
     """The default model specs and the default word list (dbrl/paper_test)."""
     seed_model_specs()
-    word_list_create(name="dbrl/paper_test", version=1,
-                     entries=read_word_file(WORDLISTS_DIR / "dbrl" / "paper_test.txt"))
+    word_list_create(
+        name="dbrl/paper_test",
+        version=1,
+        entries=read_word_file(WORDLISTS_DIR / "dbrl" / "paper_test.txt"),
+    )
 
 
 def visitor_of(user=None, *games) -> Visitor:
@@ -58,9 +66,13 @@ def model_game(secret: str, questions: list[str], **fields):
     from webapp.play.records import trajectories_store
 
     judge = ModelSpec.objects.get(name="kb")
-    trajectory = replay(judge_for(judge), secret, 1, questions, GameConfig(max_turns=len(questions)))
+    trajectory = replay(
+        judge_for(judge), secret, 1, questions, GameConfig(max_turns=len(questions))
+    )
     trajectory.initial_belief = -6.0
     for i, turn in enumerate(trajectory.turns):
         turn.candidates_left, turn.belief, turn.delta_belief = 100 // (i + 1), -5.0 + i, 1.0
         turn.top_candidates = [(secret, 0.5), ("cat", 0.2)]
-    return trajectories_store([trajectory], guesser=ModelSpec.objects.get(name="infogain"), judge=judge, **fields)[0]
+    return trajectories_store(
+        [trajectory], guesser=ModelSpec.objects.get(name="infogain"), judge=judge, **fields
+    )[0]

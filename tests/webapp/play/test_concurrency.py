@@ -9,11 +9,10 @@ import pytest
 from django.db import connection
 
 from games.engine import TwentyQuestions
+from tests.webapp.play.support import seed_play_catalog, visitor_of
 from webapp.core.exceptions import ApplicationError
 from webapp.play import services
 from webapp.play.models import Turn
-
-from tests.webapp.play.support import seed_play_catalog, visitor_of
 
 
 @pytest.mark.django_db(transaction=True)
@@ -24,7 +23,9 @@ def test_two_concurrent_submissions_of_one_turn_store_exactly_one(player, monkey
 
     # Judging takes a while, so both requests are inside the service at the same time.
     real_step = TwentyQuestions.step
-    monkeypatch.setattr(TwentyQuestions, "step", lambda self, q: (time.sleep(0.3), real_step(self, q))[1])
+    monkeypatch.setattr(
+        TwentyQuestions, "step", lambda self, q: (time.sleep(0.3), real_step(self, q))[1]
+    )
 
     start = threading.Barrier(2)
     results: list[object] = []
@@ -32,7 +33,11 @@ def test_two_concurrent_submissions_of_one_turn_store_exactly_one(player, monkey
     def submit(question: str) -> None:
         try:
             start.wait()
-            results.append(services.turn_submit(game_id=game.pk, visitor=visitor, question=question, expected_index=0))
+            results.append(
+                services.turn_submit(
+                    game_id=game.pk, visitor=visitor, question=question, expected_index=0
+                )
+            )
         except ApplicationError as err:
             results.append(err)
         finally:
@@ -49,6 +54,8 @@ def test_two_concurrent_submissions_of_one_turn_store_exactly_one(player, monkey
     assert len(stored) == 1 and len(refused) == 1
     # The loser waited for the lock and then saw the new turn (not a constraint violation).
     assert refused[0].status == 409 and "is not the next one" in refused[0].message
-    assert list(Turn.objects.filter(game=game).values_list("question", flat=True)) == [stored[0].question]
+    assert list(Turn.objects.filter(game=game).values_list("question", flat=True)) == [
+        stored[0].question
+    ]
     game.refresh_from_db()
     assert game.n_turns == 1

@@ -18,11 +18,24 @@ pytestmark = pytest.mark.django_db
 
 
 def _human_game(player) -> Game:
-    game = Game.objects.create(mode=GameMode.HUMAN_GUESSER, secret="dog", player=player,
-                               judge=ModelSpec.objects.get(name="kb"), outcome=GameOutcome.WON, n_turns=1,
-                               finished_at=timezone.now(), config={"max_turns": 20})
-    Turn.objects.create(game=game, index=0, question="Is it a dog?", verdict="finished",
-                        reward={"win": 1.0}, total_reward=1.0)
+    game = Game.objects.create(
+        mode=GameMode.HUMAN_GUESSER,
+        secret="dog",
+        player=player,
+        judge=ModelSpec.objects.get(name="kb"),
+        outcome=GameOutcome.WON,
+        n_turns=1,
+        finished_at=timezone.now(),
+        config={"max_turns": 20},
+    )
+    Turn.objects.create(
+        game=game,
+        index=0,
+        question="Is it a dog?",
+        verdict="finished",
+        reward={"win": 1.0},
+        total_reward=1.0,
+    )
     return game
 
 
@@ -30,8 +43,10 @@ def _human_game(player) -> Game:
 def mixed_games(catalog):
     player = get_user_model().objects.create_user("ada", password="x")
     human = _human_game(player)
-    models = [model_game(secret, ["Is it an animal?", "Is it alive?", f"Is it a {secret}?"])
-              for secret in ("cat", "apple", "table")]
+    models = [
+        model_game(secret, ["Is it an animal?", "Is it alive?", f"Is it a {secret}?"])
+        for secret in ("cat", "apple", "table")
+    ]
     return [human, *models]
 
 
@@ -40,14 +55,19 @@ def test_games_turns_and_trajectories_over_several_chunks_keep_one_schema(mixed_
 
     ids = [g.pk for g in mixed_games]
     chunks = []
-    n_turns, files = export_games(ids, tmp_path, ["jsonl", "parquet"], chunk=1, on_chunk=chunks.append)
+    n_turns, files = export_games(
+        ids, tmp_path, ["jsonl", "parquet"], chunk=1, on_chunk=chunks.append
+    )
     assert chunks == [1, 2, 3, 4]
-    assert sorted(p.name for p in files) == sorted(f"{n}.{x}" for n in ("games", "turns", "trajectories")
-                                                  for x in ("jsonl", "parquet"))
+    assert sorted(p.name for p in files) == sorted(
+        f"{n}.{x}" for n in ("games", "turns", "trajectories") for x in ("jsonl", "parquet")
+    )
     games = pq.read_table(tmp_path / "games.parquet").to_pylist()
     assert [g["id"] for g in games] == ids
     assert games[0]["guesser_name"] is None and games[0]["player_username"] == "ada"
-    assert games[0]["initial_belief"] is None and json.loads(games[0]["config"]) == {"max_turns": 20}
+    assert games[0]["initial_belief"] is None and json.loads(games[0]["config"]) == {
+        "max_turns": 20
+    }
     assert games[1]["guesser_name"] == "infogain" and games[1]["player_username"] is None
     assert games[1]["initial_belief"] == -6.0 and games[1]["finished_at"] is not None
 
@@ -72,7 +92,9 @@ def test_trajectories_load_with_datasets(mixed_games, tmp_path):
     import datasets
 
     export_games([g.pk for g in mixed_games], tmp_path, ["parquet"], chunk=2)
-    loaded = datasets.load_dataset("parquet", data_files=str(tmp_path / "trajectories.parquet"), split="train")
+    loaded = datasets.load_dataset(
+        "parquet", data_files=str(tmp_path / "trajectories.parquet"), split="train"
+    )
     assert loaded["secret"] == [g.secret for g in mixed_games]
     assert [t["question"] for t in loaded[1]["turns"]][:2] == ["Is it an animal?", "Is it alive?"]
 

@@ -11,11 +11,10 @@ import pytest
 from django.db import connection, transaction
 
 from games.engine import TwentyQuestions
+from tests.webapp.play.support import seed_play_catalog, visitor_of
 from webapp.core.exceptions import ApplicationError
 from webapp.play import services
 from webapp.play.models import Game, Turn
-
-from tests.webapp.play.support import seed_play_catalog, visitor_of
 
 
 @pytest.mark.django_db(transaction=True)
@@ -43,8 +42,9 @@ def test_a_slow_judge_blocks_neither_other_games_nor_reads_of_its_own(player, mo
 
     def submit(name: str, question: str) -> None:
         try:
-            results[name] = services.turn_submit(game_id=slow_game.pk, visitor=visitor, question=question,
-                                                 expected_index=0)
+            results[name] = services.turn_submit(
+                game_id=slow_game.pk, visitor=visitor, question=question, expected_index=0
+            )
         except ApplicationError as err:
             results[name] = err
         finally:
@@ -55,7 +55,9 @@ def test_a_slow_judge_blocks_neither_other_games_nor_reads_of_its_own(player, mo
     assert entered.wait(timeout=20), "the judge was never asked"
     try:
         began = time.perf_counter()
-        services.turn_submit(game_id=other_game.pk, visitor=visitor, question="Is it big?", expected_index=0)
+        services.turn_submit(
+            game_id=other_game.pk, visitor=visitor, question="Is it big?", expected_index=0
+        )
         other_seconds = time.perf_counter() - began
         began = time.perf_counter()
         with transaction.atomic():  # the slow game's row is not locked by its turn in progress
@@ -73,11 +75,15 @@ def test_a_slow_judge_blocks_neither_other_games_nor_reads_of_its_own(player, mo
     assert read.turns == []  # the read saw the game as it was: no half-stored turn
     assert isinstance(results["slow"], Turn)
     assert Turn.objects.filter(game=other_game).count() == 1
-    assert list(Turn.objects.filter(game=slow_game).values_list("question", flat=True)) == ["Is it alive?"]
+    assert list(Turn.objects.filter(game=slow_game).values_list("question", flat=True)) == [
+        "Is it alive?"
+    ]
 
     # the same turn submitted again (a double click arriving late) is refused, not stored twice
     with pytest.raises(ApplicationError) as refused:
-        services.turn_submit(game_id=slow_game.pk, visitor=visitor, question="Is it alive?", expected_index=0)
+        services.turn_submit(
+            game_id=slow_game.pk, visitor=visitor, question="Is it alive?", expected_index=0
+        )
     assert refused.value.status == 409
     assert Turn.objects.filter(game=slow_game).count() == 1
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from tests.webapp.play.support import truthful_verdict, visitor_of
 from webapp.catalog.models import ModelSpec
 from webapp.core.exceptions import ApplicationError
 from webapp.labelling.models import JudgeVote
 from webapp.play import services
 from webapp.play.models import Game, GameMode, GameStatus, Turn
-
-from tests.webapp.play.support import truthful_verdict, visitor_of
 
 pytestmark = pytest.mark.django_db
 
@@ -22,25 +21,44 @@ def play_as_answerer(game: Game, visitor, secret: str, lie: str | None = None) -
         if game.status != GameStatus.PLAYING:
             return game
         question = game.state["pending"]["question"]
-        services.answer_submit(game_id=game.pk, visitor=visitor, verdict=lie or truthful_verdict(secret, question),
-                               expected_index=game.n_turns)
+        services.answer_submit(
+            game_id=game.pk,
+            visitor=visitor,
+            verdict=lie or truthful_verdict(secret, question),
+            expected_index=game.n_turns,
+        )
     raise AssertionError("the game did not end")
 
 
 class TestGameStart:
-    def test_guesser_game_draws_a_secret_the_judge_knows_from_the_default_word_list(self, catalog, player):
+    def test_guesser_game_draws_a_secret_the_judge_knows_from_the_default_word_list(
+        self, catalog, player
+    ):
         game = services.game_start(visitor=visitor_of(player), role="guesser")
-        assert game.mode == GameMode.HUMAN_GUESSER and game.judge.name == "learned" and game.player == player
+        assert (
+            game.mode == GameMode.HUMAN_GUESSER
+            and game.judge.name == "learned"
+            and game.player == player
+        )
         assert game.word_list.name == "dbrl/paper_test"
         assert game.word_list.entries.filter(word__text=game.secret).exists()
-        assert game.secret not in {"casquette", "acai", "akubra", "fascinator"}  # not in the knowledge base
+        assert game.secret not in {
+            "casquette",
+            "acai",
+            "akubra",
+            "fascinator",
+        }  # not in the knowledge base
         assert game.state["secret_source"] == "word_list" and game.status == GameStatus.PLAYING
 
     def test_a_guest_game_keeps_the_hashed_ip_not_the_ip(self, catalog):
         game = services.game_start(visitor=visitor_of(), role="guesser")
-        assert game.player is None and len(game.guest_key) == 64 and "127.0.0.1" not in game.guest_key
+        assert (
+            game.player is None and len(game.guest_key) == 64 and "127.0.0.1" not in game.guest_key
+        )
 
-    def test_only_researchers_choose_the_secret_of_a_game_they_guess(self, catalog, player, researcher):
+    def test_only_researchers_choose_the_secret_of_a_game_they_guess(
+        self, catalog, player, researcher
+    ):
         with pytest.raises(ApplicationError) as err:
             services.game_start(visitor=visitor_of(player), role="guesser", secret="dog")
         assert err.value.status == 403
@@ -62,9 +80,17 @@ class TestGameStart:
 
     def test_answerer_game_asks_its_first_question_straight_away(self, catalog, player):
         game = services.game_start(visitor=visitor_of(player), role="answerer")
-        assert game.guesser.name == "infogain" and game.secret == "" and game.state["secret_source"] == "unconfirmed"
+        assert (
+            game.guesser.name == "infogain"
+            and game.secret == ""
+            and game.state["secret_source"] == "unconfirmed"
+        )
         pending = game.state["pending"]
-        assert pending["index"] == 0 and pending["question"].endswith("?") and pending["candidates_left"] > 1000
+        assert (
+            pending["index"] == 0
+            and pending["question"].endswith("?")
+            and pending["candidates_left"] > 1000
+        )
         assert len(pending["top_candidates"]) == 5
 
 
@@ -73,13 +99,21 @@ class TestPersonAsks:
         fixed_secret("dog")
         visitor = visitor_of(player)
         game = services.game_start(visitor=visitor, role="guesser", judge="kb")
-        first = services.turn_submit(game_id=game.pk, visitor=visitor, question="Is it a kind of animal?", expected_index=0)
+        first = services.turn_submit(
+            game_id=game.pk, visitor=visitor, question="Is it a kind of animal?", expected_index=0
+        )
         assert (first.verdict, first.judge_raw, first.extra["judge"]) == ("yes", "isa:animal", "kb")
-        repeated = services.turn_submit(game_id=game.pk, visitor=visitor, question="is it a KIND of animal", expected_index=1)
+        repeated = services.turn_submit(
+            game_id=game.pk, visitor=visitor, question="is it a KIND of animal", expected_index=1
+        )
         assert repeated.verdict == "invalid"  # no question mark: the rules decide before the judge
-        again = services.turn_submit(game_id=game.pk, visitor=visitor, question="IS IT A KIND OF ANIMAL?", expected_index=2)
+        again = services.turn_submit(
+            game_id=game.pk, visitor=visitor, question="IS IT A KIND OF ANIMAL?", expected_index=2
+        )
         assert again.verdict == "repeated" and again.reward["repeated"] == -1.0
-        last = services.turn_submit(game_id=game.pk, visitor=visitor, question="Is it a dog?", expected_index=3)
+        last = services.turn_submit(
+            game_id=game.pk, visitor=visitor, question="Is it a dog?", expected_index=3
+        )
         game.refresh_from_db()
         assert last.verdict == "finished" and last.reward == {"turn": -0.05, "win": 2.0}
         assert (game.outcome, game.status, game.n_turns) == ("won", GameStatus.FINISHED, 4)
@@ -89,35 +123,53 @@ class TestPersonAsks:
         fixed_secret("dog")
         visitor = visitor_of(player)
         game = services.game_start(visitor=visitor, role="guesser", max_turns=2)
-        services.turn_submit(game_id=game.pk, visitor=visitor, question="Is it a kind of plant?", expected_index=0)
-        services.turn_submit(game_id=game.pk, visitor=visitor, question="Is it a kind of tool?", expected_index=1)
+        services.turn_submit(
+            game_id=game.pk, visitor=visitor, question="Is it a kind of plant?", expected_index=0
+        )
+        services.turn_submit(
+            game_id=game.pk, visitor=visitor, question="Is it a kind of tool?", expected_index=1
+        )
         game.refresh_from_db()
         assert (game.outcome, game.status) == ("lost", GameStatus.FINISHED)
 
-    def test_a_question_after_the_end_is_refused_with_a_clear_sentence(self, catalog, player, fixed_secret):
+    def test_a_question_after_the_end_is_refused_with_a_clear_sentence(
+        self, catalog, player, fixed_secret
+    ):
         fixed_secret("dog")
         visitor = visitor_of(player)
         game = services.game_start(visitor=visitor, role="guesser")
-        services.turn_submit(game_id=game.pk, visitor=visitor, question="Is it a dog?", expected_index=0)
+        services.turn_submit(
+            game_id=game.pk, visitor=visitor, question="Is it a dog?", expected_index=0
+        )
         with pytest.raises(ApplicationError) as err:
-            services.turn_submit(game_id=game.pk, visitor=visitor, question="Is it a cat?", expected_index=1)
+            services.turn_submit(
+                game_id=game.pk, visitor=visitor, question="Is it a cat?", expected_index=1
+            )
         assert err.value.status == 409 and "game is over" in err.value.message
         assert Turn.objects.filter(game=game).count() == 1
 
     def test_a_100_kb_question_is_an_invalid_turn_not_an_error(self, catalog, player):
         visitor = visitor_of(player)
         game = services.game_start(visitor=visitor, role="guesser")
-        turn = services.turn_submit(game_id=game.pk, visitor=visitor, question="Is it " + "x" * 100_000 + "?",
-                                    expected_index=0)
+        turn = services.turn_submit(
+            game_id=game.pk,
+            visitor=visitor,
+            question="Is it " + "x" * 100_000 + "?",
+            expected_index=0,
+        )
         assert turn.verdict == "invalid" and turn.judge_raw == "rule: too long"
         assert len(turn.question) <= 2000 and turn.reward["invalid"] == -5.0
 
     def test_a_stale_expected_index_is_refused_and_stores_nothing(self, catalog, player):
         visitor = visitor_of(player)
         game = services.game_start(visitor=visitor, role="guesser")
-        services.turn_submit(game_id=game.pk, visitor=visitor, question="Is it alive?", expected_index=0)
+        services.turn_submit(
+            game_id=game.pk, visitor=visitor, question="Is it alive?", expected_index=0
+        )
         with pytest.raises(ApplicationError) as err:
-            services.turn_submit(game_id=game.pk, visitor=visitor, question="Is it alive?", expected_index=0)
+            services.turn_submit(
+                game_id=game.pk, visitor=visitor, question="Is it alive?", expected_index=0
+            )
         assert err.value.status == 409 and err.value.extra == {"n_turns": 1}
         assert Turn.objects.filter(game=game).count() == 1
 
@@ -125,20 +177,35 @@ class TestPersonAsks:
         owner, other = make_user("player"), make_user("player")
         game = services.game_start(visitor=visitor_of(owner), role="guesser")
         guest_game = services.game_start(visitor=visitor_of(), role="guesser")
-        for visitor, target in [(visitor_of(other), game), (visitor_of(), game),  # a guest session without it
-                                (visitor_of(owner), guest_game), (visitor_of(None), guest_game)]:
+        for visitor, target in [
+            (visitor_of(other), game),
+            (visitor_of(), game),  # a guest session without it
+            (visitor_of(owner), guest_game),
+            (visitor_of(None), guest_game),
+        ]:
             with pytest.raises(ApplicationError) as err:
-                services.turn_submit(game_id=target.pk, visitor=visitor, question="Is it alive?", expected_index=0)
+                services.turn_submit(
+                    game_id=target.pk, visitor=visitor, question="Is it alive?", expected_index=0
+                )
             assert err.value.status == 403
-        services.turn_submit(game_id=guest_game.pk, visitor=visitor_of(None, guest_game), question="Is it alive?",
-                             expected_index=0)
-        assert Turn.objects.filter(game=guest_game).count() == 1 and Turn.objects.filter(game=game).count() == 0
+        services.turn_submit(
+            game_id=guest_game.pk,
+            visitor=visitor_of(None, guest_game),
+            question="Is it alive?",
+            expected_index=0,
+        )
+        assert (
+            Turn.objects.filter(game=guest_game).count() == 1
+            and Turn.objects.filter(game=game).count() == 0
+        )
 
     def test_a_verdict_in_a_game_where_the_person_asks_is_refused(self, catalog, player):
         visitor = visitor_of(player)
         game = services.game_start(visitor=visitor, role="guesser")
         with pytest.raises(ApplicationError, match="send a question"):
-            services.answer_submit(game_id=game.pk, visitor=visitor, verdict="yes", expected_index=0)
+            services.answer_submit(
+                game_id=game.pk, visitor=visitor, verdict="yes", expected_index=0
+            )
 
 
 class TestPersonJudges:
@@ -152,11 +219,15 @@ class TestPersonJudges:
         assert all(t.judged_by == player and t.extra["judge"] == "human" for t in turns)
         assert all(t.top_candidates and t.candidates_left for t in turns)
         votes = JudgeVote.objects.filter(turn__game=game)
-        assert votes.count() == len(turns) and {v.judge_name for v in votes} == {f"human:{player.username}"}
+        assert votes.count() == len(turns) and {v.judge_name for v in votes} == {
+            f"human:{player.username}"
+        }
 
         game = services.game_confirm_secret(game_id=game.pk, visitor=visitor, secret="Dog")
         assert game.secret == "dog" and set(votes.values_list("secret", flat=True)) == {"dog"}
-        check = game.state["kb_check"]  # the knowledge base cannot ground every question it asks (open world)
+        check = game.state[
+            "kb_check"
+        ]  # the knowledge base cannot ground every question it asks (open world)
         assert check["available"] and check["disagreements"] == []
         assert check["compared"] + check["ungrounded"] == len(turns)
 
@@ -165,7 +236,11 @@ class TestPersonJudges:
         game = services.game_start(visitor=visitor, role="answerer", max_turns=4)
         game = play_as_answerer(game, visitor, "dog", lie="yes")
         game = services.game_confirm_secret(game_id=game.pk, visitor=visitor, secret="dog")
-        expected = [t.index for t in game.turns.order_by("index") if truthful_verdict("dog", t.question) != "yes"]
+        expected = [
+            t.index
+            for t in game.turns.order_by("index")
+            if truthful_verdict("dog", t.question) != "yes"
+        ]
         listed = game.state["kb_check"]["disagreements"]
         assert expected and [d["index"] for d in listed] == expected
         assert all(d["you"] == "yes" and d["kb"] in ("no", "finished") for d in listed)
@@ -182,7 +257,9 @@ class TestPersonJudges:
         visitor = visitor_of(player)
         game = services.game_start(visitor=visitor, role="answerer")
         question = game.state["pending"]["question"]
-        services.answer_submit(game_id=game.pk, visitor=visitor, verdict="finished", expected_index=0)
+        services.answer_submit(
+            game_id=game.pk, visitor=visitor, verdict="finished", expected_index=0
+        )
         with pytest.raises(ApplicationError, match="last question names"):
             services.game_confirm_secret(game_id=game.pk, visitor=visitor, secret="dog")
         named = question.rstrip("?").split()[-1]  # the last word of the question it won with
@@ -191,34 +268,56 @@ class TestPersonJudges:
         with pytest.raises(ApplicationError, match="already known"):
             services.game_confirm_secret(game_id=game.pk, visitor=visitor, secret=named)
 
-    def test_with_a_known_word_the_rules_end_the_game_when_the_guesser_names_it(self, catalog, player):
+    def test_with_a_known_word_the_rules_end_the_game_when_the_guesser_names_it(
+        self, catalog, player
+    ):
         visitor = visitor_of(player)
         game = services.game_start(visitor=visitor, role="answerer", secret="dog")
         with pytest.raises(ApplicationError, match="does not name your word"):
-            services.answer_submit(game_id=game.pk, visitor=visitor, verdict="finished", expected_index=0)
+            services.answer_submit(
+                game_id=game.pk, visitor=visitor, verdict="finished", expected_index=0
+            )
         game = play_as_answerer(game, visitor, "dog")
         last = game.turns.order_by("index").last()
-        assert game.outcome == "won" and last.verdict == "finished" and last.extra["judge"] == "rules"
+        assert (
+            game.outcome == "won" and last.verdict == "finished" and last.extra["judge"] == "rules"
+        )
         assert last.judged_by is None and not last.votes.exists()
         assert game.state["kb_check"]["disagreements"] == [] and "pending" not in game.state
 
     def test_a_drawn_word_is_kept_and_guest_votes_are_named_guest(self, catalog):
-        game = services.game_start(visitor=visitor_of(), role="answerer", word_list="dbrl/paper_test", max_turns=1)
+        game = services.game_start(
+            visitor=visitor_of(), role="answerer", word_list="dbrl/paper_test", max_turns=1
+        )
         assert game.secret and game.state["secret_source"] == "word_list"
-        services.answer_submit(game_id=game.pk, visitor=visitor_of(None, game), verdict="unknown", expected_index=0)
+        services.answer_submit(
+            game_id=game.pk, visitor=visitor_of(None, game), verdict="unknown", expected_index=0
+        )
         vote = JudgeVote.objects.get(turn__game=game)
-        assert (vote.judge_name, vote.user, vote.verdict, vote.secret) == ("human:guest", None, "unknown", game.secret)
+        assert (vote.judge_name, vote.user, vote.verdict, vote.secret) == (
+            "human:guest",
+            None,
+            "unknown",
+            game.secret,
+        )
 
-    def test_rule_decided_questions_of_a_model_guesser_are_stored_without_asking(self, catalog, player, monkeypatch):
+    def test_rule_decided_questions_of_a_model_guesser_are_stored_without_asking(
+        self, catalog, player, monkeypatch
+    ):
         from games.guessers.base import Ask
 
         asked = iter(["not a question", "Is it alive?"])
-        monkeypatch.setattr("games.guessers.infogain.InfoGainGuesser.ask", lambda self, state: Ask(next(asked)))
+        monkeypatch.setattr(
+            "games.guessers.infogain.InfoGainGuesser.ask", lambda self, state: Ask(next(asked))
+        )
         game = services.game_start(visitor=visitor_of(player), role="answerer")
         only = game.turns.get()
         assert (only.verdict, only.extra["judge"], only.judged_by) == ("invalid", "rules", None)
         assert game.n_turns == 1
-        assert (game.state["pending"]["index"], game.state["pending"]["question"]) == (1, "Is it alive?")
+        assert (game.state["pending"]["index"], game.state["pending"]["question"]) == (
+            1,
+            "Is it alive?",
+        )
 
     def test_giving_up_ends_the_game(self, catalog, player):
         visitor = visitor_of(player)
@@ -230,7 +329,9 @@ class TestPersonJudges:
 
 
 def test_an_unusable_model_is_a_503_with_its_name(catalog, player):
-    ModelSpec.objects.create(name="broken", kind="transformers", role="guesser", path="/nonexistent/model")
+    ModelSpec.objects.create(
+        name="broken", kind="transformers", role="guesser", path="/nonexistent/model"
+    )
     with pytest.raises(ApplicationError) as err:
         services.game_start(visitor=visitor_of(player), role="answerer", guesser="broken")
     assert err.value.status == 503 and "broken" in err.value.message

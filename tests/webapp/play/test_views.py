@@ -11,12 +11,11 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
 
+from tests.webapp.play.support import model_game, truthful_verdict, visitor_of
 from webapp.catalog.models import WordList
 from webapp.jobs.models import Job
 from webapp.play import services
 from webapp.play.models import Game
-
-from tests.webapp.play.support import model_game, truthful_verdict, visitor_of
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -39,50 +38,99 @@ class TestPlayingPages:
     def test_the_answerer_form_draws_a_word_only_when_asked_to(self, client, catalog, fixed_secret):
         fixed_secret("violin")
         kept = start_game(client, role="answerer", guesser="infogain", word_list="dbrl/paper_test")
-        drawn = start_game(client, role="answerer", guesser="random", word_list="dbrl/paper_test", draw_word="on")
+        drawn = start_game(
+            client, role="answerer", guesser="random", word_list="dbrl/paper_test", draw_word="on"
+        )
         assert (kept.secret, kept.word_list, kept.guesser.name) == ("", None, "infogain")
-        assert (drawn.secret, drawn.word_list.name, drawn.guesser.name) == ("violin", "dbrl/paper_test", "random")
-        assert "Your word: <strong class=\"secret\">violin</strong>" in client.get(f"/play/{drawn.pk}/").content.decode()
+        assert (drawn.secret, drawn.word_list.name, drawn.guesser.name) == (
+            "violin",
+            "dbrl/paper_test",
+            "random",
+        )
+        assert (
+            'Your word: <strong class="secret">violin</strong>'
+            in client.get(f"/play/{drawn.pk}/").content.decode()
+        )
 
-    def test_the_secret_never_reaches_the_browser_before_the_end(self, client, catalog, fixed_secret):
+    def test_the_secret_never_reaches_the_browser_before_the_end(
+        self, client, catalog, fixed_secret
+    ):
         fixed_secret("xylophone")
-        game = start_game(client, role="guesser", judge="kb", word_list="dbrl/paper_test", max_turns=3)
-        pages = [client.get(f"/play/{game.pk}/"), client.get(f"/games/{game.pk}/"), client.get(f"/games/{game.pk}.json"),
-                 client.get("/games/"), client.get(f"/api/games/{game.pk}/"),
-                 client.post(f"/play/{game.pk}/ask/", {"question": "Is it a kind of musical instrument?",
-                                                       "expected_index": 0}, **HTMX)]
+        game = start_game(
+            client, role="guesser", judge="kb", word_list="dbrl/paper_test", max_turns=3
+        )
+        pages = [
+            client.get(f"/play/{game.pk}/"),
+            client.get(f"/games/{game.pk}/"),
+            client.get(f"/games/{game.pk}.json"),
+            client.get("/games/"),
+            client.get(f"/api/games/{game.pk}/"),
+            client.post(
+                f"/play/{game.pk}/ask/",
+                {"question": "Is it a kind of musical instrument?", "expected_index": 0},
+                **HTMX,
+            ),
+        ]
         for response in pages:
-            assert response.status_code == 200 and b"xylophone" not in response.content, response.request["PATH_INFO"]
-        assert "No games match" in client.get("/games/?word=xylophone").content.decode()  # not searchable either
+            assert response.status_code == 200 and b"xylophone" not in response.content, (
+                response.request["PATH_INFO"]
+            )
+        assert (
+            "No games match" in client.get("/games/?word=xylophone").content.decode()
+        )  # not searchable either
         done = client.post(f"/play/{game.pk}/abandon/", **HTMX).content.decode()
         assert 'id="revealed-secret">xylophone<' in done
 
-    def test_an_htmx_question_returns_the_panel_and_announces_the_answer(self, client, catalog, fixed_secret):
+    def test_an_htmx_question_returns_the_panel_and_announces_the_answer(
+        self, client, catalog, fixed_secret
+    ):
         fixed_secret("dog")
         game = start_game(client, role="guesser")
-        response = client.post(f"/play/{game.pk}/ask/", {"question": "Is it a kind of animal?", "expected_index": 0}, **HTMX)
+        response = client.post(
+            f"/play/{game.pk}/ask/",
+            {"question": "Is it a kind of animal?", "expected_index": 0},
+            **HTMX,
+        )
         html = response.content.decode()
-        assert response.status_code == 200 and "<html" not in html and html.lstrip().startswith('<section id="game-panel"')
+        assert (
+            response.status_code == 200
+            and "<html" not in html
+            and html.lstrip().startswith('<section id="game-panel"')
+        )
         assert 'data-next-index="1"' in html and "Question <strong>2</strong> of 20" in html
-        assert 'hx-swap-oob="innerHTML:#announcer">Question 1: “Is it a kind of animal?” — Answer: Yes.' in html
+        assert (
+            'hx-swap-oob="innerHTML:#announcer">Question 1: “Is it a kind of animal?” — Answer: Yes.'
+            in html
+        )
         full = client.get(f"/play/{game.pk}/").content.decode()
         assert 'id="announcer" class="announcer" aria-live="polite"' in full and "<html" in full
 
     def test_without_htmx_a_question_redirects_back_to_the_game(self, client, catalog):
         game = start_game(client, role="guesser")
-        response = client.post(f"/play/{game.pk}/ask/", {"question": "Is it alive?", "expected_index": 0})
+        response = client.post(
+            f"/play/{game.pk}/ask/", {"question": "Is it alive?", "expected_index": 0}
+        )
         assert response.status_code == 302 and response["Location"] == f"/play/{game.pk}/"
         assert game.turns.count() == 1
 
     def test_a_refusal_is_shown_in_the_panel_with_its_status(self, client, catalog):
         game = start_game(client, role="guesser")
-        response = client.post(f"/play/{game.pk}/ask/", {"question": "Is it alive?", "expected_index": 5}, **HTMX)
+        response = client.post(
+            f"/play/{game.pk}/ask/", {"question": "Is it alive?", "expected_index": 5}, **HTMX
+        )
         assert response.status_code == 409
         assert 'role="alert">Question 6 is not the next one' in response.content.decode()
-        stale = client.post(f"/play/{game.pk}/ask/", {"question": "Is it alive?", "expected_index": 5})
-        assert stale.status_code == 302 and "is not the next one" in client.get(stale["Location"]).content.decode()
+        stale = client.post(
+            f"/play/{game.pk}/ask/", {"question": "Is it alive?", "expected_index": 5}
+        )
+        assert (
+            stale.status_code == 302
+            and "is not the next one" in client.get(stale["Location"]).content.decode()
+        )
 
-    def test_judging_a_model_through_the_page_then_confirming_the_word(self, client, catalog, player):
+    def test_judging_a_model_through_the_page_then_confirming_the_word(
+        self, client, catalog, player
+    ):
         client.force_login(player)
         game = start_game(client, role="answerer", guesser="infogain")
         page = client.get(f"/play/{game.pk}/").content.decode()
@@ -93,8 +141,11 @@ class TestPlayingPages:
             if game.status != "playing":
                 break
             verdict = truthful_verdict("dog", game.state["pending"]["question"])
-            html = client.post(f"/play/{game.pk}/answer/", {"verdict": verdict, "expected_index": game.n_turns},
-                               **HTMX).content.decode()
+            html = client.post(
+                f"/play/{game.pk}/answer/",
+                {"verdict": verdict, "expected_index": game.n_turns},
+                **HTMX,
+            ).content.decode()
         assert "found your word in" in html and 'id="secret-input"' in html and "top 5:" in html
         html = client.post(f"/play/{game.pk}/confirm/", {"secret": "dog"}, **HTMX).content.decode()
         assert 'id="revealed-secret">dog<' in html and "agrees with all" in html
@@ -103,66 +154,126 @@ class TestPlayingPages:
         client.force_login(player)
         game = start_game(client, role="answerer", max_turns=2)
         for index in range(2):
-            client.post(f"/play/{game.pk}/answer/", {"verdict": "no", "expected_index": index}, **HTMX)
+            client.post(
+                f"/play/{game.pk}/answer/", {"verdict": "no", "expected_index": index}, **HTMX
+            )
         html = client.post(f"/play/{game.pk}/confirm/", {"secret": "dog"}, **HTMX).content.decode()
         differing = Game.objects.get(pk=game.pk).state["kb_check"]["differences"]
-        assert differing and html.count('<td>No</td>') == len(differing)  # one row per differing answer
+        assert differing and html.count("<td>No</td>") == len(
+            differing
+        )  # one row per differing answer
         assert all(f"Question {d['index'] + 1}</a>" in html for d in differing)
 
-    @pytest.mark.parametrize("judge, text", [("kb", "understands questions like"),
-                                             ("learned", "This judge answers any yes/no question"),
-                                             ("kb+learned", "This judge answers any yes/no question")])
-    def test_suggestions_continue_what_was_typed_in_the_judges_forms(self, client, catalog, judge, text):
+    @pytest.mark.parametrize(
+        "judge, text",
+        [
+            ("kb", "understands questions like"),
+            ("learned", "This judge answers any yes/no question"),
+            ("kb+learned", "This judge answers any yes/no question"),
+        ],
+    )
+    def test_suggestions_continue_what_was_typed_in_the_judges_forms(
+        self, client, catalog, judge, text
+    ):
         game = start_game(client, role="guesser", judge=judge)
-        options = client.get(f"/play/{game.pk}/suggestions/", {"question": "Is it a kind of ani"}).content.decode()
+        options = client.get(
+            f"/play/{game.pk}/suggestions/", {"question": "Is it a kind of ani"}
+        ).content.decode()
         assert '<option value="Is it a kind of animal?">' in options
         heads = client.get(f"/play/{game.pk}/suggestions/", {"question": "Does"}).content.decode()
-        assert '<option value="Does it have a ">' in heads and '<option value="Does it have an ">' in heads
-        vowels = client.get(f"/play/{game.pk}/suggestions/", {"question": "Does it have an a"}).content.decode()
+        assert (
+            '<option value="Does it have a ">' in heads
+            and '<option value="Does it have an ">' in heads
+        )
+        vowels = client.get(
+            f"/play/{game.pk}/suggestions/", {"question": "Does it have an a"}
+        ).content.decode()
         assert re.findall(r'value="Does it have an a\w', vowels) and "have a a" not in vowels
         assert text in client.get(f"/play/{game.pk}/").content.decode()
 
     def test_guests_are_limited_in_the_html_views_too(self, client, catalog, settings):
-        settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"guest_play": "2/minute"}}
+        settings.REST_FRAMEWORK = {
+            **settings.REST_FRAMEWORK,
+            "DEFAULT_THROTTLE_RATES": {"guest_play": "2/minute"},
+        }
         game = start_game(client, role="guesser")
-        client.post(f"/play/{game.pk}/ask/", {"question": "Is it alive?", "expected_index": 0}, **HTMX)
-        limited = client.post(f"/play/{game.pk}/ask/", {"question": "Is it big?", "expected_index": 1}, **HTMX)
-        assert limited.status_code == 429 and "Guests may play only so fast" in limited.content.decode()
-        assert client.post("/play/start/", {"role": "guesser"}).status_code == 302 and Game.objects.count() == 1
+        client.post(
+            f"/play/{game.pk}/ask/", {"question": "Is it alive?", "expected_index": 0}, **HTMX
+        )
+        limited = client.post(
+            f"/play/{game.pk}/ask/", {"question": "Is it big?", "expected_index": 1}, **HTMX
+        )
+        assert (
+            limited.status_code == 429
+            and "Guests may play only so fast" in limited.content.decode()
+        )
+        assert (
+            client.post("/play/start/", {"role": "guesser"}).status_code == 302
+            and Game.objects.count() == 1
+        )
 
 
 def test_every_form_refuses_a_post_without_the_csrf_token(catalog, player):
     game = services.game_start(visitor=visitor_of(player), role="guesser")
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(player)
-    posts = {"/play/start/": {"role": "guesser"}, f"/play/{game.pk}/ask/": {"question": "Is it alive?", "expected_index": 0},
-             f"/play/{game.pk}/answer/": {"verdict": "yes", "expected_index": 0}, f"/play/{game.pk}/confirm/": {"secret": "dog"},
-             f"/play/{game.pk}/abandon/": {}, "/api/games/": {"role": "guesser"},
-             f"/api/games/{game.pk}/turns/": {"question": "Is it alive?", "expected_index": 0}}
+    posts = {
+        "/play/start/": {"role": "guesser"},
+        f"/play/{game.pk}/ask/": {"question": "Is it alive?", "expected_index": 0},
+        f"/play/{game.pk}/answer/": {"verdict": "yes", "expected_index": 0},
+        f"/play/{game.pk}/confirm/": {"secret": "dog"},
+        f"/play/{game.pk}/abandon/": {},
+        "/api/games/": {"role": "guesser"},
+        f"/api/games/{game.pk}/turns/": {"question": "Is it alive?", "expected_index": 0},
+    }
     for url, data in posts.items():
         assert strict.post(url, data).status_code == 403, url
     assert Game.objects.count() == 1 and game.turns.count() == 0
-    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', strict.get(f"/play/{game.pk}/").content.decode())[1]
-    assert strict.post(f"/play/{game.pk}/ask/", {"question": "Is it alive?", "expected_index": 0,
-                                                 "csrfmiddlewaretoken": token}).status_code == 302
+    token = re.search(
+        r'name="csrfmiddlewaretoken" value="([^"]+)"',
+        strict.get(f"/play/{game.pk}/").content.decode(),
+    )[1]
+    assert (
+        strict.post(
+            f"/play/{game.pk}/ask/",
+            {"question": "Is it alive?", "expected_index": 0, "csrfmiddlewaretoken": token},
+        ).status_code
+        == 302
+    )
     assert game.turns.count() == 1
 
 
 def test_html_in_questions_and_usernames_is_inert_text_everywhere(client, catalog):
-    evil = get_user_model().objects.create(username="<script>alert('u')</script>")  # e.g. made in the admin
+    evil = get_user_model().objects.create(
+        username="<script>alert('u')</script>"
+    )  # e.g. made in the admin
     game = services.game_start(visitor=visitor_of(evil), role="guesser", max_turns=1)
-    services.turn_submit(game_id=game.pk, visitor=visitor_of(evil), question="<script>alert('q')</script><b>Is it?</b>",
-                         expected_index=0)
+    services.turn_submit(
+        game_id=game.pk,
+        visitor=visitor_of(evil),
+        question="<script>alert('q')</script><b>Is it?</b>",
+        expected_index=0,
+    )
     client.force_login(evil)
-    pages = [f"/play/{game.pk}/", f"/games/{game.pk}/", "/games/", f"/players/{evil.username}/", "/"]
+    pages = [
+        f"/play/{game.pk}/",
+        f"/games/{game.pk}/",
+        "/games/",
+        f"/players/{evil.username}/",
+        "/",
+    ]
     for url in pages:
         html = client.get(url).content.decode()
         assert "<script>alert(" not in html and "<b>Is it?" not in html, url
         assert "&lt;script&gt;alert(" in html, url
     detail = client.get(f"/games/{game.pk}/").content.decode()
     assert "&lt;b&gt;Is it?&lt;/b&gt;" in detail
-    data = json.loads(re.search(r'id="chart-data" type="application/json">(.*?)</script>', detail, re.S)[1])
-    assert data["questions"] == ["<script>alert('q')</script><b>Is it?</b>"]  # json_script escaped it safely
+    data = json.loads(
+        re.search(r'id="chart-data" type="application/json">(.*?)</script>', detail, re.S)[1]
+    )
+    assert data["questions"] == [
+        "<script>alert('q')</script><b>Is it?</b>"
+    ]  # json_script escaped it safely
 
 
 class TestTrajectoryBrowser:
@@ -175,10 +286,17 @@ class TestTrajectoryBrowser:
         Game.objects.filter(pk=lost.pk).update(created_at=timezone.now() - dt.timedelta(days=10))
         today = timezone.now().date()
         cases = {
-            "": {won.pk, lost.pk, mine.pk}, "outcome=won": {won.pk}, f"job={job.pk}": {won.pk},
-            "word=CAT": {lost.pk}, "word_list=mini": {lost.pk}, f"player={player.username}": {mine.pk},
-            "player=guest": {won.pk, lost.pk}, "guesser=infogain": {won.pk, lost.pk, mine.pk}, "judge=kb": {won.pk, lost.pk},
-            "mode=human_judge": {mine.pk}, f"date_from={today}": {won.pk, mine.pk},
+            "": {won.pk, lost.pk, mine.pk},
+            "outcome=won": {won.pk},
+            f"job={job.pk}": {won.pk},
+            "word=CAT": {lost.pk},
+            "word_list=mini": {lost.pk},
+            f"player={player.username}": {mine.pk},
+            "player=guest": {won.pk, lost.pk},
+            "guesser=infogain": {won.pk, lost.pk, mine.pk},
+            "judge=kb": {won.pk, lost.pk},
+            "mode=human_judge": {mine.pk},
+            f"date_from={today}": {won.pk, mine.pk},
             f"date_to={today - dt.timedelta(days=5)}": {lost.pk},
         }
         for query, expected in cases.items():
@@ -186,7 +304,7 @@ class TestTrajectoryBrowser:
             shown = {int(pk) for pk in re.findall(r'<td><a href="/games/(\d+)/">', html)}
             assert shown == expected, query
         partial = client.get("/games/?outcome=won", **HTMX).content.decode()
-        assert "<html" not in partial and f'/games/{won.pk}/' in partial
+        assert "<html" not in partial and f"/games/{won.pk}/" in partial
 
     def test_pagination_keeps_the_filters(self, client, catalog):
         for _ in range(27):
@@ -198,41 +316,86 @@ class TestTrajectoryBrowser:
         assert 'value="won" selected' in second  # the form shows the filters it applied
 
     def test_the_trajectory_page_has_charts_tables_and_turn_permalinks(self, client, catalog):
-        game = model_game("dog", ["Is it a kind of animal?", "Is it a kind of plant?", "Is it a dog?"])
+        game = model_game(
+            "dog", ["Is it a kind of animal?", "Is it a kind of plant?", "Is it a dog?"]
+        )
         html = client.get(f"/games/{game.pk}/").content.decode()
         for canvas in ("chart-belief", "chart-candidates", "chart-reward"):
             assert f'<canvas id="{canvas}" role="img"' in html
         for table in ("belief-table", "candidates-table", "reward-table"):
             assert f'id="{table}"' in html
         assert all(f'<tr id="turn-{n}" class="turn-row">' in html for n in (1, 2, 3))
-        assert "js/chart.umd.min.js" in html and "js/trajectory.js" in html and "cdn" not in html.lower()
-        data = json.loads(re.search(r'id="chart-data" type="application/json">(.*?)</script>', html, re.S)[1])
-        assert data["candidates_left"] == [100, 50, 33] and data["reward_parts"]["win"] == [0.0, 0.0, 2.0]
+        assert (
+            "js/chart.umd.min.js" in html
+            and "js/trajectory.js" in html
+            and "cdn" not in html.lower()
+        )
+        data = json.loads(
+            re.search(r'id="chart-data" type="application/json">(.*?)</script>', html, re.S)[1]
+        )
+        assert data["candidates_left"] == [100, 50, 33] and data["reward_parts"]["win"] == [
+            0.0,
+            0.0,
+            2.0,
+        ]
 
-    def test_the_json_download_is_the_trajectory_plus_ids_and_provenance(self, client, catalog, player):
+    def test_the_json_download_is_the_trajectory_plus_ids_and_provenance(
+        self, client, catalog, player
+    ):
         game = model_game("dog", ["Is it a kind of animal?", "Is it a dog?"])
         response = client.get(f"/games/{game.pk}.json")
         assert response["Content-Disposition"] == f'attachment; filename="game-{game.pk}.json"'
         data = response.json()
-        assert {"secret", "seed", "config", "turns", "outcome", "guesser", "judge", "initial_belief"} <= set(data)
-        assert (data["id"], data["secret"], data["outcome"], data["guesser"]) == (game.pk, "dog", "won", "infogain")
-        assert data["turns"][0]["id"] == game.turns.get(index=0).pk and data["turns"][1]["verdict"] == "finished"
+        assert {
+            "secret",
+            "seed",
+            "config",
+            "turns",
+            "outcome",
+            "guesser",
+            "judge",
+            "initial_belief",
+        } <= set(data)
+        assert (data["id"], data["secret"], data["outcome"], data["guesser"]) == (
+            game.pk,
+            "dog",
+            "won",
+            "infogain",
+        )
+        assert (
+            data["turns"][0]["id"] == game.turns.get(index=0).pk
+            and data["turns"][1]["verdict"] == "finished"
+        )
 
         running = services.game_start(visitor=visitor_of(player), role="guesser")
-        services.turn_submit(game_id=running.pk, visitor=visitor_of(player), question="Is it alive?", expected_index=0)
+        services.turn_submit(
+            game_id=running.pk,
+            visitor=visitor_of(player),
+            question="Is it alive?",
+            expected_index=0,
+        )
         hidden = client.get(f"/games/{running.pk}.json").json()
-        assert hidden["secret"] is None and hidden["turns"][0]["judge_raw"] == "" and hidden["status"] == "playing"
+        assert (
+            hidden["secret"] is None
+            and hidden["turns"][0]["judge_raw"] == ""
+            and hidden["status"] == "playing"
+        )
 
 
 def test_a_players_page_shows_their_history_and_stats(client, catalog, player, fixed_secret):
     fixed_secret("dog")
     visitor = visitor_of(player)
-    for questions in (["Is it a dog?"], ["Is it alive?", "Is it a kind of animal?", "Is it a dog?"]):
+    for questions in (
+        ["Is it a dog?"],
+        ["Is it alive?", "Is it a kind of animal?", "Is it a dog?"],
+    ):
         game = services.game_start(visitor=visitor, role="guesser")
         for i, q in enumerate(questions):
             services.turn_submit(game_id=game.pk, visitor=visitor, question=q, expected_index=i)
     lost = services.game_start(visitor=visitor, role="guesser", max_turns=1)
-    services.turn_submit(game_id=lost.pk, visitor=visitor, question="Is it a cat?", expected_index=0)
+    services.turn_submit(
+        game_id=lost.pk, visitor=visitor, question="Is it a cat?", expected_index=0
+    )
     services.game_start(visitor=visitor, role="guesser")  # still playing: not in the stats
     # a game the player answered and the model won: the model's win, not the player's
     answered = services.game_start(visitor=visitor, role="answerer", word_list="dbrl/paper_test")
@@ -240,12 +403,18 @@ def test_a_players_page_shows_their_history_and_stats(client, catalog, player, f
     html = client.get(f"/players/{player.username}/").content.decode()
 
     def cells(table_id):
-        table = re.search(rf'<table class="data stats" id="{table_id}">(.*?)</table>', html, re.S)[1]
+        table = re.search(rf'<table class="data stats" id="{table_id}">(.*?)</table>', html, re.S)[
+            1
+        ]
         return re.findall(r"<td>(.*?)</td>", table)
 
     assert cells("stats-asking") == ["3", "2", "67%", "0", "1.7", "2.0"]
     assert cells("stats-answering") == ["1", "1", "100%", "0", "4.0", "4.0"]
-    assert "The model found the word" in html and "Model's success rate" in html and "4 finished games" in html
+    assert (
+        "The model found the word" in html
+        and "Model's success rate" in html
+        and "4 finished games" in html
+    )
     assert "1 game in progress" in html and html.count('<td><a href="/games/') == 5
     client.force_login(player)
     assert client.get("/players/me/")["Location"] == f"/players/{player.username}/"

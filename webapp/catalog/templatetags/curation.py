@@ -18,7 +18,11 @@ def curation_funnel(job) -> list[dict]:
     if not job:
         return []
     ref = (job.result or {}).get("word_list") or {}
-    provenance = WordList.objects.filter(pk=ref.get("id")).values_list("provenance", flat=True).first() if ref else None
+    provenance = (
+        WordList.objects.filter(pk=ref.get("id")).values_list("provenance", flat=True).first()
+        if ref
+        else None
+    )
     if provenance and provenance.get("funnel"):
         return provenance["funnel"]
     path = job_output_path(job.pk) / "funnel.json"

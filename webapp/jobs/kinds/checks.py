@@ -9,7 +9,9 @@ from webapp.catalog.selectors import ModelSpecUnavailable, model_spec_active, wo
 Errors = dict[str, list[str]]
 
 
-def check_model(errors: Errors, field: str, name: str, role: str = "", **lookup) -> ModelSpec | None:
+def check_model(
+    errors: Errors, field: str, name: str, role: str = "", **lookup
+) -> ModelSpec | None:
     """The active model spec `name` (see catalog.selectors.model_spec_active), or None with the
     refusal recorded under `field`."""
     try:
@@ -19,8 +21,9 @@ def check_model(errors: Errors, field: str, name: str, role: str = "", **lookup)
         return None
 
 
-def check_word_list(errors: Errors, field: str, name: str, split: str = "",
-                    split_field: str = "split") -> None:
+def check_word_list(
+    errors: Errors, field: str, name: str, split: str = "", split_field: str = "split"
+) -> None:
     """The word list `name` exists and, with `split`, has words in that split."""
     word_list = word_list_latest(name)
     if word_list is None:

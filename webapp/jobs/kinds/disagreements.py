@@ -30,7 +30,8 @@ from django.db.models import Q
 
 from games.engine import judge_seed
 from games.judges.base import JudgeRequest
-from games.types import Turn as TurnData, Verdict
+from games.types import Turn as TurnData
+from games.types import Verdict
 from training.reporting import StopRequested
 from webapp.catalog.builders import judge_for
 from webapp.catalog.models import ModelSpec
@@ -44,23 +45,43 @@ RULE_VERDICTS = (Verdict.FINISHED.value, Verdict.REPEATED.value)
 
 @dataclass(frozen=True)
 class DisagreementsConfig:
-    judges: tuple[str, ...] = field(default=("kb", "kb-any-sense"), metadata={"help": "judge model specs to compare"})
-    include_human: bool = field(default=False, metadata={
-        "help": "also count people's verdicts from games where they answered (stored human:<name> votes)"})
-    source: str = field(default="games", metadata={
-        "help": "games: questions of stored games; gold: re-judge the gold set to score these judges (queues nothing)",
-        "choices": ("games", "gold")})
+    judges: tuple[str, ...] = field(
+        default=("kb", "kb-any-sense"), metadata={"help": "judge model specs to compare"}
+    )
+    include_human: bool = field(
+        default=False,
+        metadata={
+            "help": "also count people's verdicts from games where they answered (stored human:<name> votes)"
+        },
+    )
+    source: str = field(
+        default="games",
+        metadata={
+            "help": "games: questions of stored games; gold: re-judge the gold set to score these judges (queues nothing)",
+            "choices": ("games", "gold"),
+        },
+    )
     from_job: int = field(default=0, metadata={"help": "only games of this job (0 = any)"})
     from_word_list: str = field(default="", metadata={"help": "only games on this word list"})
-    from_guesser: str = field(default="", metadata={"help": "only games with this guesser model spec"})
-    unknown: str = field(default="distinct", metadata={
-        "help": "distinct: an unknown vote disagrees with yes/no; ignore: compare only the judges that answered",
-        "choices": ("distinct", "ignore")})
-    controls: float = field(default=0.05, metadata={"help": "share of agreeing questions queued as controls (seeded)"})
+    from_guesser: str = field(
+        default="", metadata={"help": "only games with this guesser model spec"}
+    )
+    unknown: str = field(
+        default="distinct",
+        metadata={
+            "help": "distinct: an unknown vote disagrees with yes/no; ignore: compare only the judges that answered",
+            "choices": ("distinct", "ignore"),
+        },
+    )
+    controls: float = field(
+        default=0.05, metadata={"help": "share of agreeing questions queued as controls (seeded)"}
+    )
     labels_needed: int = field(default=3, metadata={"help": "annotators per queued item"})
     seed: int = field(default=0, metadata={"help": "seed of the control sample"})
     limit: int = field(default=0, metadata={"help": "at most this many questions (0 = all)"})
-    batch_size: int = field(default=256, metadata={"help": "questions per judge call and per stored batch"})
+    batch_size: int = field(
+        default=256, metadata={"help": "questions per judge call and per stored batch"}
+    )
 
     def __post_init__(self) -> None:
         names = [n.strip() for n in self.judges]
@@ -72,9 +93,13 @@ class DisagreementsConfig:
             raise ValueError("unknown must be distinct or ignore")
         voters = len(names) + (1 if self.include_human else 0)
         if self.source == "games" and voters < 2:
-            raise ValueError("judges: comparing needs at least two voters (two judges, or one judge and people)")
+            raise ValueError(
+                "judges: comparing needs at least two voters (two judges, or one judge and people)"
+            )
         if self.source == "gold" and (not names or self.include_human):
-            raise ValueError("judges: scoring on the gold set needs at least one judge and no people's votes")
+            raise ValueError(
+                "judges: scoring on the gold set needs at least one judge and no people's votes"
+            )
         if not 0.0 <= self.controls <= 1.0:
             raise ValueError("controls must be between 0 and 1")
         if not 1 <= self.labels_needed <= 20:
@@ -87,10 +112,15 @@ class DisagreementsConfig:
 
 def turns_selection(config: DisagreementsConfig):
     """Game turns a judge was asked about, in the selected games."""
-    games = games_selection(job=config.from_job, word_list=config.from_word_list,
-                            guesser=config.from_guesser).exclude(secret="")
-    return (Turn.objects.filter(game__in=games).exclude(verdict__in=RULE_VERDICTS)
-            .exclude(judge_raw__startswith="rule:").order_by("game_id", "index"))
+    games = games_selection(
+        job=config.from_job, word_list=config.from_word_list, guesser=config.from_guesser
+    ).exclude(secret="")
+    return (
+        Turn.objects.filter(game__in=games)
+        .exclude(verdict__in=RULE_VERDICTS)
+        .exclude(judge_raw__startswith="rule:")
+        .order_by("game_id", "index")
+    )
 
 
 def check(config: DisagreementsConfig) -> None:
@@ -101,7 +131,9 @@ def check(config: DisagreementsConfig) -> None:
         from webapp.labelling.selectors import gold_labels
 
         if not gold_labels():
-            errors["source"] = ["there is no gold set yet (adjudicate or fully label some items first)"]
+            errors["source"] = [
+                "there is no gold set yet (adjudicate or fully label some items first)"
+            ]
     elif not turns_selection(config).exists():
         errors["__all__"] = ["no judged questions in the selected games"]
     if errors:
@@ -115,7 +147,9 @@ def as_vote(verdict: Verdict) -> str:
 
 def vote_of(answer, **fields) -> JudgeVote:
     """A JudgeVote of a judge's answer (with its p_yes when the judge is probabilistic)."""
-    return JudgeVote(verdict=as_vote(answer.verdict), raw=answer.raw[:10_000], p_yes=answer.p_yes, **fields)
+    return JudgeVote(
+        verdict=as_vote(answer.verdict), raw=answer.raw[:10_000], p_yes=answer.p_yes, **fields
+    )
 
 
 def uncertainty(votes) -> float | None:
@@ -135,13 +169,27 @@ def is_control(seed: int, turn_id: int, share: float) -> bool:
 
 
 def history_of(turn_rows: list[dict]) -> list[dict]:
-    return [{"index": t["index"], "question": t["question"], "verdict": t["verdict"], "feedback": t["feedback"]}
-            for t in turn_rows]
+    return [
+        {
+            "index": t["index"],
+            "question": t["question"],
+            "verdict": t["verdict"],
+            "feedback": t["feedback"],
+        }
+        for t in turn_rows
+    ]
 
 
 def history_turns(history: list[dict]) -> tuple[TurnData, ...]:
-    return tuple(TurnData(index=h["index"], question=h["question"], verdict=Verdict(h["verdict"]),
-                          feedback=h.get("feedback", "")) for h in history)
+    return tuple(
+        TurnData(
+            index=h["index"],
+            question=h["question"],
+            verdict=Verdict(h["verdict"]),
+            feedback=h.get("feedback", ""),
+        )
+        for h in history
+    )
 
 
 def run(config: DisagreementsConfig, reporter) -> dict:
@@ -152,50 +200,99 @@ def run(config: DisagreementsConfig, reporter) -> dict:
     ids = list(turns_selection(config).values_list("id", flat=True))
     if config.limit:
         ids = ids[: config.limit]
-    done = set(JudgeVote.objects.filter(job_id=reporter.job_id, turn_id__in=ids).values_list("turn_id", flat=True))
+    done = set(
+        JudgeVote.objects.filter(job_id=reporter.job_id, turn_id__in=ids).values_list(
+            "turn_id", flat=True
+        )
+    )
     todo = [i for i in ids if i not in done]
     totals, pairs = Counter(), Counter()
     for start in range(0, len(todo), config.batch_size):
         if reporter.should_stop():
             raise StopRequested()
-        _judge_turns(config, judges, todo[start : start + config.batch_size], reporter.job_id, totals, pairs)
+        _judge_turns(
+            config, judges, todo[start : start + config.batch_size], reporter.job_id, totals, pairs
+        )
         n = len(done) + start + min(config.batch_size, len(todo) - start)
         reporter.progress(n / max(len(ids), 1), f"{n}/{len(ids)} questions")
-        reporter.metrics(n, {"disagreements/queued": totals["disagreements"], "disagreements/controls": totals["controls"]})
+        reporter.metrics(
+            n,
+            {
+                "disagreements/queued": totals["disagreements"],
+                "disagreements/controls": totals["controls"],
+            },
+        )
     examined = totals["examined"]
     result = {
-        "questions": len(ids), "examined_now": examined, "examined_before": len(done),
-        "disagreements": totals["disagreements"], "controls": totals["controls"],
-        "already_queued": totals["already_queued"], "not_compared": totals["not_compared"], "votes": totals["votes"],
+        "questions": len(ids),
+        "examined_now": examined,
+        "examined_before": len(done),
+        "disagreements": totals["disagreements"],
+        "controls": totals["controls"],
+        "already_queued": totals["already_queued"],
+        "not_compared": totals["not_compared"],
+        "votes": totals["votes"],
         "disagreement_rate": (totals["disagreeing"] / examined) if examined else None,
         "pair_disagreements": dict(pairs),
         # not "items": a result key of that name shadows dict.items in the job page's template
         "queued_items": DisagreementItem.objects.filter(job_id=reporter.job_id).count(),
     }
-    reporter.log(f"{examined} questions judged; {totals['disagreements']} disagreements and "
-                 f"{totals['controls']} controls queued")
+    reporter.log(
+        f"{examined} questions judged; {totals['disagreements']} disagreements and "
+        f"{totals['controls']} controls queued"
+    )
     return result
 
 
-def _judge_turns(config, judges, ids: list[int], job_id: int, totals: Counter, pairs: Counter) -> None:
-    turns = list(Turn.objects.filter(id__in=ids).select_related("game").order_by("game_id", "index"))
+def _judge_turns(
+    config, judges, ids: list[int], job_id: int, totals: Counter, pairs: Counter
+) -> None:
+    turns = list(
+        Turn.objects.filter(id__in=ids).select_related("game").order_by("game_id", "index")
+    )
     earlier = {}
-    for row in Turn.objects.filter(game_id__in={t.game_id for t in turns}).order_by("game_id", "index").values(
-            "game_id", "index", "question", "verdict", "feedback"):
+    for row in (
+        Turn.objects.filter(game_id__in={t.game_id for t in turns})
+        .order_by("game_id", "index")
+        .values("game_id", "index", "question", "verdict", "feedback")
+    ):
         earlier.setdefault(row["game_id"], []).append(row)
-    histories = {t.pk: history_of([r for r in earlier[t.game_id] if r["index"] < t.index]) for t in turns}
-    requests = [JudgeRequest(t.game.secret, t.question, history_turns(histories[t.pk]), judge_seed(t.game.seed, t.index))
-                for t in turns]
+    histories = {
+        t.pk: history_of([r for r in earlier[t.game_id] if r["index"] < t.index]) for t in turns
+    }
+    requests = [
+        JudgeRequest(
+            t.game.secret,
+            t.question,
+            history_turns(histories[t.pk]),
+            judge_seed(t.game.seed, t.index),
+        )
+        for t in turns
+    ]
     answers = {spec.name: judge.judge_batch(requests) for spec, judge in judges}
     humans: dict[int, list[JudgeVote]] = {}
     if config.include_human:
-        for vote in JudgeVote.objects.filter(turn_id__in=ids, judge_name__startswith="human:").order_by("id"):
+        for vote in JudgeVote.objects.filter(
+            turn_id__in=ids, judge_name__startswith="human:"
+        ).order_by("id"):
             humans.setdefault(vote.turn_id, []).append(vote)
-    existing = dict(DisagreementItem.objects.filter(source_turn_id__in=ids).values_list("source_turn_id", "id"))
+    existing = dict(
+        DisagreementItem.objects.filter(source_turn_id__in=ids).values_list("source_turn_id", "id")
+    )
     with transaction.atomic():
         for i, turn in enumerate(turns):
-            votes = [vote_of(answers[spec.name][i], turn=turn, secret=turn.game.secret, question=turn.question,
-                             judge_name=spec.name, judge_spec=spec, job_id=job_id) for spec, _ in judges]
+            votes = [
+                vote_of(
+                    answers[spec.name][i],
+                    turn=turn,
+                    secret=turn.game.secret,
+                    question=turn.question,
+                    judge_name=spec.name,
+                    judge_spec=spec,
+                    job_id=job_id,
+                )
+                for spec, _ in judges
+            ]
             people = humans.get(turn.pk, [])
             verdicts = {v.judge_name: v.verdict for v in [*votes, *people]}
             disagree = compared(list(verdicts.values()), config.unknown)
@@ -205,11 +302,20 @@ def _judge_turns(config, judges, ids: list[int], job_id: int, totals: Counter, p
             totals["not_compared"] += disagree is None
             _count_pairs(verdicts, config.unknown, pairs)
             item_id = existing.get(turn.pk)
-            if item_id is None and (disagree or (disagree is False and is_control(config.seed, turn.pk, config.controls))):
+            if item_id is None and (
+                disagree
+                or (disagree is False and is_control(config.seed, turn.pk, config.controls))
+            ):
                 item = DisagreementItem.objects.create(
-                    secret=turn.game.secret, question=turn.question, history=histories[turn.pk], source_turn=turn,
-                    job_id=job_id, is_control=not disagree, labels_needed=config.labels_needed,
-                    uncertainty=uncertainty(votes))
+                    secret=turn.game.secret,
+                    question=turn.question,
+                    history=histories[turn.pk],
+                    source_turn=turn,
+                    job_id=job_id,
+                    is_control=not disagree,
+                    labels_needed=config.labels_needed,
+                    uncertainty=uncertainty(votes),
+                )
                 item_id = item.pk
                 totals["disagreements" if disagree else "controls"] += 1
             elif item_id is not None:
@@ -219,14 +325,17 @@ def _judge_turns(config, judges, ids: list[int], job_id: int, totals: Counter, p
                 vote.item_id = item_id
             JudgeVote.objects.bulk_create(votes)
             if item_id is not None and people:
-                JudgeVote.objects.filter(pk__in=[v.pk for v in people], item__isnull=True).update(item_id=item_id)
+                JudgeVote.objects.filter(pk__in=[v.pk for v in people], item__isnull=True).update(
+                    item_id=item_id
+                )
 
 
 def _raise_uncertainty(item_id: int, value: float | None) -> None:
     """A later job's less sure vote makes a queued item more uncertain (never less)."""
     if value is not None:
         DisagreementItem.objects.filter(pk=item_id).filter(
-            Q(uncertainty__isnull=True) | Q(uncertainty__lt=value)).update(uncertainty=value)
+            Q(uncertainty__isnull=True) | Q(uncertainty__lt=value)
+        ).update(uncertainty=value)
 
 
 def _count_pairs(verdicts: dict[str, str], unknown: str, pairs: Counter) -> None:
@@ -242,27 +351,44 @@ def _run_gold(config, judges, reporter) -> dict:
 
     gold = gold_labels()
     items = list(DisagreementItem.objects.filter(pk__in=gold).order_by("id"))
-    done = {(v["item_id"], v["judge_name"]) for v in
-            JudgeVote.objects.filter(job_id=reporter.job_id).values("item_id", "judge_name")}
+    done = {
+        (v["item_id"], v["judge_name"])
+        for v in JudgeVote.objects.filter(job_id=reporter.job_id).values("item_id", "judge_name")
+    }
     n_votes = 0
     for start in range(0, len(items), config.batch_size):
         if reporter.should_stop():
             raise StopRequested()
         chunk = items[start : start + config.batch_size]
         n_votes += score_items(chunk, judges, job_id=reporter.job_id, skip=done)
-        reporter.progress((start + len(chunk)) / len(items), f"{start + len(chunk)}/{len(items)} gold items")
+        reporter.progress(
+            (start + len(chunk)) / len(items), f"{start + len(chunk)}/{len(items)} gold items"
+        )
     return {"gold_items": len(items), "votes": n_votes, "judges": [spec.name for spec, _ in judges]}
 
 
-def score_items(items: list[DisagreementItem], judges, *, job_id: int | None = None, skip=frozenset()) -> int:
+def score_items(
+    items: list[DisagreementItem], judges, *, job_id: int | None = None, skip=frozenset()
+) -> int:
     """Run judges over items (their secret, question and history) and store the votes on them."""
     requests = [JudgeRequest(it.secret, it.question, history_turns(it.history), 0) for it in items]
     votes = []
     for spec, judge in judges:
         todo = [(it, req) for it, req in zip(items, requests) if (it.pk, spec.name) not in skip]
         answers = judge.judge_batch([req for _, req in todo]) if todo else []
-        votes += [vote_of(a, item=it, turn_id=it.source_turn_id, secret=it.secret, question=it.question,
-                          judge_name=spec.name, judge_spec=spec, job_id=job_id) for (it, _), a in zip(todo, answers)]
+        votes += [
+            vote_of(
+                a,
+                item=it,
+                turn_id=it.source_turn_id,
+                secret=it.secret,
+                question=it.question,
+                judge_name=spec.name,
+                judge_spec=spec,
+                job_id=job_id,
+            )
+            for (it, _), a in zip(todo, answers)
+        ]
     with transaction.atomic():
         JudgeVote.objects.bulk_create(votes)
     return len(votes)

@@ -17,7 +17,6 @@ from webapp.jobs.kinds.checks import check_model, check_word_list
 from webapp.play.models import Game
 from webapp.play.records import trajectories_store, trajectory_of
 
-
 # The standard evaluation (the leaderboard's setting): KB judge, the paper's test words, k=8, 20 turns.
 STANDARD_EVALUATION = {"judge": "kb", "word_list": "dbrl/paper_test", "samples": 8, "max_turns": 20}
 
@@ -40,7 +39,9 @@ def check(config: EvaluationConfig) -> None:
 
 
 def evaluation_words(config: EvaluationConfig) -> tuple[list[str], dict[str, int]]:
-    entries = WordListEntry.objects.filter(word_list=word_list_latest(config.word_list)).select_related("word")
+    entries = WordListEntry.objects.filter(
+        word_list=word_list_latest(config.word_list)
+    ).select_related("word")
     if config.split:
         entries = entries.filter(split=config.split)
     pairs = list(entries.order_by("id").values_list("word__text", "word_id"))
@@ -57,21 +58,37 @@ def run(config: EvaluationConfig, reporter) -> dict:
     judge = judge_for(judge_spec)
     playable, skipped = playable_words(judge, words)
     if skipped:
-        reporter.log(f"skipped {len(skipped)} words the judge cannot play: {', '.join(skipped[:20])}", level="warning")
+        reporter.log(
+            f"skipped {len(skipped)} words the judge cannot play: {', '.join(skipped[:20])}",
+            level="warning",
+        )
     pool = None
     if config.pool_word_list:
-        pool_words, _ = evaluation_words(EvaluationConfig(word_list=config.pool_word_list, guesser="-", judge="-"))
+        pool_words, _ = evaluation_words(
+            EvaluationConfig(word_list=config.pool_word_list, guesser="-", judge="-")
+        )
         pool = list(dict.fromkeys([*pool_words, *playable]))  # the secret must be a candidate
     guesser = guesser_for(guesser_spec, pool=pool)
     job_id = reporter.job_id
 
     def store(trajectories, sample_indices):
-        with reporter.fenced():  # only while this worker's claim holds: a superseded one stores nothing
-            trajectories_store(trajectories, guesser=guesser_spec, judge=judge_spec, job_id=job_id,
-                               word_list=word_list, sample_indices=sample_indices, words=word_ids)
+        with (
+            reporter.fenced()
+        ):  # only while this worker's claim holds: a superseded one stores nothing
+            trajectories_store(
+                trajectories,
+                guesser=guesser_spec,
+                judge=judge_spec,
+                job_id=job_id,
+                word_list=word_list,
+                sample_indices=sample_indices,
+                words=word_ids,
+            )
 
     done = set(Game.objects.filter(job_id=job_id).values_list("secret", "sample_index"))
-    progress = evaluation.run(config, reporter, guesser=guesser, judge=judge, words=playable, store=store, done=done)
+    progress = evaluation.run(
+        config, reporter, guesser=guesser, judge=judge, words=playable, store=store, done=done
+    )
     results = {**evaluation_results(job_id, k=config.samples), **progress, "skipped_words": skipped}
     from webapp.leaderboards.services import leaderboards_refresh
 
@@ -81,7 +98,11 @@ def run(config: EvaluationConfig, reporter) -> dict:
 
 def evaluation_results(job_id: int, k: int) -> dict:
     """Metrics over every game the job stored (all attempts), with a breakdown by difficulty."""
-    games = list(Game.objects.filter(job_id=job_id).select_related("guesser", "judge", "word").prefetch_related("turns"))
+    games = list(
+        Game.objects.filter(job_id=job_id)
+        .select_related("guesser", "judge", "word")
+        .prefetch_related("turns")
+    )
     if not games:
         return {"n_games": 0}
     trajectories = [trajectory_of(g) for g in games]
@@ -90,15 +111,20 @@ def evaluation_results(job_id: int, k: int) -> dict:
     by_band = defaultdict(list)
     for game, traj in zip(games, trajectories):
         by_band[band_of.get(game.secret, "unknown")].append(traj)
-    results["by_difficulty"] = {band: summarise(ts, k=k).to_dict() for band, ts in sorted(by_band.items())}
+    results["by_difficulty"] = {
+        band: summarise(ts, k=k).to_dict() for band, ts in sorted(by_band.items())
+    }
     return results
 
 
 def difficulty_bands(job_id: int, games: list[Game]) -> dict[str, str]:
     """Curated difficulty where the word list has it, else word frequency (rarer words are harder)."""
     word_list_id = games[0].word_list_id
-    curated = dict(WordListEntry.objects.filter(word_list_id=word_list_id, difficulty__isnull=False)
-                   .values_list("word__text", "difficulty"))
+    curated = dict(
+        WordListEntry.objects.filter(
+            word_list_id=word_list_id, difficulty__isnull=False
+        ).values_list("word__text", "difficulty")
+    )
     bands = {}
     for game in games:
         if game.secret in curated:
@@ -106,5 +132,7 @@ def difficulty_bands(job_id: int, games: list[Game]) -> dict[str, str]:
             bands[game.secret] = "easy" if d < -0.5 else "hard" if d > 0.5 else "medium"
         elif game.word is not None and game.word.zipf_frequency is not None:
             z = game.word.zipf_frequency
-            bands[game.secret] = "frequent (zipf>=4.5)" if z >= 4.5 else "rare (zipf<3.5)" if z < 3.5 else "common"
+            bands[game.secret] = (
+                "frequent (zipf>=4.5)" if z >= 4.5 else "rare (zipf<3.5)" if z < 3.5 else "common"
+            )
     return bands

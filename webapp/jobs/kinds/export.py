@@ -21,10 +21,17 @@ class ExportConfig:
     word_list: str = field(default="", metadata={"help": "only games on this word list"})
     guesser: str = field(default="", metadata={"help": "only games with this guesser model spec"})
     judge: str = field(default="", metadata={"help": "only games with this judge model spec"})
-    mode: str = field(default="", metadata={"help": "model, human_guesser or human_judge (empty = all)",
-                                            "choices": ("", "model", "human_guesser", "human_judge")})
+    mode: str = field(
+        default="",
+        metadata={
+            "help": "model, human_guesser or human_judge (empty = all)",
+            "choices": ("", "model", "human_guesser", "human_judge"),
+        },
+    )
     finished_only: bool = field(default=True, metadata={"help": "skip games still being played"})
-    formats: str = field(default="jsonl,parquet", metadata={"help": "jsonl and/or parquet, comma-separated"})
+    formats: str = field(
+        default="jsonl,parquet", metadata={"help": "jsonl and/or parquet, comma-separated"}
+    )
     limit: int = field(default=0, metadata={"help": "at most this many games (0 = all)"})
 
     def __post_init__(self) -> None:
@@ -42,8 +49,14 @@ class ExportConfig:
 
 
 def selection(config: ExportConfig):
-    return games_selection(job=config.job, word_list=config.word_list, guesser=config.guesser,
-                           judge=config.judge, mode=config.mode, finished_only=config.finished_only)
+    return games_selection(
+        job=config.job,
+        word_list=config.word_list,
+        guesser=config.guesser,
+        judge=config.judge,
+        mode=config.mode,
+        finished_only=config.finished_only,
+    )
 
 
 def check(config: ExportConfig) -> None:
@@ -65,5 +78,12 @@ def run(config: ExportConfig, reporter) -> dict:
 
     n_turns, files = export_games(ids, out_dir, config.format_list, on_chunk=on_chunk)
     for path in files:
-        reporter.artifact(f"export-{path.suffix.lstrip('.')}", path.name, path, meta={"games": len(ids)})
-    return {"games": len(ids), "turns": n_turns, "files": [p.name for p in files], "directory": str(out_dir)}
+        reporter.artifact(
+            f"export-{path.suffix.lstrip('.')}", path.name, path, meta={"games": len(ids)}
+        )
+    return {
+        "games": len(ids),
+        "turns": n_turns,
+        "files": [p.name for p in files],
+        "directory": str(out_dir),
+    }

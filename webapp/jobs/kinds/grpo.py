@@ -19,7 +19,9 @@ def check(config: GRPOConfig) -> None:
     check_model(errors, "judge", config.judge, "judge")
     check_word_list(errors, "word_list", config.word_list, config.split)
     if config.val_word_list:
-        check_word_list(errors, "val_word_list", config.val_word_list, config.val_split, "val_split")
+        check_word_list(
+            errors, "val_word_list", config.val_word_list, config.val_split, "val_split"
+        )
     if config.pool_word_list:
         check_word_list(errors, "pool_word_list", config.pool_word_list)
     if errors:
@@ -33,5 +35,13 @@ def run(config: GRPOConfig, reporter) -> dict:
     judge = judge_for(ModelSpec.objects.get(name=config.judge))
     val_words = words_of(config.val_word_list, config.val_split) if config.val_word_list else None
     pool = words_of(config.pool_word_list) if config.pool_word_list else None
-    return _run("grpo", grpo_run, config, reporter, judge=judge, words=words_of(config.word_list, config.split),
-                val_words=val_words, pool=pool)
+    return _run(
+        "grpo",
+        grpo_run,
+        config,
+        reporter,
+        judge=judge,
+        words=words_of(config.word_list, config.split),
+        val_words=val_words,
+        pool=pool,
+    )

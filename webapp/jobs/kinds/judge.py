@@ -11,13 +11,15 @@ of yes). It is a small network that trains on a CPU, so the job runs on the cpu 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from training.judge import data  # through the module, so data.reference_rows can be replaced in tests
+from training.judge import (
+    data,
+)  # through the module, so data.reference_rows can be replaced in tests
 from training.judge.config import LearnedJudgeJobConfig
 from training.judge.data import Row
 from webapp.catalog.models import ModelKind, ModelRole, ModelSpec
@@ -27,16 +29,23 @@ from webapp.jobs.models import Checkpoint
 from webapp.labelling.selectors import gold_answers
 from webapp.play.models import Turn
 
-EXTRA_ROWS_FILE = "extra_rows.jsonl"  # the gold and games rows a job trained on (a downloadable artifact)
+EXTRA_ROWS_FILE = (
+    "extra_rows.jsonl"  # the gold and games rows a job trained on (a downloadable artifact)
+)
 
 
 # -- rows ------------------------------------------------------------------------------------------
-def rows_of_answers(answers: Iterable[tuple[str, str, str]], *, weight: float, source: str) -> list[Row]:
+def rows_of_answers(
+    answers: Iterable[tuple[str, str, str]], *, weight: float, source: str
+) -> list[Row]:
     """One row per (secret, question) from (secret, question, "yes" | "no") answers, with its counts."""
     counts: dict[tuple[str, str], list[int]] = {}
     for secret, question, answer in answers:
         counts.setdefault((secret, question), [0, 0])[answer != "yes"] += 1
-    return [Row(secret, question, yes, no, weight, source) for (secret, question), (yes, no) in counts.items()]
+    return [
+        Row(secret, question, yes, no, weight, source)
+        for (secret, question), (yes, no) in counts.items()
+    ]
 
 
 def gold_rows(weight: float) -> list[Row]:
@@ -46,12 +55,17 @@ def gold_rows(weight: float) -> list[Row]:
 
 def judged_turns(judge_name: str):
     """Stored turns the judge named `judge_name` answered yes or no (the rules' decisions left out)."""
-    return (Turn.objects.filter(game__judge__name=judge_name, verdict__in=("yes", "no")).exclude(game__secret="")
-            .exclude(judge_raw__startswith="rule:"))
+    return (
+        Turn.objects.filter(game__judge__name=judge_name, verdict__in=("yes", "no"))
+        .exclude(game__secret="")
+        .exclude(judge_raw__startswith="rule:")
+    )
 
 
 def games_rows(judge_name: str, weight: float) -> list[Row]:
-    answers = judged_turns(judge_name).order_by("id").values_list("game__secret", "question", "verdict")
+    answers = (
+        judged_turns(judge_name).order_by("id").values_list("game__secret", "question", "verdict")
+    )
     return rows_of_answers(answers.iterator(), weight=weight, source="games")
 
 
@@ -83,7 +97,9 @@ def check(config: LearnedJudgeJobConfig) -> None:
     errors: dict[str, list[str]] = {}
     parts = config.dataset.split("+")
     if "gold" in parts and not gold_answers():
-        errors["dataset"] = ["the gold set has no yes/no answers yet (adjudicate or fully label some items first)"]
+        errors["dataset"] = [
+            "the gold set has no yes/no answers yet (adjudicate or fully label some items first)"
+        ]
     if "games" in parts:
         spec = check_model(errors, "games_judge", config.games_judge, "judge")
         if spec is not None and not judged_turns(spec.name).exists():
@@ -96,17 +112,31 @@ def check(config: LearnedJudgeJobConfig) -> None:
 
 # -- the result becomes a judge ----------------------------------------------------------------------
 @transaction.atomic
-def model_spec_register_learned(*, job_id: int, result: dict, config: LearnedJudgeJobConfig,
-                                sources: dict[str, int]) -> ModelSpec:
+def model_spec_register_learned(
+    *, job_id: int, result: dict, config: LearnedJudgeJobConfig, sources: dict[str, int]
+) -> ModelSpec:
     """The judge model spec of a finished job's weights (one per job: a re-run updates it)."""
     pairs = ", ".join(f"{n:,} {source}" for source, n in sorted(sources.items()))
-    weighted = f", gold and games pairs weighted {config.extra_weight:g}×" if {"gold", "games"} & set(sources) else ""
-    description = learned_description({"held_out": {split: result.get(split) for split in ("val", "test")}},
-                                      trained_on=f"{pairs} (secret, question) pairs{weighted} by job {job_id}")
+    weighted = (
+        f", gold and games pairs weighted {config.extra_weight:g}×"
+        if {"gold", "games"} & set(sources)
+        else ""
+    )
+    description = learned_description(
+        {"held_out": {split: result.get(split) for split in ("val", "test")}},
+        trained_on=f"{pairs} (secret, question) pairs{weighted} by job {job_id}",
+    )
     name = f"learned-job{job_id}"
     spec = ModelSpec.objects.filter(name=name).first() or ModelSpec(name=name)
-    for key, value in dict(kind=ModelKind.LEARNED, role=ModelRole.JUDGE, path=result["weights"], options={},
-                           produced_by_id=job_id, is_active=True, description=description).items():
+    for key, value in dict(
+        kind=ModelKind.LEARNED,
+        role=ModelRole.JUDGE,
+        path=result["weights"],
+        options={},
+        produced_by_id=job_id,
+        is_active=True,
+        description=description,
+    ).items():
         setattr(spec, key, value)
     spec.full_clean()
     spec.save()
@@ -123,8 +153,14 @@ def run(config: LearnedJudgeJobConfig, reporter) -> dict:
     extra = [r for r in rows if r.source in ("gold", "games")]
     if extra:
         path = data.write_rows(extra, Path(reporter.output_dir) / EXTRA_ROWS_FILE)
-        reporter.artifact("judge-rows", EXTRA_ROWS_FILE, path,
-                          meta={s: n for s, n in sources.items() if s in ("gold", "games")})
+        reporter.artifact(
+            "judge-rows",
+            EXTRA_ROWS_FILE,
+            path,
+            meta={s: n for s, n in sources.items() if s in ("gold", "games")},
+        )
     result = train(config, reporter, rows=rows)
-    spec = model_spec_register_learned(job_id=reporter.job_id, result=result, config=config, sources=sources)
+    spec = model_spec_register_learned(
+        job_id=reporter.job_id, result=result, config=config, sources=sources
+    )
     return {**result, "rows_by_source": sources, "model_spec": spec.name}

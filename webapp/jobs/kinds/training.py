@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -33,9 +34,13 @@ class DPOWebConfig(DPOJobConfig):
     games registry spec. Every other check is DPOJobConfig's (only the spec syntax check of
     `rating_model` is skipped: a name is not KIND:TARGET)."""
 
-    rating_model: str = field(default="", metadata={
-        "help": "reward=rating: the model spec of the rating judge (an active transformers, vLLM or "
-                "OpenAI-compatible model; the base model's own spec reuses the policy)"})
+    rating_model: str = field(
+        default="",
+        metadata={
+            "help": "reward=rating: the model spec of the rating judge (an active transformers, vLLM or "
+            "OpenAI-compatible model; the base model's own spec reuses the policy)"
+        },
+    )
 
     def check_rating_model(self, spec: str) -> None:
         """A name: check_dpo looks it up in the catalog."""
@@ -51,8 +56,9 @@ def words_of(name: str, split: str = "") -> list[str]:
 
 def check_base(config, errors: dict) -> None:
     """The base model: an active transformers (or vLLM) model spec with a model folder."""
-    spec = check_model(errors, "base_model", config.base_model, kinds=ModelKind.TRAINABLE,
-                       what="transformers")
+    spec = check_model(
+        errors, "base_model", config.base_model, kinds=ModelKind.TRAINABLE, what="transformers"
+    )
     if spec is not None and not spec.path:
         errors["base_model"] = [f"the model spec {spec.name!r} has no model folder"]
 
@@ -83,7 +89,9 @@ def _check_games(config, errors: dict) -> None:
         if config.word_list:
             check_word_list(errors, "word_list", config.word_list, config.split)
         if not errors and not stored_games(config).exists():
-            errors["source"] = ["no stored game matches (games_guesser, games_job, word_list, selection)"]
+            errors["source"] = [
+                "no stored game matches (games_guesser, games_job, word_list, selection)"
+            ]
     if config.pool_word_list:
         check_word_list(errors, "pool_word_list", config.pool_word_list)
 
@@ -99,11 +107,18 @@ def check_knowledge(config) -> None:
 def _check_rating_model(config, errors: dict) -> None:
     if not config.rating_model:
         return  # reward=rating without one is refused by the config itself
-    spec = check_model(errors, "rating_model", config.rating_model, kinds=ModelKind.LLM,
-                       what="transformers, vLLM or OpenAI-compatible")
+    spec = check_model(
+        errors,
+        "rating_model",
+        config.rating_model,
+        kinds=ModelKind.LLM,
+        what="transformers, vLLM or OpenAI-compatible",
+    )
     if spec is not None and not (spec.endpoint if spec.kind == ModelKind.OPENAI else spec.path):
-        errors["rating_model"] = [f"the model spec {spec.name!r} has no "
-                                  f"{'endpoint' if spec.kind == ModelKind.OPENAI else 'model folder'}"]
+        errors["rating_model"] = [
+            f"the model spec {spec.name!r} has no "
+            f"{'endpoint' if spec.kind == ModelKind.OPENAI else 'model folder'}"
+        ]
 
 
 def check_games_job(config) -> None:
@@ -128,17 +143,26 @@ def check_dpo(config) -> None:
 # -- checkpoints become model specs ----------------------------------------------------------------
 @transaction.atomic
 def model_spec_register_checkpoint(
-    *, checkpoint: Checkpoint, kind: str, base: ModelSpec, base_path: str, role: str = ModelRole.GUESSER,
+    *,
+    checkpoint: Checkpoint,
+    kind: str,
+    base: ModelSpec,
+    base_path: str,
+    role: str = ModelRole.GUESSER,
 ) -> ModelSpec:
     """A ModelSpec (a guesser, or a judge for judge_sft) for a saved checkpoint (idempotent per job and step)."""
     name = f"{kind}-job{checkpoint.job_id}-step{checkpoint.step}"
     fields = dict(
-        kind=ModelKind.TRANSFORMERS, role=role,
+        kind=ModelKind.TRANSFORMERS,
+        role=role,
         path=base_path if checkpoint.is_adapter else checkpoint.path,
         adapter_path=checkpoint.path if checkpoint.is_adapter else "",
-        sampling=dict(base.sampling or {}), parent=base, produced_by_id=checkpoint.job_id, is_active=True,
+        sampling=dict(base.sampling or {}),
+        parent=base,
+        produced_by_id=checkpoint.job_id,
+        is_active=True,
         description=f"{kind} job {checkpoint.job_id}, step {checkpoint.step}, from {base.name}"
-                    f"{' (LoRA adapter)' if checkpoint.is_adapter else ''}.",
+        f"{' (LoRA adapter)' if checkpoint.is_adapter else ''}.",
     )
     spec = ModelSpec.objects.filter(name=name).first() or ModelSpec(name=name)
     for key, value in fields.items():
@@ -152,17 +176,34 @@ def model_spec_register_checkpoint(
 class RegisteringReporter:
     """A DatabaseReporter whose checkpoints are also registered as model specs as they are saved."""
 
-    def __init__(self, reporter, *, kind: str, base: ModelSpec, base_path: str, role: str = ModelRole.GUESSER):
-        self._reporter, self.kind, self.base, self.base_path, self.role = reporter, kind, base, base_path, role
+    def __init__(
+        self, reporter, *, kind: str, base: ModelSpec, base_path: str, role: str = ModelRole.GUESSER
+    ):
+        self._reporter, self.kind, self.base, self.base_path, self.role = (
+            reporter,
+            kind,
+            base,
+            base_path,
+            role,
+        )
         self.specs: list[ModelSpec] = []
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._reporter, name)
 
     def checkpoint(self, step, path, *, metrics=None, config=None, is_adapter=False):
-        row = self._reporter.checkpoint(step, path, metrics=metrics, config=config, is_adapter=is_adapter)
-        self.specs.append(model_spec_register_checkpoint(checkpoint=row, kind=self.kind, base=self.base,
-                                                         base_path=self.base_path, role=self.role))
+        row = self._reporter.checkpoint(
+            step, path, metrics=metrics, config=config, is_adapter=is_adapter
+        )
+        self.specs.append(
+            model_spec_register_checkpoint(
+                checkpoint=row,
+                kind=self.kind,
+                base=self.base,
+                base_path=self.base_path,
+                role=self.role,
+            )
+        )
         return row
 
 
@@ -175,7 +216,9 @@ def _base(config, reporter) -> tuple[ModelSpec, str]:
     if not spec.adapter_path:
         return spec, spec.path
     reporter.log(f"merging the adapter of {spec.name} into its base")
-    return spec, str(merge_adapter(spec.path, spec.adapter_path, Path(reporter.output_dir) / "base-merged"))
+    return spec, str(
+        merge_adapter(spec.path, spec.adapter_path, Path(reporter.output_dir) / "base-merged")
+    )
 
 
 def _game_inputs(config) -> dict[str, Any]:
@@ -219,21 +262,41 @@ def _set_aside_stale_output(reporter) -> None:
     reporter.log(f"moved files of an earlier job with this id to {stale}", level="warning")
 
 
-def _run(kind: str, runner, config, reporter, role: str = ModelRole.GUESSER,
-         resolve: Callable[..., Any] | None = None, **inputs) -> dict:
+def _run(
+    kind: str,
+    runner,
+    config,
+    reporter,
+    role: str = ModelRole.GUESSER,
+    resolve: Callable[..., Any] | None = None,
+    **inputs,
+) -> dict:
     """`resolve(config, reporter, base, base_path)`: the config the runner gets (default: `config`)."""
     _set_aside_stale_output(reporter)
     base, base_path = _base(config, reporter)
     if resolve is not None:
         config = resolve(config, reporter, base, base_path)
-    registering = RegisteringReporter(reporter, kind=kind, base=base, base_path=base_path, role=role)
+    registering = RegisteringReporter(
+        reporter, kind=kind, base=base, base_path=base_path, role=role
+    )
     result = runner(config, registering, model_path=base_path, **inputs)
-    final = Checkpoint.objects.filter(job_id=reporter.job_id, path=result["final_checkpoint"]).order_by("-id").first()
+    final = (
+        Checkpoint.objects.filter(job_id=reporter.job_id, path=result["final_checkpoint"])
+        .order_by("-id")
+        .first()
+    )
     if final is None:  # saved by an attempt that died before recording it
-        final = reporter.checkpoint(result["global_step"], result["final_checkpoint"], is_adapter=result["is_adapter"])
-    spec = final.model_spec or model_spec_register_checkpoint(checkpoint=final, kind=kind, base=base,
-                                                             base_path=base_path, role=role)
-    specs = list(ModelSpec.objects.filter(produced_by_id=reporter.job_id).order_by("id").values_list("name", flat=True))
+        final = reporter.checkpoint(
+            result["global_step"], result["final_checkpoint"], is_adapter=result["is_adapter"]
+        )
+    spec = final.model_spec or model_spec_register_checkpoint(
+        checkpoint=final, kind=kind, base=base, base_path=base_path, role=role
+    )
+    specs = list(
+        ModelSpec.objects.filter(produced_by_id=reporter.job_id)
+        .order_by("id")
+        .values_list("name", flat=True)
+    )
     return {**result, "model_spec": spec.name, "model_specs": specs, "base_model": base.name}
 
 
@@ -263,12 +326,16 @@ def _rating_spec(name: str, reporter, base: ModelSpec, base_path: str) -> str:
         return f"hf:{base_path}"
     if spec.adapter_path and spec.kind in ModelKind.TRAINABLE:
         reporter.log(f"merging the adapter of {spec.name} (rating_model) into its base")
-        merged = merge_adapter(spec.path, spec.adapter_path, Path(reporter.output_dir) / "rating-merged")
+        merged = merge_adapter(
+            spec.path, spec.adapter_path, Path(reporter.output_dir) / "rating-merged"
+        )
         return f"{'hf' if spec.kind == ModelKind.TRANSFORMERS else 'vllm'}:{merged}"
     return spec_string(spec)
 
 
-def dpo_training_config(config: DPOWebConfig, reporter, base: ModelSpec, base_path: str) -> DPOJobConfig:
+def dpo_training_config(
+    config: DPOWebConfig, reporter, base: ModelSpec, base_path: str
+) -> DPOJobConfig:
     """The trainer's DPOJobConfig: `rating_model` the judge's games registry spec (reward=rating), else
     empty (unused)."""
     values = {f.name: getattr(config, f.name) for f in dataclasses.fields(DPOJobConfig) if f.init}

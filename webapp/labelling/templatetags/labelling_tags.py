@@ -19,7 +19,7 @@ def pct(value, places: int = 1) -> str:
 
 @register.filter
 def interval(estimate, as_percent: bool = False) -> str:
-    """"lo – hi" of an Estimate dict, or a dash when there is none."""
+    """ "lo – hi" of an Estimate dict, or a dash when there is none."""
     if not estimate or estimate.get("lo") is None:
         return "—"
     fmt = pct if as_percent else num

@@ -14,7 +14,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, username, password, role, **options):
         try:
-            user = user_create(username=username, password=password, roles=tuple(role or ["player"]))
+            user = user_create(
+                username=username, password=password, roles=tuple(role or ["player"])
+            )
         except Exception as exc:  # validation errors are shown, not raised
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"created {user.username} with roles {', '.join(role or ['player'])}")

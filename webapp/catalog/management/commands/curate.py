@@ -18,9 +18,15 @@ class Command(BaseCommand):
     help = "Submit a curation job (KEY=VALUE config fields); --run-here runs it in this process."
 
     def add_arguments(self, parser):
-        parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a config field")
+        parser.add_argument(
+            "--set", action="append", default=[], metavar="KEY=VALUE", help="a config field"
+        )
         parser.add_argument("--words-file", help="source=text: read the words from this file")
-        parser.add_argument("--run-here", action="store_true", help="run the job now instead of leaving it to a worker")
+        parser.add_argument(
+            "--run-here",
+            action="store_true",
+            help="run the job now instead of leaving it to a worker",
+        )
 
     def handle(self, *args, **options):
         params = dict(item.split("=", 1) for item in options["set"] if "=" in item)
@@ -31,12 +37,24 @@ class Command(BaseCommand):
         try:
             job = job_submit(kind="curation", params=params)
         except ValidationError as exc:
-            raise CommandError(f"refused: {exc.message_dict if hasattr(exc, 'message_dict') else exc.messages}") from None
+            raise CommandError(
+                f"refused: {exc.message_dict if hasattr(exc, 'message_dict') else exc.messages}"
+            ) from None
         self.stdout.write(f"queued curation job {job.pk}")
         if not options["run_here"]:
             return
         started = time.perf_counter()
         status = job_run(job_id=job.pk, worker="manage.py curate")
         job = Job.objects.get(pk=job.pk)
-        self.stdout.write(json.dumps({"job": job.pk, "status": status, "wall_seconds": round(time.perf_counter() - started, 1),
-                                      "error": job.error or None, "result": job.result}, indent=1))
+        self.stdout.write(
+            json.dumps(
+                {
+                    "job": job.pk,
+                    "status": status,
+                    "wall_seconds": round(time.perf_counter() - started, 1),
+                    "error": job.error or None,
+                    "result": job.result,
+                },
+                indent=1,
+            )
+        )

@@ -8,10 +8,14 @@ from webapp.catalog.services import seed_model_specs, seed_word_lists
 
 
 class Command(BaseCommand):
-    help = "Create roles, import the shipped word lists and register the default models (idempotent)."
+    help = (
+        "Create roles, import the shipped word lists and register the default models (idempotent)."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("--tiny-model", action="store_true", help="build the tiny local model if missing")
+        parser.add_argument(
+            "--tiny-model", action="store_true", help="build the tiny local model if missing"
+        )
 
     def handle(self, *args, tiny_model: bool = False, **options):
         roles_ensure()
