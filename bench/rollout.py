@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> dict:
         "lockstep": [],
     }
     for n in args.batches:
-        seconds, games = timed(lambda: lockstep(n), args.repeats)
+        seconds, games = timed(lambda n=n: lockstep(n), args.repeats)
         split = {
             k: round(backend.stats[k], 3) for k in ("prefill_s", "decode_s")
         }  # of the last run
@@ -159,11 +159,11 @@ def run(args: argparse.Namespace) -> dict:
     report["speedup_at_largest_batch"] = biggest["speedup"]
     report["target"] = {"batch": 64, "speedup": 8.0}
     report["notes"] = [
-        "A randomly initialised model almost never writes a question mark, so the rule checks mark most "
-        "questions invalid before the judge: this measures the guesser side of a rollout.",
-        "Lock-step: one decode loop for all live games over preallocated KV buffers; prompts grow every "
-        "turn, so each call reuses the cached keys/values of the previous turn's prompt and prefills only "
-        "the new tokens (compare lockstep_without_prefix_cache).",
+        "A randomly initialised model almost never writes a question mark, so the rule checks mark "
+        "most questions invalid before the judge: this measures the guesser side of a rollout.",
+        "Lock-step: one decode loop for all live games over preallocated KV buffers; prompts grow "
+        "every turn, so each call reuses the cached keys/values of the previous turn's prompt and "
+        "prefills only the new tokens (compare lockstep_without_prefix_cache).",
     ]
     report["load_average"] = {
         "before": [round(x, 2) for x in load_before],

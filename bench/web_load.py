@@ -92,30 +92,31 @@ def prepare(env: dict) -> None:
 
 
 def start_gunicorn(env: dict, port: int, workers: int, log_path: Path) -> subprocess.Popen:
-    log = open(log_path, "w")
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "webapp.wsgi:application",
-            "--workers",
-            str(workers),
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--backlog",
-            "256",
-            "--timeout",
-            "60",
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    # the child gets its own copy of the descriptor, so this process's handle can close at once
+    with open(log_path, "w") as log:
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "webapp.wsgi:application",
+                "--workers",
+                str(workers),
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--backlog",
+                "256",
+                "--timeout",
+                "60",
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 def wait_until_up(base: str, server: subprocess.Popen, timeout: float = 60.0) -> None:
@@ -197,8 +198,7 @@ class Player(threading.Thread):
             self.errors.append(f"create {created.status_code}")
             return
         game, self.games = created.json(), self.games + 1
-        index = 0
-        for question in self.rng.sample(self.questions, len(self.questions)):
+        for index, question in enumerate(self.rng.sample(self.questions, len(self.questions))):
             if len(self.latencies) >= self.turns or time.monotonic() >= self.deadline:
                 return
             time.sleep(self.rng.uniform(0.5, 1.5) * self.think_s)
@@ -213,7 +213,6 @@ class Player(threading.Thread):
                 self.errors.append(f"turn {response.status_code}")
                 return
             state = response.json()["game"]
-            index += 1
             if state["status"] != "playing":
                 self.wins += state["outcome"] == "won"
                 return

@@ -181,8 +181,9 @@ def table(results: dict) -> str:
     runs, order = results["runs"], results["ordering"]
     seeds = order["seeds"]
     rows = [
-        "| test secrets (mean over seeds) | success (mean@8, T=1) | strict success | valid questions | "
-        "bits gained | reached ≤ 2 | difference (paired 95% CI over words and seeds) |",
+        "| test secrets (mean over seeds) | success (mean@8, T=1) | strict success "
+        "| valid questions | bits gained | reached ≤ 2 "
+        "| difference (paired 95% CI over words and seeds) |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     names = {"sft": "SFT", "starpo": "StarPO (trajectory)", "cia": "CIA (per turn, ΔBelief)"}

@@ -144,7 +144,8 @@ def summarise_games(games: list, pool: Sequence[str]) -> dict[str, Any]:
         "reached_2_candidates": share(sum(n <= 2 for n in left), len(games)),
         "mean_turns": round(statistics.fmean(g.n_turns for g in games), 2),
         "median_candidates_left": statistics.median(left),
-        # the answers left only the secret (won games count): success if the guesser could name every such word
+        # the answers left only the secret (won games count): success if the guesser could name
+        # every such word
         "singled_out_secret": share(sum(n == 1 for n in left), len(games)),
         # lost games whose answers had left only the secret: lost on naming, not on narrowing
         "lost_with_secret_singled_out": share(
@@ -166,7 +167,8 @@ def summarise_games(games: list, pool: Sequence[str]) -> dict[str, Any]:
 
 
 def guesser_format(model_dir: str, scale: Scale):
-    """The prompt the model was trained with; the benchmark's for models not trained on games yet."""
+    """The prompt the model was trained with; the benchmark's for models not trained on games
+    yet."""
     from games.llm.chat import GuesserFormat, model_guesser_prompt
 
     return GuesserFormat.named(

@@ -126,7 +126,7 @@ def with_settings(scale: Scale, items: list[str]) -> Scale:
         else:
             scale = replace(scale, **{key: kind(value)})
     try:
-        scale.seed_list
+        _ = scale.seed_list  # validates the seeds
     except ValueError:
         raise SystemExit(f"--set seeds: integers joined by +, got {scale.seeds!r}") from None
     if scale.sft + scale.rl + scale.val + scale.test > scale.pool:

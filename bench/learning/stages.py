@@ -65,7 +65,8 @@ def first_last(reporter, name: str = "loss") -> list | None:
 
 
 def run_knowledge(scale: Scale, work: Path, base: str, pool_file: str) -> tuple[str, dict]:
-    """Every pool word and its facts, held-out words included: what a real model knows from pretraining."""
+    """Every pool word and its facts, held-out words included: what a real model knows from
+    pretraining."""
     from training.knowledge.config import KnowledgeJobConfig
     from training.knowledge.trainer import run
 
