@@ -69,7 +69,10 @@ class ChunkedWriter:
     def write(self, name: str, rows: list[dict]) -> None:
         if "jsonl" in self.formats:
             if name not in self.jsonl:
-                self.jsonl[name] = open(self.out_dir / f"{name}.jsonl", "w", encoding="utf-8")
+                # kept open across write() calls, one chunk at a time; close() closes it
+                self.jsonl[name] = open(  # noqa: SIM115
+                    self.out_dir / f"{name}.jsonl", "w", encoding="utf-8"
+                )
             self.jsonl[name].writelines(jsonl_line(r) for r in rows)
         if "parquet" in self.formats:
             import pyarrow.parquet as pq

@@ -9,7 +9,8 @@ from webapp.jobs.models import Artifact, Checkpoint, Job, JobLog, Metric, Worker
 
 
 class JobAddForm(forms.ModelForm):
-    """The admin's add form: same validation as the dashboard and the API (config dataclass + references)."""
+    """The admin's add form: same validation as the dashboard and the API (config dataclass +
+    references)."""
 
     kind = forms.ChoiceField(choices=[])
     config = forms.JSONField(
@@ -127,7 +128,8 @@ class JobAdmin(admin.ModelAdmin):
 
 
 class JobPartAdmin(admin.ModelAdmin):
-    """Rows that belong to a job (metrics, logs, checkpoints, artifacts): the job is picked by id."""
+    """Rows that belong to a job (metrics, logs, checkpoints, artifacts): the job is picked by
+    id."""
 
     raw_id_fields = ("job",)
 

@@ -1,4 +1,5 @@
-"""Launch forms generated from a job kind's config dataclass (defaults, help text, errors by field)."""
+"""Launch forms generated from a job kind's config dataclass (defaults, help text, errors by
+field)."""
 
 from __future__ import annotations
 

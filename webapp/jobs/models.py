@@ -49,7 +49,10 @@ class Job(models.Model):
     )
     claim = models.PositiveIntegerField(
         default=0,
-        help_text="fencing token: counts claims by workers; a worker writes only while it holds the latest",
+        help_text=(
+            "fencing token: counts claims by workers; "
+            "a worker writes only while it holds the latest"
+        ),
     )
     published_at = models.DateTimeField(
         null=True,
@@ -154,7 +157,8 @@ class Artifact(models.Model):
 class WorkerHeartbeat(models.Model):
     hostname = models.CharField(max_length=200, unique=True)
     queues = models.CharField(max_length=200, blank=True)
-    # a plain id, not a foreign key: heartbeats are written from a side thread and must never wait on job-row locks
+    # a plain id, not a foreign key: heartbeats are written from a side thread and must never wait
+    # on job-row locks
     active_job_id = models.BigIntegerField(null=True, blank=True)
     last_seen = models.DateTimeField()
 

@@ -26,7 +26,8 @@ class JobKind:
     runner: str  # "module:function" taking (config, reporter)
     description: str = ""
     gpu: bool = False  # model-heavy: runs on settings.JOBS_GPU_QUEUE
-    check: str = ""  # optional "module:function(config)" validating database references (raises ValidationError)
+    # optional "module:function(config)" validating database references (raises ValidationError)
+    check: str = ""
     # config fields naming model specs: a heavy one among them sends the job to the GPU queue
     models: tuple[str, ...] = ()
 
@@ -196,9 +197,8 @@ def _coerce(value: Any, annotation: Any, name: str) -> Any:
     args = typing.get_args(annotation)
     if origin is typing.Union or str(origin) == "types.UnionType":
         non_none = [a for a in args if a is not type(None)]
-        if value is None or (value == "" and type(None) in args):
-            if type(None) in args:
-                return None
+        if type(None) in args and (value is None or value == ""):
+            return None
         return _coerce(value, non_none[0], name) if len(non_none) == 1 else value
     expected = _TYPE_WORDS.get(annotation, "a list" if origin in (list, tuple) else str(annotation))
     if value is None:

@@ -33,7 +33,8 @@ def candidate_bound(config: CurationConfig) -> int:
 
 
 def check(config: CurationConfig) -> None:
-    """Refuse unknown lists and models, and splits larger than the source, before anything is queued."""
+    """Refuse unknown lists and models, and splits larger than the source, before anything is
+    queued."""
     errors: dict[str, list[str]] = {}
     check_model(errors, "judge", config.judge, "judge")
     check_model(errors, "guesser", config.guesser, "guesser")
@@ -111,8 +112,9 @@ def run(config: CurationConfig, reporter) -> dict:
         provenance=provenance,
         curation_job_id=reporter.job_id,
         source=f"curation job {reporter.job_id} from {origin}",
-        description=f"Curated by job {reporter.job_id}: {result.summary['kept']} of {result.summary['candidates']} "
-        f"candidates kept ({config.guesser} vs {config.judge}, k={config.samples}).",
+        description=f"Curated by job {reporter.job_id}: {result.summary['kept']} of "
+        f"{result.summary['candidates']} candidates kept "
+        f"({config.guesser} vs {config.judge}, k={config.samples}).",
     )
     reporter.log(f"created word list {word_list} ({len(result.entries)} words)")
     subset_lists = (

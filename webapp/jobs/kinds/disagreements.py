@@ -51,13 +51,15 @@ class DisagreementsConfig:
     include_human: bool = field(
         default=False,
         metadata={
-            "help": "also count people's verdicts from games where they answered (stored human:<name> votes)"
+            "help": "also count people's verdicts from games where they answered "
+            "(stored human:<name> votes)"
         },
     )
     source: str = field(
         default="games",
         metadata={
-            "help": "games: questions of stored games; gold: re-judge the gold set to score these judges (queues nothing)",
+            "help": "games: questions of stored games; gold: re-judge the gold set to score these "
+            "judges (queues nothing)",
             "choices": ("games", "gold"),
         },
     )
@@ -69,7 +71,8 @@ class DisagreementsConfig:
     unknown: str = field(
         default="distinct",
         metadata={
-            "help": "distinct: an unknown vote disagrees with yes/no; ignore: compare only the judges that answered",
+            "help": "distinct: an unknown vote disagrees with yes/no; ignore: compare only the "
+            "judges that answered",
             "choices": ("distinct", "ignore"),
         },
     )
@@ -141,7 +144,8 @@ def check(config: DisagreementsConfig) -> None:
 
 
 def as_vote(verdict: Verdict) -> str:
-    """A judge's 'finished' on a question that does not name the secret is a yes (the engine's rule)."""
+    """A judge's 'finished' on a question that does not name the secret is a yes (the engine's
+    rule)."""
     return Verdict.YES.value if verdict is Verdict.FINISHED else verdict.value
 
 

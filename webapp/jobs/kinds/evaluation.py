@@ -17,7 +17,8 @@ from webapp.jobs.kinds.checks import check_model, check_word_list
 from webapp.play.models import Game
 from webapp.play.records import trajectories_store, trajectory_of
 
-# The standard evaluation (the leaderboard's setting): KB judge, the paper's test words, k=8, 20 turns.
+# The standard evaluation (the leaderboard's setting): KB judge, the paper's test words, k=8, 20
+# turns.
 STANDARD_EVALUATION = {"judge": "kb", "word_list": "dbrl/paper_test", "samples": 8, "max_turns": 20}
 
 
@@ -118,7 +119,8 @@ def evaluation_results(job_id: int, k: int) -> dict:
 
 
 def difficulty_bands(job_id: int, games: list[Game]) -> dict[str, str]:
-    """Curated difficulty where the word list has it, else word frequency (rarer words are harder)."""
+    """Curated difficulty where the word list has it, else word frequency (rarer words are
+    harder)."""
     word_list_id = games[0].word_list_id
     curated = dict(
         WordListEntry.objects.filter(

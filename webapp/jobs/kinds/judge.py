@@ -38,7 +38,8 @@ EXTRA_ROWS_FILE = (
 def rows_of_answers(
     answers: Iterable[tuple[str, str, str]], *, weight: float, source: str
 ) -> list[Row]:
-    """One row per (secret, question) from (secret, question, "yes" | "no") answers, with its counts."""
+    """One row per (secret, question) from (secret, question, "yes" | "no") answers, with its
+    counts."""
     counts: dict[tuple[str, str], list[int]] = {}
     for secret, question, answer in answers:
         counts.setdefault((secret, question), [0, 0])[answer != "yes"] += 1
@@ -54,7 +55,8 @@ def gold_rows(weight: float) -> list[Row]:
 
 
 def judged_turns(judge_name: str):
-    """Stored turns the judge named `judge_name` answered yes or no (the rules' decisions left out)."""
+    """Stored turns the judge named `judge_name` answered yes or no (the rules' decisions left
+    out)."""
     return (
         Turn.objects.filter(game__judge__name=judge_name, verdict__in=("yes", "no"))
         .exclude(game__secret="")
@@ -84,7 +86,7 @@ def training_rows(config: LearnedJudgeJobConfig) -> list[Row]:
     return rows
 
 
-# -- before queueing ---------------------------------------------------------------------------------
+# -- before queueing -------------------------------------------------------------------------------
 def _is_file(path: str) -> bool:
     try:
         return Path(path).is_file()
@@ -110,7 +112,7 @@ def check(config: LearnedJudgeJobConfig) -> None:
         raise ValidationError(errors)
 
 
-# -- the result becomes a judge ----------------------------------------------------------------------
+# -- the result becomes a judge --------------------------------------------------------------------
 @transaction.atomic
 def model_spec_register_learned(
     *, job_id: int, result: dict, config: LearnedJudgeJobConfig, sources: dict[str, int]

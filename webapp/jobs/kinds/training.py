@@ -1,7 +1,7 @@
-"""Training jobs (knowledge, sft, dpo, judge_sft) on the web side: resolve model-spec and word-list names,
-stored games and the teacher from the database, call the training runner, and register every
-checkpoint it saves as a new ModelSpec (a transformers guesser: the checkpoint folder, or the base
-plus the checkpoint as LoRA adapter), so it can be played, evaluated and trained further.
+"""Training jobs (knowledge, sft, dpo, judge_sft) on the web side: resolve model-spec and word-list
+names, stored games and the teacher from the database, call the training runner, and register
+every checkpoint it saves as a new ModelSpec (a transformers guesser: the checkpoint folder, or the
+base plus the checkpoint as LoRA adapter), so it can be played, evaluated and trained further.
 
 dpo's `rating_model` is a model-spec name too (`DPOWebConfig`): checked before queueing and resolved
 to the games registry spec the trainer expects when the job runs.
@@ -26,7 +26,7 @@ from webapp.jobs.kinds.checks import check_model, check_word_list
 from webapp.jobs.models import Checkpoint, Job
 
 
-# -- the dpo config of the web app -------------------------------------------------------------------
+# -- the dpo config of the web app -----------------------------------------------------------------
 @dataclass(frozen=True)
 class DPOWebConfig(DPOJobConfig):
     """DPOJobConfig whose `rating_model` is a model-spec name, like `base_model` and `judge`:
@@ -37,8 +37,8 @@ class DPOWebConfig(DPOJobConfig):
     rating_model: str = field(
         default="",
         metadata={
-            "help": "reward=rating: the model spec of the rating judge (an active transformers, vLLM or "
-            "OpenAI-compatible model; the base model's own spec reuses the policy)"
+            "help": "reward=rating: the model spec of the rating judge (an active transformers, "
+            "vLLM or OpenAI-compatible model; the base model's own spec reuses the policy)"
         },
     )
 
@@ -122,7 +122,8 @@ def _check_rating_model(config, errors: dict) -> None:
 
 
 def check_games_job(config) -> None:
-    """sft and judge_sft: the base model, the teacher / stored games, the judge and the word lists."""
+    """sft and judge_sft: the base model, the teacher / stored games, the judge and the word
+    lists."""
     errors: dict = {}
     check_base(config, errors)
     _check_games(config, errors)
@@ -150,7 +151,8 @@ def model_spec_register_checkpoint(
     base_path: str,
     role: str = ModelRole.GUESSER,
 ) -> ModelSpec:
-    """A ModelSpec (a guesser, or a judge for judge_sft) for a saved checkpoint (idempotent per job and step)."""
+    """A ModelSpec (a guesser, or a judge for judge_sft) for a saved checkpoint (idempotent per job
+    and step)."""
     name = f"{kind}-job{checkpoint.job_id}-step{checkpoint.step}"
     fields = dict(
         kind=ModelKind.TRANSFORMERS,
@@ -207,7 +209,7 @@ class RegisteringReporter:
         return row
 
 
-# -- runners ------------------------------------------------------------------------------------------
+# -- runners ---------------------------------------------------------------------------------------
 def _base(config, reporter) -> tuple[ModelSpec, str]:
     """The base spec and the folder to train: its path, or its path + adapter merged once."""
     from training.common.models import merge_adapter
@@ -271,7 +273,8 @@ def _run(
     resolve: Callable[..., Any] | None = None,
     **inputs,
 ) -> dict:
-    """`resolve(config, reporter, base, base_path)`: the config the runner gets (default: `config`)."""
+    """`resolve(config, reporter, base, base_path)`: the config the runner gets (default:
+    `config`)."""
     _set_aside_stale_output(reporter)
     base, base_path = _base(config, reporter)
     if resolve is not None:
@@ -336,8 +339,8 @@ def _rating_spec(name: str, reporter, base: ModelSpec, base_path: str) -> str:
 def dpo_training_config(
     config: DPOWebConfig, reporter, base: ModelSpec, base_path: str
 ) -> DPOJobConfig:
-    """The trainer's DPOJobConfig: `rating_model` the judge's games registry spec (reward=rating), else
-    empty (unused)."""
+    """The trainer's DPOJobConfig: `rating_model` the judge's games registry spec (reward=rating),
+    else empty (unused)."""
     values = {f.name: getattr(config, f.name) for f in dataclasses.fields(DPOJobConfig) if f.init}
     values["rating_model"] = ""
     if config.reward == "rating":
