@@ -11,7 +11,8 @@ PROJECT_APPS = ("catalog", "play", "jobs", "labelling", "leaderboards")
 
 
 def roles_ensure() -> None:
-    """Create the role groups; researchers get every permission on the project's models (for the admin)."""
+    """Create the role groups; researchers get every permission on the project's models (for the
+    admin)."""
     for name in ROLES:
         Group.objects.get_or_create(name=name)
     researcher = Group.objects.get(name=RESEARCHER)

@@ -123,7 +123,8 @@ class ModelSpec(models.Model):
         max_length=500,
         blank=True,
         help_text=(
-            "local folder or hub id (transformers, vLLM); a learned judge's weights file (empty: the shipped weights)"
+            "local folder or hub id (transformers, vLLM); a learned judge's weights file "
+            "(empty: the shipped weights)"
         ),
     )
     endpoint = models.CharField(

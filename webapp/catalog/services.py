@@ -1,4 +1,5 @@
-"""Writes to the catalog: words, word lists (seeded from the shipped benchmark lists), model specs."""
+"""Writes to the catalog: words, word lists (seeded from the shipped benchmark lists), model
+specs."""
 
 from __future__ import annotations
 
@@ -163,15 +164,18 @@ DEFAULT_MODEL_SPECS = [
         kind=ModelKind.KB,
         role=ModelRole.JUDGE,
         options={"sense": "any"},
-        description="Knowledge-base judge answering from any sense of the word (disagrees on polysemous words).",
+        description=(
+            "Knowledge-base judge answering from any sense of the word "
+            "(disagrees on polysemous words)."
+        ),
     ),
     dict(
         name="kb-closed",
         kind=ModelKind.KB,
         role=ModelRole.JUDGE,
         options={"sense": "dominant", "closed": True},
-        description="Knowledge-base judge in the closed world of the information-gain guesser: No to every fact "
-        "WordNet does not store (the judge of the training miniature).",
+        description="Knowledge-base judge in the closed world of the information-gain guesser: "
+        "No to every fact WordNet does not store (the judge of the training miniature).",
     ),
     dict(
         name="learned", kind=ModelKind.LEARNED, role=ModelRole.JUDGE, options={}, description=""
@@ -181,15 +185,17 @@ DEFAULT_MODEL_SPECS = [
         kind=ModelKind.HYBRID,
         role=ModelRole.JUDGE,
         options={},
-        description="The knowledge-base judge where it is sure (a stored fact or a kind it is complete for), "
-        "the learned judge for every other question.",
+        description="The knowledge-base judge where it is sure (a stored fact or a kind it is "
+        "complete for), the learned judge for every other question.",
     ),
     dict(
         name="infogain",
         kind=ModelKind.INFOGAIN,
         role=ModelRole.GUESSER,
         options={},
-        description="Information-gain guesser over the knowledge base's nouns (strong non-neural baseline).",
+        description=(
+            "Information-gain guesser over the knowledge base's nouns (strong non-neural baseline)."
+        ),
     ),
     dict(
         name="random",
@@ -207,7 +213,8 @@ SPLIT_NAMES = {"val": "validation", "test": "test"}
 
 
 def held_out_accuracy(held_out: dict) -> str:
-    """ "held-out accuracy 86.8% on validation secrets, 87.4% on test secrets" (empty without figures)."""
+    """ "held-out accuracy 86.8% on validation secrets, 87.4% on test secrets" (empty without
+    figures)."""
     held_out = held_out or {}
     parts = [
         f"{held_out[split]['accuracy']:.1%} on {name} secrets"
@@ -220,8 +227,8 @@ def held_out_accuracy(held_out: dict) -> str:
 def learned_description(meta: dict, *, trained_on: str) -> str:
     accuracy = held_out_accuracy(meta.get("held_out") or {})
     return (
-        f"Learned judge: a small network over the knowledge base's facts about the secret, trained on "
-        f"{trained_on}; answers any yes/no question on a CPU"
+        "Learned judge: a small network over the knowledge base's facts about the secret, "
+        f"trained on {trained_on}; answers any yes/no question on a CPU"
         + (f"; {accuracy}." if accuracy else ".")
     )
 
@@ -252,7 +259,9 @@ def seed_model_specs(tiny_model_dir: Path | None = None) -> list[str]:
                 role=ModelRole.GUESSER,
                 path=str(tiny_model_dir),
                 sampling={"temperature": 1.0, "max_new_tokens": 24},
-                description="Tiny Llama built from scratch on this machine (untrained: a smoke-test model).",
+                description=(
+                    "Tiny Llama built from scratch on this machine (untrained: a smoke-test model)."
+                ),
             )
         )
     for spec in specs:
@@ -280,8 +289,8 @@ def word_list_version_create(
     curation_job_id: int | None = None,
     created_by=None,
 ) -> WordList:
-    """A new version of `name` (parent: its newest version) from entry dicts with per-word statistics
-    (`word` plus any of ENTRY_FIELDS), e.g. the output of a curation run."""
+    """A new version of `name` (parent: its newest version) from entry dicts with per-word
+    statistics (`word` plus any of ENTRY_FIELDS), e.g. the output of a curation run."""
     parent = WordList.objects.select_for_update().filter(name=name).order_by("-version").first()
     splits = set(Split.values)
     bad = sorted({e.get("split", "") for e in entries} - splits)

@@ -1,4 +1,5 @@
-"""Word-list pages (researchers): lists and versions, one version's words, compare two versions, downloads.
+"""Word-list pages (researchers): lists and versions, one version's words, compare two versions,
+downloads.
 
 Researchers only: the lists hold the held-out test words and per-word difficulty, and players
 who could browse them would learn the secret pool the leaderboards measure them on.

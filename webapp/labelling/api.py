@@ -143,7 +143,9 @@ class LabellingAgreementApi(APIView):
     permission_classes = RESEARCHERS
 
     @extend_schema(
-        summary="Agreement among annotators: Fleiss' kappa, Gwet's AC1, per annotator, pair and item",
+        summary=(
+            "Agreement among annotators: Fleiss' kappa, Gwet's AC1, per annotator, pair and item"
+        ),
         parameters=[LabellingAgreementInputSerializer],
         responses=LabellingAgreementSerializer,
     )

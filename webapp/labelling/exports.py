@@ -143,7 +143,8 @@ def label_rows() -> list[dict]:
 
 
 def sft_rows() -> list[dict]:
-    """One chat per gold item with a yes/no/invalid gold: the judge prompt and `<answer>…</answer>`."""
+    """One chat per gold item with a yes/no/invalid gold: the judge prompt and
+    `<answer>…</answer>`."""
     gold = selectors.gold_labels()
     rows = []
     for item in DisagreementItem.objects.filter(pk__in=gold).order_by("id"):

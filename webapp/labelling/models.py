@@ -71,8 +71,8 @@ class DisagreementItem(models.Model):
         null=True,
         blank=True,
         help_text=(
-            "1 − 2·|p_yes − 0.5| of the least sure probabilistic judge's vote (1: a coin flip, 0: certain); "
-            "the queue serves the most uncertain items first"
+            "1 − 2·|p_yes − 0.5| of the least sure probabilistic judge's vote "
+            "(1: a coin flip, 0: certain); the queue serves the most uncertain items first"
         ),
     )
     labels_needed = models.PositiveSmallIntegerField(default=3)
@@ -117,7 +117,8 @@ class Label(models.Model):
 
 
 class Assignment(models.Model):
-    """An item handed to an annotator: a reserved slot until `expires_at`, or a skip (kept for good).
+    """An item handed to an annotator: a reserved slot until `expires_at`, or a skip (kept for
+    good).
 
     Allocation counts live reservations, so concurrent annotators are never all shown the last
     free slot of an item; the Label row itself is the record of a finished assignment.

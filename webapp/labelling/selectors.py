@@ -1,4 +1,5 @@
-"""Reads: the queue's candidates and progress, reveals, review lists, gold, agreement, judge accuracy.
+"""Reads: the queue's candidates and progress, reveals, review lists, gold, agreement, judge
+accuracy.
 
 Gold is the label a researcher adjudicated; where there is none, the unanimous label of an item
 that has all the labels it asked for ("consensus").
@@ -36,7 +37,8 @@ def reserved_by_others(item_id: int, user, now=None):
 
 def queue_candidates(user, now=None):
     """Open items this person has neither labelled nor skipped and that have a free slot: the most
-    uncertain first (a probabilistic judge's vote nearest 0.5), then the fullest, then the oldest."""
+    uncertain first (a probabilistic judge's vote nearest 0.5), then the fullest, then the
+    oldest."""
     now = now or timezone.now()
     live = (
         Assignment.objects.filter(item=OuterRef("pk"), skipped_at__isnull=True, expires_at__gt=now)
@@ -194,7 +196,7 @@ def gold_answers() -> list[tuple[str, str, str]]:
     return [(secret, question, gold[pk]) for pk, secret, question in items]
 
 
-# -- agreement and accuracy -------------------------------------------------------------------------
+# -- agreement and accuracy ------------------------------------------------------------------------
 def label_matrix(subset: str = "all") -> dict[int, dict[str, str]]:
     labels = Label.objects.all()
     if subset == "disagreements":
@@ -248,7 +250,7 @@ def judge_leaderboard() -> dict:
         key=lambda r: (-(r["accuracy"]["lo"] or 0), -(r["accuracy"]["value"] or 0), r["judge"])
     )
     sources = defaultdict(int)
-    for label, source in gold.values():
+    for _label, source in gold.values():
         sources[source] += 1
     distribution = defaultdict(int)
     for label, _ in gold.values():

@@ -77,7 +77,8 @@ class LabellingLabelOutputSerializer(serializers.Serializer):
 
 @extend_schema_field({"type": "string", "pattern": "^(" + "|".join(LabelVerdict.values) + ")$"})
 class _GoldField(serializers.ChoiceField):
-    """Documented as a pattern: an enum here would repeat the VerdictEnum component under a second name."""
+    """Documented as a pattern: an enum here would repeat the VerdictEnum component under a second
+    name."""
 
 
 class LabellingGoldInputSerializer(serializers.Serializer):

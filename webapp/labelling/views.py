@@ -150,7 +150,7 @@ def undo(request):
     )
 
 
-# -- review (researchers) -----------------------------------------------------------------------------
+# -- review (researchers) --------------------------------------------------------------------------
 @role_required(RESEARCHER)
 def review(request):
     form = ReviewFilterForm(request.GET)
@@ -210,7 +210,7 @@ def _local_url(request, url: str | None) -> str | None:
     return None
 
 
-# -- agreement and judges (researchers) --------------------------------------------------------------
+# -- agreement and judges (researchers) ------------------------------------------------------------
 @role_required(RESEARCHER)
 def agreement(request):
     form = SubsetForm(request.GET)
@@ -276,7 +276,8 @@ def score(request):
 @require_POST
 @_refusals_answered_by(_judges_refused)
 def train_judge(request):
-    """Queue the learned judge's training on the reference answers plus the gold set; show its run page."""
+    """Queue the learned judge's training on the reference answers plus the gold set; show its run
+    page."""
     launch = services.judge_train_launch(user=request.user)
     messages.success(request, launch.message)
     return redirect("jobs:detail", job_id=launch.job_id)

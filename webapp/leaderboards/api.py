@@ -25,10 +25,11 @@ class LeaderboardApi(APIView):
     @extend_schema(
         summary="The newest leaderboard snapshot",
         description=(
-            "`models`: model-vs-model success (mean@k with a 95% interval, pass@k, turns) by guesser, one board per "
-            "word list / judge / max turns (`key`; the list is in `keys`). `humans`: people's win rates with Wilson "
-            "intervals. `ability`: one Rasch (1PL) fit over people and models, abilities in logits. Snapshots are "
-            "recomputed every five minutes."
+            "`models`: model-vs-model success (mean@k with a 95% interval, pass@k, turns) by "
+            "guesser, one board per word list / judge / max turns (`key`; the list is in `keys`). "
+            "`humans`: people's win rates with Wilson intervals. `ability`: one Rasch (1PL) fit "
+            "over people and models, abilities in logits. Snapshots are recomputed every five "
+            "minutes."
         ),
         parameters=[
             OpenApiParameter("board", str, enum=list(BOARDS), default=MODELS),

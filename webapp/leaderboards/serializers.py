@@ -59,8 +59,8 @@ class ModelRowSerializer(serializers.Serializer):
     strict_success = serializers.FloatField(
         required=False,
         help_text=(
-            "mean@k counting a win only when its winning question also wins under the strict rule (a guess of the "
-            "thing itself)"
+            "mean@k counting a win only when its winning question also wins under the strict rule "
+            "(a guess of the thing itself)"
         ),
     )
     strict_success_lo = serializers.FloatField(required=False)

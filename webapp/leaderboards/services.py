@@ -18,15 +18,16 @@ Boards
   signed-in player: win rate with a Wilson interval, mean questions in won games; ranked by the
   interval's lower end so one lucky game does not top the board. Guests (no account) are pooled
   into one unranked "guests" row at the end. The meta lists the word lists the games drew from.
-- ``ability``: one Rasch fit over people (their strict-rule games) and guesser models (model-vs-model
-  games) with words as items, so people and models are ranked on one scale; a model's win counts
-  only if its winning question also wins under the strict rule, so everyone is on one rule.
+- ``ability``: one Rasch fit over people (their strict-rule games) and guesser models
+  (model-vs-model games) with words as items, so people and models are ranked on one scale; a
+  model's win counts only if its winning question also wins under the strict rule, so everyone is
+  on one rule.
 
 Model-vs-model games count only when the evaluation job that played them finished: a cancelled,
 stopped, failed or still running job's games (a partial sample) never reach a board or the
 ability scale (its run page shows them as partial results). Won and lost games count; abandoned
-ones do not (the humans board shows how many a player abandoned). Games without ``max_turns`` in their config count as 20-turn games, without
-``win_rule`` as reference-rule games (the defaults).
+ones do not (the humans board shows how many a player abandoned). Games without ``max_turns`` in
+their config count as 20-turn games, without ``win_rule`` as reference-rule games (the defaults).
 
 History: a refresh whose numbers equal the newest snapshot's only stamps ``meta.checked_at`` on
 it instead of adding a row, so the table grows when results change, not every five minutes.
@@ -148,8 +149,8 @@ def models_boards(
         )
         .order_by()
     )
-    # (word list, judge, max turns, win rule) -> guesser -> word -> [games, wins, turns, won turns, last,
-    #  wins under the other rule]
+    # (word list, judge, max turns, win rule) -> guesser -> word -> [games, wins, turns, won turns,
+    #  last, wins under the other rule]
     cells: dict[tuple, dict[int, dict[str, list]]] = defaultdict(lambda: defaultdict(dict))
 
     def cell_of(guesser_id, word_list_id, judge_id, max_turns, win_rule, secret) -> list:

@@ -1,4 +1,5 @@
-"""The play API: start a game, submit turns, read a whole trajectory. Guests may play (throttled)."""
+"""The play API: start a game, submit turns, read a whole trajectory. Guests may play
+(throttled)."""
 
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ class GameStartApi(_GuestThrottled, APIView):
             required=False,
             max_length=100,
             help_text=(
-                f"default {services.LEARNED_JUDGE} when it is registered and active, else {services.KB_JUDGE}"
+                f"default {services.LEARNED_JUDGE} when it is registered and active, "
+                f"else {services.KB_JUDGE}"
             ),
         )
         word_list = serializers.CharField(

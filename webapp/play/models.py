@@ -91,7 +91,8 @@ class Game(models.Model):
             models.Index(fields=["created_at"]),
         ]
         constraints = [
-            # an evaluation job plays each (word, sample) once, even when a dead worker's job is re-run
+            # an evaluation job plays each (word, sample) once, even when a dead worker's job is
+            # re-run
             models.UniqueConstraint(
                 fields=["job", "secret", "sample_index"],
                 condition=models.Q(job__isnull=False),

@@ -130,9 +130,9 @@ def _kb_judge():
 
 
 def question_helper(game: Game):
-    """The knowledge-base judge whose question forms and concepts are suggested while a person types:
-    the game's own, or for the learned and hybrid judges (which read the knowledge base's facts and
-    answer any question) the default one. None for other judges."""
+    """The knowledge-base judge whose question forms and concepts are suggested while a person
+    types: the game's own, or for the learned and hybrid judges (which read the knowledge base's
+    facts and answer any question) the default one. None for other judges."""
     if game.judge is None:
         return None
     if game.judge.kind == ModelKind.KB:
@@ -141,7 +141,8 @@ def question_helper(game: Game):
 
 
 def question_suggestions(*, game: Game, text: str) -> list[str]:
-    """Questions the knowledge base understands (see question_helper) that continue what was typed."""
+    """Questions the knowledge base understands (see question_helper) that continue what was
+    typed."""
     judge = question_helper(game)
     if judge is None:
         return []
@@ -269,7 +270,8 @@ def turn_chart_data(turns: list[Turn]) -> dict:
 
 
 def game_export(game: Game, visitor: Visitor | None) -> dict:
-    """The games.Trajectory dict plus ids and provenance (the secret stays hidden while a game runs)."""
+    """The games.Trajectory dict plus ids and provenance (the secret stays hidden while a game
+    runs)."""
     rows = list(game_turns(game))
     data = trajectory_of(game).to_dict()
     visible = secret_visible(game, visitor)
@@ -337,7 +339,8 @@ def player_games(*, user) -> QuerySet[Game]:
 
 
 def turn_announcement(context: dict) -> str:
-    """One sentence for the aria-live region after an action: what was just answered and what is next."""
+    """One sentence for the aria-live region after an action: what was just answered and what is
+    next."""
     game, turns, pending = context["game"], context["turns"], context["pending"]
     parts = []
     if turns:

@@ -23,7 +23,9 @@ class TurnOutputSerializer(serializers.Serializer):
     top_candidates = serializers.ListField(
         child=serializers.ListField(),
         allow_null=True,
-        help_text="[word, probability] pairs: the guesser's top candidates (null while the game runs)",
+        help_text=(
+            "[word, probability] pairs: the guesser's top candidates (null while the game runs)"
+        ),
     )
     latency_ms = serializers.FloatField(allow_null=True)
     extra = serializers.DictField()

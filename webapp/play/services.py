@@ -159,7 +159,8 @@ def turn_submit(*, game_id: int, visitor: Visitor, question: str, expected_index
 
 
 def answer_submit(*, game_id: int, visitor: Visitor, verdict: str, expected_index: int) -> Turn:
-    """The person's verdict on the model guesser's pending question (`finished`: "That's my word")."""
+    """The person's verdict on the model guesser's pending question (`finished`: "That's my
+    word")."""
     game = _game_for_turn(game_id, visitor, GameMode.HUMAN_JUDGE, expected_index, lock=False)
     verdict = _human_verdict(verdict)
     pending = game.state.get("pending")
@@ -397,7 +398,8 @@ def judge_check(secret: str, turns: Sequence[TurnData], config: GameConfig | Non
 def _one_judge_check(
     spec: ModelSpec, secret: str, answered: Sequence[TurnData], config: GameConfig
 ) -> tuple[dict, dict[int, dict]]:
-    """One judge against the person's answers: its summary, and its answer to each question by index."""
+    """One judge against the person's answers: its summary, and its answer to each question by
+    index."""
     unavailable = {"available": False, "judge": spec.name, "kind": spec.kind}
     try:
         judge = _build(builders.judge_for, spec)
@@ -408,7 +410,8 @@ def _one_judge_check(
     except UnknownSecretError:
         return {
             **unavailable,
-            "note": f"“{secret}” is not in the knowledge base, so {spec.name}'s answers could not be compared.",
+            "note": f"“{secret}” is not in the knowledge base, "
+            f"so {spec.name}'s answers could not be compared.",
         }, {}
     said, disagreements, ungrounded = {}, [], 0
     for turn in answered:
@@ -562,7 +565,8 @@ def _game_for_turn(
 
 
 def _engine(game: Game, judge: Judge, turns: Sequence[TurnData]) -> TwentyQuestions:
-    """The game's engine as it stands: reset, then the stored turns re-applied without judging again."""
+    """The game's engine as it stands: reset, then the stored turns re-applied without judging
+    again."""
     env = TwentyQuestions(judge, GameConfig.from_dict(game.config))
     env.reset(game.secret or UNCONFIRMED_SECRET, game.seed)
     for turn in turns:
@@ -593,7 +597,8 @@ def _store_turn(game: Game, env: TwentyQuestions, turn: TurnData, judged_by=None
 @dataclass
 class _Plan:
     """What the model side does after a turn, computed without the database: the turns the rules
-    decide (stored as they are), the question a person must answer next, or the end-of-game checks."""
+    decide (stored as they are), the question a person must answer next, or the end-of-game
+    checks."""
 
     env: TwentyQuestions | None
     turns_before: list[TurnData]
@@ -614,8 +619,8 @@ def _ended_plan(
 
 
 def _guesser_plan(game: Game, turns: list[TurnData]) -> _Plan:
-    """Ask the model guesser's next question; questions the rules decide (invalid, repeated, naming a
-    known word) are kept to store, the first one a person must judge becomes the pending one."""
+    """Ask the model guesser's next question; questions the rules decide (invalid, repeated, naming
+    a known word) are kept to store, the first one a person must judge becomes the pending one."""
     guesser = _build(builders.guesser_for, game.guesser)
     state = guesser.start(seed=game.seed)
     state.data["win_rule"] = GameConfig.from_dict(game.config).win_rule  # what naming a word does
@@ -653,7 +658,8 @@ def _guesser_plan(game: Game, turns: list[TurnData]) -> _Plan:
 
 
 def _apply(game: Game, plan: _Plan) -> None:
-    """Store a plan in the (locked) game: its decided turns, then the pending question or the end."""
+    """Store a plan in the (locked) game: its decided turns, then the pending question or the
+    end."""
     for turn in plan.decided:
         _store_turn(game, plan.env, turn)
     if plan.pending is not None:

@@ -1,4 +1,5 @@
-"""The guest rate limit (scope `guest_play`), shared by the API and the htmx views through the cache.
+"""The guest rate limit (scope `guest_play`), shared by the API and the htmx views through the
+cache.
 
 A fixed-window counter (webapp.core.ratelimit). The client is the address DRF's `get_ident`
 gives: REMOTE_ADDR, or with `NUM_PROXIES` (env TRUSTED_PROXIES) trusted proxies in front, the

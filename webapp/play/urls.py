@@ -1,4 +1,5 @@
-"""Play (/play/), the trajectory browser (/games/), players (/players/) and the play API (under /api/)."""
+"""Play (/play/), the trajectory browser (/games/), players (/players/) and the play API (under
+/api/)."""
 
 from django.urls import include, path
 

@@ -105,7 +105,8 @@ def game_play(request, game_id: int):
 
 
 def _act(request, game_id: int, form_class, act):
-    """Run one player action and answer with the refreshed game panel (or a redirect without htmx)."""
+    """Run one player action and answer with the refreshed game panel (or a redirect without
+    htmx)."""
     visitor = visitor_from_request(request)
     form = form_class(request.POST)
     error, status = _guest_refusal(request)

@@ -1,4 +1,5 @@
-"""Who is playing: a signed-in user, or a guest known by a hashed IP and the games in their session."""
+"""Who is playing: a signed-in user, or a guest known by a hashed IP and the games in their
+session."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ class Visitor:
         return self.user.get_username() if self.user is not None else "guest"
 
     def can_continue(self, game) -> bool:
-        """A signed-in player's game only by that player; a guest game only by the session that made it."""
+        """A signed-in player's game only by that player; a guest game only by the session that made
+        it."""
         if game.player_id is not None:
             return self.user is not None and self.user.pk == game.player_id
         return game.pk in self.session_games

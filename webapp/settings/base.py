@@ -111,7 +111,8 @@ AXES_CLIENT_IP_CALLABLE = "webapp.accounts.services.client_ip"  # the guest limi
 AXES_USERNAME_CALLABLE = "webapp.accounts.services.login_attempt_username"
 AXES_LOCKOUT_TEMPLATE = "accounts/locked_out.html"
 AXES_HTTP_RESPONSE_CODE = 429
-# ... and any address may try at most LOGIN_RATE logins (any usernames): bounds the hashing it causes
+# ... and any address may try at most LOGIN_RATE logins (any usernames): bounds the hashing it
+# causes
 LOGIN_RATE = env.str("LOGIN_RATE", default="30/minute")
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "core:home"
@@ -240,7 +241,8 @@ JOB_REAP_SECONDS = int_setting(
 )  # how often the reaper and the republish sweep run
 # A queued job whose message the broker no longer holds after this long is published again.
 JOB_REPUBLISH_SECONDS = int_setting("JOB_REPUBLISH_SECONDS", 60)
-# Postgres ends a worker's fenced write transaction left idle this long (a paused worker's row lock).
+# Postgres ends a worker's fenced write transaction left idle this long (a paused worker's row
+# lock).
 JOB_FENCE_IDLE_SECONDS = int_setting("JOB_FENCE_IDLE_SECONDS", 5)
 # Housekeeping (reaper, republish sweep, leaderboard refresh) has its own queue and worker process,
 # so it never waits behind busy job slots.

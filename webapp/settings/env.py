@@ -26,8 +26,8 @@ def url_setting(name: str, default: str, schemes: set[str]) -> str:
     scheme = urlsplit(value).scheme.lower()
     if not scheme or scheme not in schemes:
         raise ImproperlyConfigured(
-            f"the environment variable {name}={value!r} is malformed: expected a URL with one of the schemes "
-            f"{sorted(schemes)}"
+            f"the environment variable {name}={value!r} is malformed: "
+            f"expected a URL with one of the schemes {sorted(schemes)}"
         )
     return value
 
@@ -41,7 +41,9 @@ def database_setting(name: str, default: str) -> dict:
     if config["ENGINE"].endswith("sqlite3"):
         Path(config["NAME"]).parent.mkdir(parents=True, exist_ok=True)
         config["OPTIONS"] = {
-            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=20000;",
+            "init_command": (
+                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=20000;"
+            ),
             "transaction_mode": "IMMEDIATE",
             "timeout": 20,
         }

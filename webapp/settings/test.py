@@ -25,6 +25,7 @@ LOGIN_RATE = "10000/minute"  # tests that exercise it set their own
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test-db.sqlite3")}  # noqa: F405
 # In-process job runs in tests rarely need a heartbeat thread; worker processes started by tests
-# get JOB_HEARTBEAT_SECONDS=1 from tests/workers/conftest.py, and the reaper calls 5 s silence stale.
+# get JOB_HEARTBEAT_SECONDS=1 from tests/workers/conftest.py, and the reaper calls 5 s silence
+# stale.
 JOB_HEARTBEAT_SECONDS = int(os.environ.get("JOB_HEARTBEAT_SECONDS", "60"))
 JOB_STALE_SECONDS = 5

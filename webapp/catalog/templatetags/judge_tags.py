@@ -1,4 +1,5 @@
-"""How sure a probabilistic judge (the learned judge) was of an answer, for every page that shows one."""
+"""How sure a probabilistic judge (the learned judge) was of an answer, for every page that shows
+one."""
 
 from django import template
 
@@ -9,5 +10,6 @@ register = template.Library()
 
 @register.filter
 def sure(p_yes, verdict) -> str:
-    """`{{ turn.extra.p_yes|sure:turn.verdict }}` → "87%" (empty for a judge without probabilities)."""
+    """`{{ turn.extra.p_yes|sure:turn.verdict }}` → "87%" (empty for a judge without
+    probabilities)."""
     return judge_sureness(p_yes, verdict)

@@ -1,4 +1,5 @@
-"""Submit a curation job from the shell (validated like the launch form), optionally running it here.
+"""Submit a curation job from the shell (validated like the launch form), optionally running it
+here.
 
     python manage.py curate --set source=word_lists --set word_lists=dbrl/solved,dbrl/unsolved \
         --set samples=4 --set name=dbrl/curated --run-here
