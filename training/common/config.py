@@ -45,8 +45,9 @@ def guesser_prompt_field() -> Any:
     return field(
         default="",
         metadata={
-            "help": "the guesser's prompt: paper (ΔBelief-RL's, ~300 tokens) or short (a few dozen, for small models "
-            "trained from scratch); empty = the one the base model was trained with, else paper",
+            "help": "the guesser's prompt: paper (ΔBelief-RL's, ~300 tokens) "
+            "or short (a few dozen, for small models trained from scratch); "
+            "empty = the one the base model was trained with, else paper",
             "choices": GUESSER_PROMPT_CHOICES,
         },
     )
@@ -86,7 +87,8 @@ class TrainConfig:
     base_model: str = field(
         default="tiny-llama",
         metadata={
-            "help": "the model to start from: a model spec name (web) or a model folder / hub id (command line)"
+            "help": "the model to start from: a model spec name "
+            "(web) or a model folder / hub id (command line)"
         },
     )
     epochs: float = field(default=2.0, metadata={"help": "passes over the training data"})
@@ -110,14 +112,15 @@ class TrainConfig:
     global_batch_size: int = field(
         default=256,
         metadata={
-            "help": "examples (sequences; DPO: preference pairs) per optimizer step: per-device batch × gradient "
-            "accumulation × devices"
+            "help": "examples (sequences; DPO: preference pairs) "
+            "per optimizer step: per-device batch × gradient accumulation × devices"
         },
     )
     per_device_batch_size: int = field(
         default=8,
         metadata={
-            "help": "examples per forward pass on one device (gradient accumulation makes up the rest)"
+            "help": "examples per forward pass on one device "
+            "(gradient accumulation makes up the rest)"
         },
     )
     max_tokens: int = field(
@@ -149,7 +152,8 @@ class TrainConfig:
     save_steps: int = field(
         default=0,
         metadata={
-            "help": "save a checkpoint every N optimizer steps (0 = only the last); the last step is always saved"
+            "help": "save a checkpoint every N optimizer steps "
+            "(0 = only the last); the last step is always saved"
         },
     )
     cpu_threads: int = field(
@@ -216,7 +220,8 @@ class GameDataConfig(TrainConfig):
     teacher: str = field(
         default="infogain",
         metadata={
-            "help": "source=teacher: the guesser that plays (a model spec name; on the command line a games spec)"
+            "help": "source=teacher: the guesser that plays "
+            "(a model spec name; on the command line a games spec)"
         },
     )
     judge: str = field(
@@ -225,7 +230,8 @@ class GameDataConfig(TrainConfig):
     word_list: str = field(
         default="dbrl/train_sft",
         metadata={
-            "help": "secrets to play or to select stored games by (a word list name, or a file on the command line)"
+            "help": "secrets to play or to select stored games by "
+            "(a word list name, or a file on the command line)"
         },
     )
     split: str = field(
@@ -238,8 +244,8 @@ class GameDataConfig(TrainConfig):
     pool_word_list: str = field(
         default="dbrl/solved",
         metadata={
-            "help": "candidate words of an infogain/random teacher and of the information-gain reward "
-            "(empty = every knowledge-base noun)"
+            "help": "candidate words of an infogain/random teacher and of "
+            "the information-gain reward (empty = every knowledge-base noun)"
         },
     )
     teacher_samples: int = field(
@@ -258,13 +264,15 @@ class GameDataConfig(TrainConfig):
     games_file: str = field(
         default="",
         metadata={
-            "help": "source=games on the command line: a JSONL file of trajectories (games export or Trajectory.to_dict)"
+            "help": "source=games on the command line: "
+            "a JSONL file of trajectories (games export or Trajectory.to_dict)"
         },
     )
     selection: str = field(
         default="fastest",
         metadata={
-            "help": "fastest: each word's shortest won games (ties kept); won: every won game; all: every game",
+            "help": "fastest: each word's shortest won games "
+            "(ties kept); won: every won game; all: every game",
             "choices": SELECTIONS,
         },
     )

@@ -207,7 +207,8 @@ def gather_games(
     if words is None:
         if config.split:
             raise ValueError(
-                "split needs a word list of the web app; on the command line pass a file of the split"
+                "split needs a word list of the web app; "
+                "on the command line pass a file of the split"
             )
         words = read_words(config.word_list)
     judge = judge or build_judge(config.judge)
@@ -223,7 +224,8 @@ def gather_games(
         raise ValueError("no word of the word list can be played with this judge")
     teacher = build_teacher(config, playable, make_teacher=make_teacher, pool=pool)
     reporter.log(
-        f"playing {len(playable)} words × {config.teacher_samples} with the teacher {config.teacher}"
+        f"playing {len(playable)} words × {config.teacher_samples} "
+        f"with the teacher {config.teacher}"
     )
     games = play_teacher(
         teacher,
@@ -239,6 +241,7 @@ def gather_games(
     )
     won = sum(t.won for t in games)
     reporter.log(
-        f"teacher won {won} of {len(games)} games (mean {sum(t.n_turns for t in games) / len(games):.1f} turns)"
+        f"teacher won {won} of {len(games)} games "
+        f"(mean {sum(t.n_turns for t in games) / len(games):.1f} turns)"
     )
     return games

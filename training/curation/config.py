@@ -41,8 +41,8 @@ class CurationConfig:
     source: str = field(
         default="word_lists",
         metadata={
-            "help": "word_lists: the union of existing lists (newest versions); top_nouns: the most frequent "
-            "knowledge-base nouns; text: the words pasted below",
+            "help": "word_lists: the union of existing lists (newest versions); top_nouns: "
+            "the most frequent knowledge-base nouns; text: the words pasted below",
             "choices": SOURCES,
         },
     )
@@ -56,8 +56,8 @@ class CurationConfig:
     words: str = field(
         default="",
         metadata={
-            "help": "source=text: one word per line (or comma-separated); a TSV line's last column is the word, "
-            "the one before it its category",
+            "help": "source=text: one word per line (or comma-separated); "
+            "a TSV line's last column is the word, the one before it its category",
             "multiline": True,
         },
     )
@@ -68,8 +68,8 @@ class CurationConfig:
     kb_filter: bool = field(
         default=True,
         metadata={
-            "help": "knowledge-base fairness rules: a KB noun, not a duplicate noun, not an excluded lexical file, "
-            "enough features and hypernyms"
+            "help": "knowledge-base fairness rules: a KB noun, not a duplicate noun, "
+            "not an excluded lexical file, enough features and hypernyms"
         },
     )
     min_features: int = field(
@@ -95,7 +95,8 @@ class CurationConfig:
     fairness_judge: str = field(
         default="",
         metadata={
-            "help": "optional LLM judge model spec asked 'is this a fair 20Q secret?' per word (empty = none)"
+            "help": "optional LLM judge model spec asked "
+            "'is this a fair 20Q secret?' per word (empty = none)"
         },
     )
     # 3. solvability
@@ -105,7 +106,8 @@ class CurationConfig:
     guesser_pool: str = field(
         default="candidates",
         metadata={
-            "help": "candidate pool of infogain/random guessers: the words entering the games, or every KB noun",
+            "help": "candidate pool of infogain/random guessers: "
+            "the words entering the games, or every KB noun",
             "choices": GUESSER_POOLS,
         },
     )
@@ -117,8 +119,9 @@ class CurationConfig:
     answer_noise: float = field(
         default=0.0,
         metadata={
-            "help": "probability that a yes/no answer of the judge is flipped (seeded per game and turn); > 0 "
-            "spreads the solve rates of a deterministic reference pair such as infogain + kb"
+            "help": "probability that a yes/no answer of the judge is flipped "
+            "(seeded per game and turn); > 0 spreads the solve rates "
+            "of a deterministic reference pair such as infogain + kb"
         },
     )
     batch_size: int = field(default=256, metadata={"help": "games played in lock-step"})
@@ -126,8 +129,8 @@ class CurationConfig:
     difficulty: str = field(
         default="rasch",
         metadata={
-            "help": "rasch: item difficulty of a Rasch fit (games.rating); logit: log((k-c+.5)/(c+.5)); higher is "
-            "harder",
+            "help": "rasch: item difficulty of a Rasch fit "
+            "(games.rating); logit: log((k-c+.5)/(c+.5)); higher is harder",
             "choices": DIFFICULTY_MODELS,
         },
     )
@@ -162,7 +165,8 @@ class CurationConfig:
     subset_lists: bool = field(
         default=False,
         metadata={
-            "help": "also create a word list <name>/<subset> for the RL band and each curriculum subset"
+            "help": "also create a word list <name>/<subset> "
+            "for the RL band and each curriculum subset"
         },
     )
 

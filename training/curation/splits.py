@@ -31,8 +31,8 @@ def split_sizes(n: int, config: CurationConfig) -> dict[str, int]:
         sizes = {s: int(v) for s, v in values.items()}
         if sum(sizes.values()) > n:
             raise ValueError(
-                f"the splits need {sum(sizes.values())} words ({', '.join(f'{s}={k}' for s, k in sizes.items())}) "
-                f"but only {n} words are left"
+                f"the splits need {sum(sizes.values())} words "
+                f"({', '.join(f'{s}={k}' for s, k in sizes.items())}) but only {n} words are left"
             )
         return sizes
     exact = {s: v * n for s, v in values.items()}

@@ -108,8 +108,9 @@ def source_top_nouns(kb: KnowledgeBase, n: int) -> Stage:
 
 # -- 2. judge filter --------------------------------------------------------------------------
 FAIRNESS_PROMPT = (
-    "We are choosing secret words for the game of 20 Questions, where a player must find the secret by asking "
-    "at most 20 yes/no questions. Is '{word}' a fair secret: a noun most adults know, concrete or specific "
+    "We are choosing secret words for the game of 20 Questions, "
+    "where a player must find the secret by asking at most 20 yes/no questions. "
+    "Is '{word}' a fair secret: a noun most adults know, concrete or specific "
     "enough to be narrowed down by yes/no questions, and not a proper name?\n\n"
     "Reason in at most one sentence, then answer in the format <answer>[Yes/No]</answer>: "
 )

@@ -42,7 +42,8 @@ class DPOJobConfig(GameDataConfig):
     word_list: str = field(
         default="dbrl/paper_rl",
         metadata={
-            "help": "secrets of the games whose prefixes are histories (a word list name, or a file on the command line)"
+            "help": "secrets of the games whose prefixes are histories "
+            "(a word list name, or a file on the command line)"
         },
     )
     selection: str = field(
@@ -61,17 +62,17 @@ class DPOJobConfig(GameDataConfig):
     reward: str = field(
         default="infogain",
         metadata={
-            "help": "infogain: bits the KB's consistent candidate set shrinks; belief: ΔBelief + engine reward; "
-            "success: mean return of continued games; rating: a judge model's 1–5 rating of the question "
-            "(expected digit) + engine reward",
+            "help": "infogain: bits the KB's consistent candidate set shrinks; belief: "
+            "ΔBelief + engine reward; success: mean return of continued games; rating: "
+            "a judge model's 1–5 rating of the question (expected digit) + engine reward",
             "choices": REWARDS,
         },
     )
     rating_model: str = field(
         default="",
         metadata={
-            "help": "reward=rating: model spec of the rating judge (hf:FOLDER, vllm:FOLDER or openai:URL#MODEL; "
-            "the policy's own folder reuses the policy)"
+            "help": "reward=rating: model spec of the rating judge (hf:FOLDER, "
+            "vllm:FOLDER or openai:URL#MODEL; the policy's own folder reuses the policy)"
         },
     )
     min_reward_gap: float = field(
@@ -120,6 +121,6 @@ class DPOJobConfig(GameDataConfig):
         kind, _, target = spec.partition(":")
         _check(
             kind.lower() in RATING_KINDS and bool(target.strip()),
-            f"rating_model must be a model spec KIND:TARGET with KIND one of {', '.join(RATING_KINDS)}, "
-            f"got {spec!r}",
+            "rating_model must be a model spec KIND:TARGET with "
+            f"KIND one of {', '.join(RATING_KINDS)}, got {spec!r}",
         )

@@ -211,12 +211,12 @@ def score_success(
 
 
 RATING_SYSTEM_PROMPT = (
-    "You rate moves in a game of 20 Questions. The guesser tries to find a secret word (a common English noun) "
-    "by asking questions that the answerer answers with Yes or No.\n"
-    "Rate the candidate next question of the guesser from 1 (useless) to 5 (excellent). A good question is a "
-    "single, well-formed yes/no question that was not asked before and splits the possibilities that remain "
-    "after the answers so far into two parts of similar size. A guess (naming one thing) is good only when "
-    "the answers so far point to that one thing.\n"
+    "You rate moves in a game of 20 Questions. The guesser tries to find a secret word "
+    "(a common English noun) by asking questions that the answerer answers with Yes or No.\n"
+    "Rate the candidate next question of the guesser from 1 (useless) to 5 (excellent). "
+    "A good question is a single, well-formed yes/no question that was not asked before and "
+    "splits the possibilities that remain after the answers so far into two parts of similar size. "
+    "A guess (naming one thing) is good only when the answers so far point to that one thing.\n"
     "Reply with a single digit from 1 to 5."
 )
 RATING_DIGITS = ("1", "2", "3", "4", "5")

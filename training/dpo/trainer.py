@@ -152,8 +152,9 @@ def build_pairs(
     stats["pairs/kept_fraction"] = len(rows) / max(len(branches), 1)
     reporter.metrics(0, stats)
     reporter.log(
-        f"{len(rows)} pairs from {len(branches)} histories (reward={config.reward}, "
-        f"gap ≥ {config.min_reward_gap}); mean candidate reward {stats.get('candidates/reward_mean', 0):.3f}"
+        f"{len(rows)} pairs from {len(branches)} histories "
+        f"(reward={config.reward}, gap ≥ {config.min_reward_gap}); "
+        f"mean candidate reward {stats.get('candidates/reward_mean', 0):.3f}"
     )
     return rows
 
@@ -269,7 +270,8 @@ def run(
         ]
         if not kept:
             raise ValueError(
-                "no preference pair left: lower min_reward_gap, sample more candidates or more histories"
+                "no preference pair left: lower min_reward_gap, "
+                "sample more candidates or more histories"
             )
         run_config = resolved_config(
             "dpo",

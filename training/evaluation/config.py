@@ -25,8 +25,9 @@ class EvaluationConfig:
         metadata={
             "choices": WIN_RULES,
             "help": (
-                "which questions win: reference (the paper's: the secret named anywhere, by lemma or stem) or strict "
-                "(a guess of the thing itself); success under both rules is reported either way"
+                "which questions win: reference (the paper's: the secret named anywhere, "
+                "by lemma or stem) or strict (a guess of the thing itself); "
+                "success under both rules is reported either way"
             ),
         },
     )
@@ -35,7 +36,8 @@ class EvaluationConfig:
     pool_word_list: str = field(
         default="",
         metadata={
-            "help": "candidate pool for infogain/random guessers; empty = the knowledge base's nouns"
+            "help": "candidate pool for infogain/random guessers; "
+            "empty = the knowledge base's nouns"
         },
     )
     limit: int = field(default=0, metadata={"help": "only the first N words (0 = all)"})

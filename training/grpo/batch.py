@@ -57,7 +57,8 @@ def turn_tokens(turn) -> tuple[list[int], list[int], list[float]]:
     )
     if not prompt or actions is None:
         raise ValueError(
-            f"turn {turn.index} has no prompt/generated token ids (roll out with a local LLM guesser)"
+            f"turn {turn.index} has no prompt/generated token ids "
+            "(roll out with a local LLM guesser)"
         )
     logps = list(logps or [])
     if len(logps) != len(actions):

@@ -45,7 +45,8 @@ class GRPOConfig:
     base_model: str = field(
         default="tiny-llama",
         metadata={
-            "help": "the policy to start from: a model spec name (web) or a model folder / hub id (command line)"
+            "help": "the policy to start from: a model spec name "
+            "(web) or a model folder / hub id (command line)"
         },
     )
     judge: str = field(
@@ -54,7 +55,8 @@ class GRPOConfig:
     word_list: str = field(
         default="dbrl/train_rl",
         metadata={
-            "help": "training secrets: a word list name (web), a shipped list or a file (command line)"
+            "help": "training secrets: a word list name "
+            "(web), a shipped list or a file (command line)"
         },
     )
     split: str = field(
@@ -71,8 +73,9 @@ class GRPOConfig:
     win_rule: str = field(
         default="reference",
         metadata={
-            "help": "which questions win (games.rules): reference, the paper's (the secret anywhere in the question, "
-            "by token, lemma or stem), or strict (a guess of one thing that is the secret)",
+            "help": "which questions win (games.rules): reference, "
+            "the paper's (the secret anywhere in the question, by token, "
+            "lemma or stem), or strict (a guess of one thing that is the secret)",
             "choices": WIN_RULES,
         },
     )
@@ -94,15 +97,15 @@ class GRPOConfig:
     belief_coef: float = field(
         default=0.1,
         metadata={
-            "help": "λ in r_t = score_t + r_end + λ·max(ΔBelief_t, 0) (also added to the trajectory return; "
-            "0 = no ΔBelief, no belief scoring; the paper's StarPO runs use 0)"
+            "help": "λ in r_t = score_t + r_end + λ·max(ΔBelief_t, 0) (also added to the "
+            "trajectory return; 0 = no ΔBelief, no belief scoring; the paper's StarPO runs use 0)"
         },
     )
     turn_penalty_at: str = field(
         default="end",
         metadata={
-            "help": "end: turn_penalty × turns is part of r_end, on every turn (the reference); turn: in each "
-            "turn's own reward (an ablation: per-turn normalisation cancels it)",
+            "help": "end: turn_penalty × turns is part of r_end, on every turn (the reference); "
+            "turn: in each turn's own reward (an ablation: per-turn normalisation cancels it)",
             "choices": PENALTY_AT,
         },
     )
@@ -113,25 +116,25 @@ class GRPOConfig:
     turn_normalisation: str = field(
         default="padded",
         metadata={
-            "help": "advantage=turn: padded normalises turn t over every rollout of the secret, a game that "
-            "ended earlier counting 0 (the reference); reached: over the rollouts that reached t "
-            "(an ablation)",
+            "help": "advantage=turn: padded normalises turn t over every rollout "
+            "of the secret, a game that ended earlier counting 0 (the reference); "
+            "reached: over the rollouts that reached t (an ablation)",
             "choices": TURN_NORMALISATIONS,
         },
     )
     infogain_coef: float = field(
         default=0.0,
         metadata={
-            "help": "μ: each turn also earns μ × the bits by which the answer narrows the knowledge base's "
-            "candidates consistent with the game so far (a win: every remaining bit; a guess of a word "
-            "already ruled out: 0); 0 = off"
+            "help": "μ: each turn also earns μ × the bits by which the answer narrows "
+            "the knowledge base's candidates consistent with the game so far (a win: "
+            "every remaining bit; a guess of a word already ruled out: 0); 0 = off"
         },
     )
     pool_word_list: str = field(
         default="",
         metadata={
-            "help": "the candidates of the information-gain reward (the training secrets are added); empty = "
-            "every knowledge-base noun"
+            "help": "the candidates of the information-gain reward "
+            "(the training secrets are added); empty = every knowledge-base noun"
         },
     )
     win_reward: float = field(
@@ -145,22 +148,23 @@ class GRPOConfig:
     unknown_penalty: float = field(
         default=0.0,
         metadata={
-            "help": "reward of a question the judge cannot ground (the knowledge-base judge on a concept it does "
-            "not know); 0 = it costs only its turn"
+            "help": "reward of a question the judge cannot ground (the knowledge-base "
+            "judge on a concept it does not know); 0 = it costs only its turn"
         },
     )
     scale_rewards: str = field(
         default="group",
         metadata={
-            "help": "group: divide by the group's reward std; none: only subtract the mean (Dr. GRPO)",
+            "help": "group: divide by the group's reward std; "
+            "none: only subtract the mean (Dr. GRPO)",
             "choices": SCALE_REWARDS,
         },
     )
     rollout_filter_ratio: float = field(
         default=1.0,
         metadata={
-            "help": "StarPO-S: keep this top fraction of secret groups by reward std (1 = keep every group, as the "
-            "ΔBelief-RL reference does; RAGEN's StarPO-S keeps 0.25)"
+            "help": "StarPO-S: keep this top fraction of secret groups by reward std "
+            "(1 = keep every group, as the ΔBelief-RL reference does; RAGEN's StarPO-S keeps 0.25)"
         },
     )
     # -- the loss ----------------------------------------------------------------------------------
@@ -173,21 +177,23 @@ class GRPOConfig:
     beta: float = field(
         default=0.0,
         metadata={
-            "help": "KL coefficient to the frozen start model (k3 estimator); 0 = no KL, no reference model"
+            "help": "KL coefficient to the frozen start model "
+            "(k3 estimator); 0 = no KL, no reference model"
         },
     )
     use_bias_correction_kl: bool = field(
         default=False,
         metadata={
-            "help": "multiply the KL term by the importance ratio (TRL's default, DeepSeek-V3.2); false = plain k3"
+            "help": "multiply the KL term by the importance ratio "
+            "(TRL's default, DeepSeek-V3.2); false = plain k3"
         },
     )
     loss_agg_mode: str = field(
         default="",
         metadata={
-            "help": "token-mean: every trained token weighs the same; seq-mean-token-mean: mean over each "
-            "game's tokens, then over games; empty: the paper's for the advantage (turn: token-mean, "
-            "trajectory: seq-mean-token-mean)",
+            "help": "token-mean: every trained token weighs the same; "
+            "seq-mean-token-mean: mean over each game's tokens, then over games; empty: "
+            "the paper's for the advantage (turn: token-mean, trajectory: seq-mean-token-mean)",
             "choices": ("", *LOSS_AGG_MODES),
         },
     )
@@ -231,8 +237,8 @@ class GRPOConfig:
     rollout_backend: str = field(
         default="transformers",
         metadata={
-            "help": "transformers: the policy itself generates; vllm: a vLLM engine with the adapter synced "
-            "every step (GPU, needs lora)",
+            "help": "transformers: the policy itself generates; vllm: "
+            "a vLLM engine with the adapter synced every step (GPU, needs lora)",
             "choices": ROLLOUT_BACKENDS,
         },
     )
@@ -256,7 +262,8 @@ class GRPOConfig:
     warn_drop_fraction: float = field(
         default=0.25,
         metadata={
-            "help": "warn when reward std or entropy falls below this fraction of its max over the window"
+            "help": "warn when reward std or entropy falls "
+            "below this fraction of its max over the window"
         },
     )
     warn_grad_norm_factor: float = field(
@@ -269,14 +276,15 @@ class GRPOConfig:
     val_secrets: int = field(
         default=0,
         metadata={
-            "help": "secrets played greedily (one game each) before step 1 and every val_steps steps; 0 = no validation"
+            "help": "secrets played greedily (one game each) "
+            "before step 1 and every val_steps steps; 0 = no validation"
         },
     )
     val_word_list: str = field(
         default="",
         metadata={
-            "help": "where they come from: a word list (web), a shipped list or a file (command line); empty = a "
-            "seeded sample of the training secrets"
+            "help": "where they come from: a word list (web), a shipped list or a file "
+            "(command line); empty = a seeded sample of the training secrets"
         },
     )
     val_split: str = field(
@@ -292,7 +300,8 @@ class GRPOConfig:
     warn_val_drop: float = field(
         default=0.15,
         metadata={
-            "help": "warn when validation success falls this far (absolute) below its value before training"
+            "help": "warn when validation success falls this far "
+            "(absolute) below its value before training"
         },
     )
     seed: int = field(default=0, metadata={"help": "seed of the secret order and of every rollout"})
@@ -322,7 +331,8 @@ class GRPOConfig:
         _check(0 <= self.infogain_coef <= 100, "infogain_coef must be in [0, 100]")
         _check(
             not self.pool_word_list or self.infogain_coef > 0,
-            "pool_word_list is the information-gain reward's candidates: set infogain_coef > 0 to use it",
+            "pool_word_list is the information-gain reward's candidates: "
+            "set infogain_coef > 0 to use it",
         )
         rewards = (
             self.win_reward,
@@ -375,7 +385,8 @@ class GRPOConfig:
         )
         _check(
             self.rollout_backend != "vllm" or self.lora,
-            "rollout_backend=vllm needs lora=true (the adapter is what is synced to vLLM each step)",
+            "rollout_backend=vllm needs lora=true "
+            "(the adapter is what is synced to vLLM each step)",
         )
         _check(
             0 < self.vllm_gpu_memory_utilization < 1,

@@ -97,15 +97,17 @@ class CollapseMonitor:
             flags[flag] = float(hit)
             if hit:
                 messages.append(
-                    f"{label} fell to {value:.4g}, below {self.drop_fraction:.0%} of its maximum {peak:.4g} over the "
-                    f"last {len(past)} steps. "
+                    f"{label} fell to {value:.4g}, below {self.drop_fraction:.0%} "
+                    f"of its maximum {peak:.4g} over the last {len(past)} steps. "
                     + (
-                        "The rollouts of a secret are becoming alike, so GRPO has little left to learn from: RAGEN "
-                        "sees this tens of steps before a collapse. Consider a higher temperature, StarPO-S filtering "
-                        "(rollout_filter_ratio) or a lower learning rate."
+                        "The rollouts of a secret are becoming alike, "
+                        "so GRPO has little left to learn from: RAGEN sees this tens "
+                        "of steps before a collapse. Consider a higher temperature, "
+                        "StarPO-S filtering (rollout_filter_ratio) or a lower learning rate."
                         if name != "entropy"
-                        else "The policy is becoming deterministic (repetitive questions); exploration is drying up. "
-                        "Consider a higher temperature, a KL penalty (beta) or a lower learning rate."
+                        else "The policy is becoming deterministic (repetitive questions); "
+                        "exploration is drying up. Consider a higher temperature, "
+                        "a KL penalty (beta) or a lower learning rate."
                     )
                 )
         value, past = values.get("grad_norm"), self.history["grad_norm"]
@@ -115,15 +117,17 @@ class CollapseMonitor:
             flags["warning/grad_norm_spike"] = float(hit)
             if hit:
                 messages.append(
-                    f"Gradient norm spiked to {value:.4g}, {value / median:.1f}× its median {median:.4g} over the last "
-                    f"{len(past)} steps. Grad-norm spikes mark collapse that training does not recover from (RAGEN); "
-                    "compare the success rate with earlier steps and consider resuming from an earlier checkpoint "
-                    "with a lower learning rate."
+                    f"Gradient norm spiked to {value:.4g}, {value / median:.1f}× "
+                    f"its median {median:.4g} over the last {len(past)} steps. "
+                    "Grad-norm spikes mark collapse that training does not recover from "
+                    "(RAGEN); compare the success rate with earlier steps and consider "
+                    "resuming from an earlier checkpoint with a lower learning rate."
                 )
         elif value is not None:
             flags["warning/grad_norm_spike"] = 1.0
             messages.append(
-                f"Gradient norm is {value}: the update is numerically broken (inf/NaN); stop the run."
+                f"Gradient norm is {value}: the update is "
+                "numerically broken (inf/NaN); stop the run."
             )
         value = values.get(self.VALIDATION)
         if value is not None and self.val_baseline is None:
@@ -133,10 +137,11 @@ class CollapseMonitor:
             flags["warning/val_success_drop"] = float(hit)
             if hit:
                 messages.append(
-                    f"Validation success fell to {value:.0%} from {self.val_baseline:.0%} before training (more than "
-                    f"{self.val_drop:.0%} lower): the policy is forgetting what the start model could do, which the "
-                    "reward std, entropy and grad norm do not show. Consider a lower learning rate, a KL penalty "
-                    "(beta) or LoRA, and compare with an earlier checkpoint."
+                    f"Validation success fell to {value:.0%} from {self.val_baseline:.0%} "
+                    f"before training (more than {self.val_drop:.0%} lower): "
+                    "the policy is forgetting what the start model could do, which the reward std, "
+                    "entropy and grad norm do not show. Consider a lower learning rate, "
+                    "a KL penalty (beta) or LoRA, and compare with an earlier checkpoint."
                 )
         for name in self.WATCHED:
             v = values.get(name)

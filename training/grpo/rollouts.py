@@ -80,9 +80,7 @@ def infogain_model(
     )
 
 
-def validate(
-    rollouts: Rollouts, words: Sequence[str], judge: Judge, step: int
-) -> dict[str, float]:
+def validate(rollouts: Rollouts, words: Sequence[str], judge: Judge, step: int) -> dict[str, float]:
     """One greedy game per validation secret with the policy as it is now."""
     began = time.perf_counter()
     games = rollouts.play(

@@ -292,7 +292,8 @@ def run(
     setup = device_setup("fp32" if config.precision == "fp32" else config.precision)
     if setup.world_size > 1:
         raise ValueError(
-            "GRPO runs as one process (one GPU or the CPU); multi-GPU data parallel is not implemented"
+            "GRPO runs as one process (one GPU or the CPU); "
+            "multi-GPU data parallel is not implemented"
         )
     out = Path(reporter.output_dir)
     base_path = model_path or config.base_model
@@ -342,9 +343,9 @@ def run(
         )
         write_run_config(out, run_config)
         reporter.log(
-            f"grpo: {len(secrets)} secrets, {config.secrets_per_step}×{config.num_generations} games per "
-            f"step, advantage={config.advantage}, λ={config.belief_coef}, {trainable:,} of {total:,} "
-            f"parameters trained on {setup.device}"
+            f"grpo: {len(secrets)} secrets, {config.secrets_per_step}×{config.num_generations} "
+            f"games per step, advantage={config.advantage}, λ={config.belief_coef}, "
+            f"{trainable:,} of {total:,} parameters trained on {setup.device}"
         )
 
         def checkpoint(step: int, metrics: dict) -> Path:

@@ -19,7 +19,8 @@ class KnowledgeJobConfig(TrainConfig):
     word_list: str = field(
         default="dbrl/solved",
         metadata={
-            "help": "every candidate word, held-out ones included (a word list name, or a file on the command line)"
+            "help": "every candidate word, held-out ones included "
+            "(a word list name, or a file on the command line)"
         },
     )
     sense: str = field(
@@ -32,8 +33,9 @@ class KnowledgeJobConfig(TrainConfig):
     sequences_per_word: int = field(
         default=4,
         metadata={
-            "help": 'sequences per word, alternating statements ("A poodle is a kind of dog.") and '
-            'answered questions ending in the word ("Is it a kind of dog? Yes. ... Is it a poodle? Yes.")'
+            "help": "sequences per word, alternating statements "
+            '("A poodle is a kind of dog.") and answered questions ending in the word '
+            '("Is it a kind of dog? Yes. ... Is it a poodle? Yes.")'
         },
     )
     facts_per_sequence: int = field(

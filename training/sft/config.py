@@ -21,8 +21,9 @@ class SFTJobConfig(GameDataConfig):
     recovery_per_game: int = field(
         default=0,
         metadata={
-            "help": "source=teacher: DAgger-style rows per game — the game cut at a random turn, 1–2 wrong guesses "
-            "appended (answered No), the teacher's next question trained (0 = none)"
+            "help": "source=teacher: DAgger-style rows per game — "
+            "the game cut at a random turn, 1–2 wrong guesses appended (answered No), "
+            "the teacher's next question trained (0 = none)"
         },
     )
     guesser_prompt: str = guesser_prompt_field()

@@ -40,7 +40,8 @@ class JudgeSFTJobConfig(GameDataConfig):
     cross_questions: int = field(
         default=4,
         metadata={
-            "help": "questions of other games asked about each secret, answered by the reference judge"
+            "help": "questions of other games asked about each secret, "
+            "answered by the reference judge"
         },
     )
 

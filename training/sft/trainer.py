@@ -249,7 +249,8 @@ def run(
                 chosen, teacher, chat_format, per_game=config.recovery_per_game, seed=config.seed
             )
             reporter.log(
-                f"{len(recovery)} recovery examples (wrong guesses, then the teacher's next question)"
+                f"{len(recovery)} recovery examples "
+                "(wrong guesses, then the teacher's next question)"
             )
             rows += recovery
         n_games = len(chosen)
@@ -258,8 +259,8 @@ def run(
             "sft-examples", EXAMPLES_FILE, cached, meta={"examples": len(rows), "games": n_games}
         )
         reporter.log(
-            f"{len(rows)} turn examples from {n_games} games on {len({t.secret for t in chosen})} words "
-            f"(selection={config.selection})"
+            f"{len(rows)} turn examples from {n_games} games on "
+            f"{len({t.secret for t in chosen})} words (selection={config.selection})"
         )
     result = train_sft(
         config,
