@@ -1,1 +1,2 @@
-"""Training, curation and evaluation: one config dataclass + run(config, reporter) per job kind. No Django."""
+"""Training, curation and evaluation: one config dataclass + run(config, reporter) per job kind.
+No Django."""

@@ -1,6 +1,7 @@
 """A tiny Llama model and tokenizer built from scratch, so everything runs offline on a CPU.
 
-    python -m training.tiny build DIR [--vocab-size 8192 --hidden 64 --layers 2 --heads 4 --kv-heads 1 --seed 0]
+    python -m training.tiny build DIR [--vocab-size 8192 --hidden 64 --layers 2 --heads 4 \
+        --kv-heads 1 --seed 0]
 
 The tokenizer is a byte-level BPE (any text encodes) trained on the shipped word lists and the
 20Q question/answer language; the model is randomly initialised. Both are saved with

@@ -49,7 +49,8 @@ def config_parser(cls: type, prog: str, description: str) -> argparse.ArgumentPa
 def main_for(
     cls: type, run: Callable[..., dict], prog: str, description: str, argv: list[str] | None = None
 ) -> int:
-    """Parse flags into `cls`, call `run(config, ConsoleReporter(out))`, print the result as JSON."""
+    """Parse flags into `cls`, call `run(config, ConsoleReporter(out))`, print the result as
+    JSON."""
     args = vars(config_parser(cls, prog, description).parse_args(argv))
     out = args.pop("out")
     try:

@@ -37,7 +37,8 @@ class DeviceSetup:
         return self.rank == 0
 
     def accumulation(self, global_batch: int, per_device: int) -> int:
-        """Gradient-accumulation steps so that per_device × accumulation × world_size ≈ global_batch."""
+        """Gradient-accumulation steps so that
+        per_device × accumulation × world_size ≈ global_batch."""
         return max(1, -(-global_batch // (per_device * self.world_size)))
 
 
@@ -58,7 +59,8 @@ def device_setup(precision: str = "auto") -> DeviceSetup:
 
 
 def quiet_libraries() -> None:
-    """No telemetry pings (this platform runs without a network) and no progress bars in job logs."""
+    """No telemetry pings (this platform runs without a network) and no progress bars in job
+    logs."""
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     from huggingface_hub import constants
 
@@ -107,7 +109,8 @@ def load_tokenizer(path: str) -> Any:
 
 
 def load_model(path: str, *, adapter: str | None = None, dtype: str = "float32") -> tuple[Any, Any]:
-    """(model, tokenizer) from a folder or hub id; an `adapter` folder is merged into the weights."""
+    """(model, tokenizer) from a folder or hub id; an `adapter` folder is merged into the
+    weights."""
     import torch
     from transformers import AutoModelForCausalLM
 
@@ -157,7 +160,8 @@ def run_guesser_format(
 
 
 def lora_config(*, rank: int, alpha: int, dropout: float, target_modules: str | list[str]) -> Any:
-    """A peft LoRA config for causal LMs (never on the LM head: TRL computes log-probs from its weight)."""
+    """A peft LoRA config for causal LMs (never on the LM head: TRL computes log-probs from its
+    weight)."""
     from peft import LoraConfig
 
     return LoraConfig(
@@ -171,7 +175,8 @@ def lora_config(*, rank: int, alpha: int, dropout: float, target_modules: str | 
 
 
 def has_generation_markers(tokenizer: Any) -> bool:
-    """Whether the chat template marks assistant text with {% generation %} (assistant-token masks)."""
+    """Whether the chat template marks assistant text with {% generation %} (assistant-token
+    masks)."""
     template = tokenizer.chat_template
     if isinstance(template, dict):
         template = template.get("default", "")

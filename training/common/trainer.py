@@ -216,7 +216,8 @@ def compact_lm_head_on_cpu() -> Iterator[None]:
 
 
 def fit(trainer: Any, callback: ReporterCallback, resume_from: str | None) -> Any:
-    """trainer.train(), continuing from `resume_from`; StopRequested once a requested stop has saved."""
+    """trainer.train(), continuing from `resume_from`; StopRequested once a requested stop has
+    saved."""
     from transformers.trainer_callback import PrinterCallback
 
     trainer.remove_callback(PrinterCallback)  # logs go to the reporter, not to stdout

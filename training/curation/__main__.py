@@ -2,7 +2,7 @@
 --samples 4 --out var/curation`. Names resolve without a database: judges and guessers are
 games.registry specs (kb, infogain, hf:PATH, openai:URL#MODEL), word lists are shipped lists
 (dbrl/solved) or files. Writes curated.jsonl, dropped.jsonl and funnel.json to --out and
-prints the summary and funnel as JSON."""
+prints the summary and funnel as JSON."""  # noqa: E501 (the first line is the --help description)
 
 from __future__ import annotations
 

@@ -45,7 +45,8 @@ class Stage:
 
 
 def log_drops(stage: Stage, log, max_chars: int = 9000) -> None:
-    """Every dropped word, one log message per reason (split when long): nothing disappears silently."""
+    """Every dropped word, one log message per reason (split when long): nothing disappears
+    silently."""
     for reason, words in stage.dropped.items():
         head = f"{stage.name}: dropped {len(words)} ({reason}): "
         chunk: list[str] = []

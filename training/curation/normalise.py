@@ -1,10 +1,10 @@
 """Uploaded word lists: split, normalise and de-duplicate, with a reason for every dropped entry.
 
 Accepted: one word per line or comma/semicolon-separated; `category<TAB>word` lines (the last
-column is the word; of `word;alias` names the first). Each entry is Unicode-normalised (NFKC), lower-cased, underscores become
-spaces and white space is collapsed. A word is letters, joined by single spaces, hyphens or
-apostrophes ("ice cream", "t-shirt", "jack-o'-lantern"), at most MAX_WORDS words and
-MAX_CHARS characters. Nothing is dropped without a reason.
+column is the word; of `word;alias` names the first). Each entry is Unicode-normalised (NFKC),
+lower-cased, underscores become spaces and white space is collapsed. A word is letters, joined
+by single spaces, hyphens or apostrophes ("ice cream", "t-shirt", "jack-o'-lantern"), at most
+MAX_WORDS words and MAX_CHARS characters. Nothing is dropped without a reason.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ class Normalised:
 
 
 def normalise_word(text: str) -> tuple[str, list[str]]:
-    """The normalised form and what changed ("case", "spacing", "unicode", "accents", "underscores")."""
+    """The normalised form and what changed ("case", "spacing", "unicode", "accents",
+    "underscores")."""
     changes = []
     nfkc = unicodedata.normalize("NFKC", text)
     if nfkc != text:

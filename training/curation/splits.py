@@ -24,8 +24,9 @@ def hash_order(words: Iterable[str], seed: int, salt: str = "split") -> list[str
 
 
 def split_sizes(n: int, config: CurationConfig) -> dict[str, int]:
-    """Words per split. Fractions: floor of f*n, the words left over (up to round(sum f * n)) going
-    to the splits with the largest remainders; counts: as given, refused if they need more than n."""
+    """Words per split. Fractions: floor of f*n, the words left over (up to round(sum f * n))
+    going to the splits with the largest remainders; counts: as given, refused if they need more
+    than n."""
     values = config.split_values
     if config.split_by == "count":
         sizes = {s: int(v) for s, v in values.items()}

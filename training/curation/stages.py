@@ -195,7 +195,8 @@ def judge_filter(
 def fairness_filter(
     candidates: list[Candidate], backend, stage: Stage, progress=None, batch: int = 32
 ) -> list[Candidate]:
-    """Ask an LLM backend, per word, whether it is a fair secret (greedy, <answer>Yes/No</answer>)."""
+    """Ask an LLM backend, per word, whether it is a fair secret (greedy,
+    <answer>Yes/No</answer>)."""
     from games.llm.base import SamplingParams
     from games.llm.chat import parse_judge_answer
 

@@ -1,9 +1,10 @@
 """Multi-turn DPO from the command line (the same run() the jobs use):
 
-    python -m training.dpo --base var/runs/sft/checkpoint-40 --out var/runs/dpo --word-list dbrl/paper_rl \
-        --reward infogain --candidates 4 --learning-rate 1e-4
+    python -m training.dpo --base var/runs/sft/checkpoint-40 --out var/runs/dpo \
+        --word-list dbrl/paper_rl --reward infogain --candidates 4 --learning-rate 1e-4
 
-Names resolve as for `python -m training.sft`. On several GPUs: `accelerate launch -m training.dpo ...`.
+Names resolve as for `python -m training.sft`. On several GPUs:
+`accelerate launch -m training.dpo ...`.
 """
 
 from __future__ import annotations

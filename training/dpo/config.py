@@ -117,7 +117,8 @@ class DPOJobConfig(GameDataConfig):
         check_choice(self, "loss_type", LOSS_TYPES)
 
     def check_rating_model(self, spec: str) -> None:
-        """A games registry spec KIND:TARGET (the web app, where it is a model-spec name, overrides this)."""
+        """A games registry spec KIND:TARGET (the web app, where it is a model-spec name,
+        overrides this)."""
         kind, _, target = spec.partition(":")
         _check(
             kind.lower() in RATING_KINDS and bool(target.strip()),

@@ -234,7 +234,8 @@ _RATING_DIGIT = re.compile(r"(?<!\d)[1-5](?!\d)")
 
 
 def rating_messages(history: Sequence[Turn], candidate: str, *, max_turns: int = 20) -> Chat:
-    """The rating judge's chat: the rubric, then the history as "Q: … A: …" lines and the candidate."""
+    """The rating judge's chat: the rubric, then the history as "Q: … A: …" lines and the
+    candidate."""
     lines = [
         f"Q: {t.question}\nA: {_HISTORY_ANSWERS.get(t.verdict, t.verdict.value)}" for t in history
     ]
@@ -269,7 +270,8 @@ def rate(
 ) -> list[tuple[float, bool]]:
     """(rating, parsed) per rating chat: the expected digit from span scores, `batch_size` chats
     (× 5 replies) per backend call; a backend whose score_spans raises NotImplementedError (an
-    OpenAI-compatible server) is asked for text instead and its first digit read (none: 3.0, False)."""
+    OpenAI-compatible server) is asked for text instead and its first digit read (none: 3.0,
+    False)."""
     out: list[tuple[float, bool]] = []
     spans = True
     for start in range(0, len(chats), batch_size):

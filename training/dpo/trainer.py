@@ -48,9 +48,10 @@ def _same_model(a: str, b: str) -> bool:
 
 
 def rating_backend(spec: str, policy_backend: Any, policy_path: str | None) -> tuple[Any, bool]:
-    """(backend of the rating judge, whether it is the policy's): a transformers spec of the policy's
-    own folder (`policy_path`, None when an adapter was merged into it) reuses the policy backend,
-    anything else is built as games.registry builds the backend of an LLM judge or guesser."""
+    """(backend of the rating judge, whether it is the policy's): a transformers spec of the
+    policy's own folder (`policy_path`, None when an adapter was merged into it) reuses the policy
+    backend, anything else is built as games.registry builds the backend of an LLM judge or
+    guesser."""
     from games.registry import _backend, _split
 
     kind, target = _split(spec)
@@ -169,8 +170,8 @@ def build_dpo_trainer(
     setup: DeviceSetup,
     callbacks: Sequence[Any] = (),
 ) -> Any:
-    """TRL's DPOTrainer on conversational prompt/chosen/rejected rows; with LoRA the reference is the
-    base with the adapter disabled, else a frozen copy of the starting model."""
+    """TRL's DPOTrainer on conversational prompt/chosen/rejected rows; with LoRA the reference is
+    the base with the adapter disabled, else a frozen copy of the starting model."""
     from datasets import Dataset
     from trl import DPOConfig, DPOTrainer
 
@@ -215,8 +216,9 @@ def run(
     words: Sequence[str] | None = None,
     pool: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """DPO on pairs built from the selected games' prefixes. Keywords as in training.sft.trainer.run;
-    `pool` is also the candidate set of the infogain reward. A resumed run reuses its stored pairs."""
+    """DPO on pairs built from the selected games' prefixes. Keywords as in
+    training.sft.trainer.run; `pool` is also the candidate set of the infogain reward. A resumed
+    run reuses its stored pairs."""
     quiet_libraries()
     setup = device_setup(config.precision)
     model_path = model_path or config.base_model

@@ -204,7 +204,8 @@ def game_inputs(
     val_words: Sequence[str] | None,
     pool: Sequence[str] | None,
 ):
-    """(judge, training secrets, validation secrets, the KB's candidate model when `infogain_coef`)."""
+    """(judge, training secrets, validation secrets, the KB's candidate model when
+    `infogain_coef`)."""
     if judge is None:
         from games.registry import build_judge
 
@@ -227,7 +228,8 @@ def summary(
     monitor: CollapseMonitor,
     val_secrets: Sequence[str],
 ) -> dict[str, Any]:
-    """What `run` returns: first and last step's headline metrics, the final checkpoint, validation."""
+    """What `run` returns: first and last step's headline metrics, the final checkpoint,
+    validation."""
     first, last = (history[0], history[-1]) if history else ({}, {})
     keys = ("reward", "success_rate", "valid_rate", "entropy", "rollout/in_group_std")
     validation = None

@@ -1,4 +1,5 @@
-"""The knowledge stage (DESIGN.md §6): `run(config, reporter, ...)` in training.knowledge.trainer."""
+"""The knowledge stage (DESIGN.md §6): `run(config, reporter, ...)` in
+training.knowledge.trainer."""
 
 from training.knowledge.config import KnowledgeJobConfig
 

@@ -1,6 +1,7 @@
 """The knowledge stage from the command line (the same run() the jobs use):
 
-    python -m training.knowledge --base var/models/tiny --out var/runs/knowledge --word-list dbrl/solved
+    python -m training.knowledge --base var/models/tiny --out var/runs/knowledge \
+        --word-list dbrl/solved
 
 --base is a model folder or hub id; --word-list a shipped list or a file (one word per line).
 """

@@ -37,7 +37,8 @@ STATEMENTS = {
 
 def word_facts(kb: KnowledgeBase, word: str, sense: str, coverage: np.ndarray) -> list[int]:
     """Feature ids that hold for the word, most specific first, without facts that name the word
-    ("a kind of poodle dog": asking it would win a game), function words and facts most nouns have."""
+    ("a kind of poodle dog": asking it would win a game), function words and facts most nouns
+    have."""
     noun = kb.lookup(word)
     if noun is None:
         return []
@@ -101,7 +102,7 @@ def knowledge_texts(
     known = [w for w, facts in facts_of.items() if facts]
     missing = [w for w, facts in facts_of.items() if not facts]
     rows = []
-    for i, word in enumerate(known):
+    for word in known:
         facts, mine = facts_of[word], set(facts_of[word])
         glosses = kb.definitions(word, sense) if gloss else []
         for k in range(sequences_per_word):

@@ -92,7 +92,9 @@ def recovery_examples(
                 history.append(wrong)
                 teacher.observe(state, wrong)
             if len(history) == cut:
-                continue  # nothing the teacher considers likely but the secret: no wrong guess to recover from
+                # nothing the teacher considers likely but the secret: no wrong guess to
+                # recover from
+                continue
             rows.append(
                 {
                     "prompt": chat_format.messages(history),

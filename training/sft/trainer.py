@@ -64,10 +64,11 @@ def build_sft_trainer(
     completion_only: bool = True,
     callbacks: Sequence[Any] = (),
 ) -> SFTTrainer:
-    """TRL's SFTTrainer for prompt/completion rows (only the completion trained; with `{% generation %}`
-    markers also without the template's text after the end-of-turn token) or {"text"} rows (every token).
-    Rows with an `untrained_prefix` (naming rows: "Is it" is context, the word is trained) are
-    tokenised by training.common.chat, whose labels equal TRL's on the other rows."""
+    """TRL's SFTTrainer for prompt/completion rows (only the completion trained; with
+    `{% generation %}` markers also without the template's text after the end-of-turn token) or
+    {"text"} rows (every token). Rows with an `untrained_prefix` (naming rows: "Is it" is context,
+    the word is trained) are tokenised by training.common.chat, whose labels equal TRL's on the
+    other rows."""
     from datasets import Dataset
     from trl import SFTConfig
 
@@ -133,7 +134,8 @@ def train_sft(
 ) -> dict[str, Any]:
     """Train on `rows` (prompt/completion pairs, or {"text": ...} for plain language modelling)
     and return the run summary; resumes from the reporter's last checkpoint. A config with a
-    `guesser_prompt` (a guesser's run, its rows built with that prompt) records it in the checkpoints."""
+    `guesser_prompt` (a guesser's run, its rows built with that prompt) records it in the
+    checkpoints."""
     if hasattr(config, "guesser_prompt"):
         prompt_name = run_guesser_format(
             config.guesser_prompt, adapter_path, model_path, max_turns=config.max_turns
