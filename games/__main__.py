@@ -1,5 +1,5 @@
-"""`python -m games play ...` (terminal play), `python -m games eval ... --json` (a guesser against a
-judge) and `python -m games judge-eval --judge SPEC --triples FILE --json` (a judge against
+"""`python -m games play ...` (terminal play), `python -m games eval ... --json` (a guesser against
+a judge) and `python -m games judge-eval --judge SPEC --triples FILE --json` (a judge against
 reference answers)."""
 
 from __future__ import annotations
@@ -73,7 +73,10 @@ def make_parser() -> argparse.ArgumentParser:
     je.add_argument(
         "--triples",
         default=str(REFERENCE_TRIPLES),
-        help="Parquet or JSONL with secret, question, answer (default: the shipped reference answers)",
+        help=(
+            "Parquet or JSONL with secret, question, answer "
+            "(default: the shipped reference answers)"
+        ),
     )
     je.add_argument("--limit", type=int, help="only the first N rows")
     je.add_argument("--json", action="store_true", help="print one JSON object")
@@ -150,7 +153,8 @@ def run_play(args, stdin=sys.stdin, out=sys.stdout) -> int:
         secret = args.secret or rng.choice(read_words(args.words))
         env.reset(secret, seed=args.seed or 0)
         print(
-            f"I am thinking of a word. Ask up to {config.max_turns} yes/no questions (judge: {judge.name}).",
+            f"I am thinking of a word. Ask up to {config.max_turns} yes/no questions "
+            f"(judge: {judge.name}).",
             file=out,
         )
         while not env.done:
@@ -170,7 +174,8 @@ def run_play(args, stdin=sys.stdin, out=sys.stdout) -> int:
     guesser = build_guesser(args.guesser)
     state = guesser.start(seed=args.seed or 0)
     print(
-        "Think of a word. Answer y (yes), n (no), ? (don't know) or i (invalid); say 'won' when it names your word.",
+        "Think of a word. Answer y (yes), n (no), ? (don't know) or i (invalid); "
+        "say 'won' when it names your word.",
         file=out,
     )
     for index in range(config.max_turns):

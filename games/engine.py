@@ -35,7 +35,8 @@ def reward_parts(verdict: Verdict, config: GameConfig) -> dict[str, float]:
 
 
 class TwentyQuestions:
-    """One game at a time against one judge; `prejudge`/`finish_turn` let rollouts batch the judge."""
+    """One game at a time against one judge; `prejudge`/`finish_turn` let rollouts batch the
+    judge."""
 
     def __init__(self, judge: Judge, config: GameConfig | None = None):
         self.judge = judge

@@ -78,7 +78,8 @@ class RaschFit:
         return theta_interval(*self.ability(player), z=z)
 
     def p_solve(self, player: Hashable, item: Hashable | None = None) -> float:
-        """Model probability that the player solves the item (default: an item of average difficulty, b = 0)."""
+        """Model probability that the player solves the item (default: an item of average
+        difficulty, b = 0)."""
         theta = self.ability(player)[0]
         b = self.difficulty(item)[0] if item is not None else 0.0
         return float(expit(theta - b))
@@ -141,7 +142,7 @@ def _newton_cg(cp, ci, n, s, n_p, n_i, ridge, tol, max_iter):
         )
         diag = np.maximum(diag + ridge, 1e-12)
 
-        def hessp(v):
+        def hessp(v, w=w):
             u = w * (v[:n_p][cp] - v[n_p:][ci])
             return np.concatenate(
                 [

@@ -76,7 +76,8 @@ def _kb_judge(target: str, options: dict[str, Any]) -> Judge:
     unknown = [p for p in parts if p not in (*SENSE_MODES, "closed")]
     if unknown:
         raise SpecError(
-            f"unknown kb option {unknown[0]!r}; use a sense mode ({', '.join(SENSE_MODES)}) and/or closed"
+            f"unknown kb option {unknown[0]!r}; "
+            f"use a sense mode ({', '.join(SENSE_MODES)}) and/or closed"
         )
     senses = [p for p in parts if p in SENSE_MODES]
     sense = senses[0] if senses else options.pop("sense", None) or DEFAULT_SENSE

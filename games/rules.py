@@ -52,7 +52,13 @@ _VOWELS = set("aeiou")
 # The reference's constants (utils/compiled_constants.py): characters that make a reply more than
 # one sentence, and the question words, compared by lemma or by stem as lightlemma gives them.
 INVALID_CHARS = re.compile("[\x00-\x1f\x7f-\xa0\u2028\u2029]")
-QUESTION_WORDS = ["what", "where", "when", "why", "how", "who", "whom", "whose", "which", "is", "are", "was", "were", "be", "do", "does", "did", "can", "could", "would", "should", "will", "shall", "may", "might", "have", "has", "had"]
+# fmt: off
+QUESTION_WORDS = [
+    "what", "where", "when", "why", "how", "who", "whom", "whose", "which", "is", "are", "was",
+    "were", "be", "do", "does", "did", "can", "could", "would", "should", "will", "shall", "may",
+    "might", "have", "has", "had",
+]
+# fmt: on
 QUESTION_WORD_LEMMAS = frozenset(lightlemma.lemmatize(w) for w in QUESTION_WORDS)
 QUESTION_WORD_STEMS = frozenset(lightlemma.stem(w) for w in QUESTION_WORDS)
 MAX_WORD_CHARS = (
@@ -263,12 +269,15 @@ def _exact_names(text: str, secret: str) -> bool:
 
 # -- the strict rule: a guess names one thing ---------------------------------------------------
 _SUBJECT = (
-    r"(?:it|this|that|they|these|those|the secret(?: word| object| thing| noun)?|the (?:word|object|thing|answer|noun|item)"
+    r"(?:it|this|that|they|these|those|the secret(?: word| object| thing| noun)?"
+    r"|the (?:word|object|thing|answer|noun|item)"
     r"|your (?:secret )?(?:word|object|thing|answer|noun|item)|your secret)"
 )
 _GUESS = re.compile(
-    r"^(?:(?:so|ok|okay|well|then|and|hmm|alright|next|now|guess|my guess|final guess|my final guess)(?: ,)? )*"
-    rf"(?:(?:is|are) {_SUBJECT} (?:called |named )?|(?:could|can|might|would|will|may|must) {_SUBJECT} be "
+    r"^(?:(?:so|ok|okay|well|then|and|hmm|alright|next|now|guess|my guess|final guess"
+    r"|my final guess)(?: ,)? )*"
+    rf"(?:(?:is|are) {_SUBJECT} (?:called |named )?"
+    rf"|(?:could|can|might|would|will|may|must) {_SUBJECT} be "
     r"|are you thinking (?:of|about) |do you mean )"
     r"(?P<object>.+?)(?: ,)?(?: (?:or not|at all|then|perhaps|maybe|by any chance|exactly))*$"
 )
@@ -382,8 +391,9 @@ def same_thing(phrase: str, secret: str) -> bool:
 
 
 def _names_a_thing(phrase: str, had_article: bool, secret: str) -> bool:
-    """Whether an item of a guess is a candidate thing: the secret, or a KB noun that is not, without
-    an article, one of the KB's property words ("red or blue" asks about colours, not things)."""
+    """Whether an item of a guess is a candidate thing: the secret, or a KB noun that is not,
+    without an article, one of the KB's property words ("red or blue" asks about colours, not
+    things)."""
     if same_thing(phrase, secret):
         return True
     kb = _kb()

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 
-class Verdict(str, enum.Enum):
+class Verdict(enum.StrEnum):
     YES = "yes"
     NO = "no"
     FINISHED = "finished"  # the question named the secret: a win
@@ -22,7 +22,7 @@ class Verdict(str, enum.Enum):
 WIN_RULES = ("reference", "strict")  # see games.rules.rule_verdict
 
 
-class Outcome(str, enum.Enum):
+class Outcome(str, enum.Enum):  # noqa: UP042 - str() stays "Outcome.WON"; StrEnum gives "won"
     PLAYING = "playing"
     WON = "won"
     LOST = "lost"  # ran out of turns

@@ -23,7 +23,8 @@ def resolve(name_or_path: str) -> Path:
 
 
 def parse_entry(line: str) -> tuple[str, list[str], str]:
-    """(word, aliases, category) of one line: `word`, or `category<TAB>word;alias;...` (LMRL-Gym)."""
+    """(word, aliases, category) of one line: `word`, or `category<TAB>word;alias;...`
+    (LMRL-Gym)."""
     parts = line.split("\t")
     category = parts[0].strip() if len(parts) > 1 else ""
     names = [rules.clean_word(n) for n in parts[-1].split(";")]

@@ -13,8 +13,9 @@ candidate named by a question that did not finish the game is out for good (that
 the engine, not a judgement; under the strict win rule, set as `state.data["win_rule"]`, only a
 guess of one thing names). With `temperature` T > 0 it is an imperfect questioner: it draws
 each question with weight exp(score / T) (score in bits) instead of taking the best, seeded by the
-game seed and the turn; the last-turn guess stays the likeliest word. The questions are phrased in the KB judge's forms and answered
-by it exactly as predicted when both use the same knowledge base and sense mode.
+game seed and the turn; the last-turn guess stays the likeliest word. The questions are phrased
+in the KB judge's forms and answered by it exactly as predicted when both use the same knowledge
+base and sense mode.
 """
 
 from __future__ import annotations

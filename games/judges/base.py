@@ -28,6 +28,7 @@ class Judge(ABC):
 
     def check_secret(self, secret: str) -> None:
         """Raise UnknownSecretError if this judge cannot answer about `secret`."""
+        return None  # by default every secret is answerable
 
     @abstractmethod
     def judge_batch(self, requests: Sequence[JudgeRequest]) -> list[JudgeAnswer]:

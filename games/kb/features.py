@@ -64,9 +64,24 @@ MERONYM_LEVELS = 2  # how far above a meronym "Does it have X?" still applies
 PART_OF_LEVELS = 3  # how far below a holonym "Is it part of X?" still applies ...
 MAX_PART_OF_NOUNS = 150  # ... unless that reaches more KB senses (then fewer levels)
 MADE_OF = re.compile(r"\bmade (?:out of|of|from|with) ((?:[a-z-]+ ?){1,4})")
+# fmt: off
 GLOSS_STOP = frozenset(
-    ["a", "an", "the", "of", "or", "and", "to", "in", "on", "at", "by", "for", "with", "from", "as", "is", "are", "be", "been", "being", "that", "which", "who", "whom", "whose", "this", "these", "those", "it", "its", "their", "his", "her", "one", "two", "three", "some", "any", "all", "each", "every", "other", "another", "such", "more", "most", "less", "many", "much", "few", "several", "no", "not", "only", "very", "usually", "especially", "often", "something", "someone", "somebody", "thing", "things", "kind", "kinds", "type", "types", "sort", "form", "forms", "part", "parts", "way", "ways", "use", "used", "using", "usage", "make", "made", "making", "having", "have", "has", "etc", "e", "g", "i.e", "eg", "person", "people", "amount", "number", "group", "member", "members", "act", "state", "quality", "instance", "example", "containing", "consisting", "also", "main", "common", "four", "five", "six", "seven", "eight", "nine", "ten", "hundred", "thousand", "first", "second", "third", "like", "various", "certain", "related"]
+    [
+        "a", "an", "the", "of", "or", "and", "to", "in", "on", "at", "by", "for", "with", "from",
+        "as", "is", "are", "be", "been", "being", "that", "which", "who", "whom", "whose", "this",
+        "these", "those", "it", "its", "their", "his", "her", "one", "two", "three", "some", "any",
+        "all", "each", "every", "other", "another", "such", "more", "most", "less", "many", "much",
+        "few", "several", "no", "not", "only", "very", "usually", "especially", "often",
+        "something", "someone", "somebody", "thing", "things", "kind", "kinds", "type", "types",
+        "sort", "form", "forms", "part", "parts", "way", "ways", "use", "used", "using", "usage",
+        "make", "made", "making", "having", "have", "has", "etc", "e", "g", "i.e", "eg", "person",
+        "people", "amount", "number", "group", "member", "members", "act", "state", "quality",
+        "instance", "example", "containing", "consisting", "also", "main", "common", "four",
+        "five", "six", "seven", "eight", "nine", "ten", "hundred", "thousand", "first", "second",
+        "third", "like", "various", "certain", "related",
+    ]
 )
+# fmt: on
 MIN_GLOSS_ZIPF = 3.0  # gloss words rarer than this are not asked about
 MIN_GLOSS_SENSES = 3  # nor those in fewer glosses
 
@@ -122,7 +137,7 @@ class SynsetFeatures:
         found = self._evoking.get(lemma)
         if found is None:
             senses = [
-                (s, max(l.count() for l in s.lemmas() if l.name() == lemma))
+                (s, max(lem.count() for lem in s.lemmas() if lem.name() == lemma))
                 for s in self.wn.synsets(lemma, "n")
                 if lemma in s.lemma_names()
             ]
@@ -202,10 +217,10 @@ class SynsetFeatures:
 
         def tags(pos: str) -> int:
             return sum(
-                l.count()
+                lem.count()
                 for s in self.wn.synsets(word, pos)
-                for l in s.lemmas()
-                if l.name() == word
+                for lem in s.lemmas()
+                if lem.name() == word
             )
 
         nouns = [s for s in self.wn.synsets(word, "n") if word in s.lemma_names()]

@@ -50,7 +50,8 @@ def turn_bits(model: Any, before: np.ndarray, turn: Turn) -> float:
 
 
 def game_bits(model: Any, turns: Sequence[Turn]) -> list[tuple[float, int]]:
-    """(bits gained, pool words still consistent) after each turn of a game; a won game ends with 0."""
+    """(bits gained, pool words still consistent) after each turn of a game; a won game ends
+    with 0."""
     mask = np.ones(len(model.words), dtype=bool)
     out = []
     for turn in turns:

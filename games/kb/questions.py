@@ -29,7 +29,10 @@ FORMS = (
     "Is it related to {x}?",
 )
 
-_SUBJECT = r"(?:it|this|that|the (?:secret )?(?:word|object|thing|answer)|your (?:secret )?(?:word|object|thing))"
+_SUBJECT = (
+    r"(?:it|this|that|the (?:secret )?(?:word|object|thing|answer)"
+    r"|your (?:secret )?(?:word|object|thing))"
+)
 _BE = rf"(?:is {_SUBJECT}|(?:could|can|might|would|will) {_SUBJECT} be)"
 _DET = r"(?:(?:a|an|the|some|any|one) )"
 _OPENER = re.compile(r"^(?:(?:so|ok|okay|well|then|and|hmm|alright|next) )+")
@@ -82,9 +85,25 @@ def parse(question: str) -> Parsed | None:
 
 
 # English function words: concepts starting with one make questions nobody would ask.
+# fmt: off
 FUNCTION_WORDS = frozenset(
-    ["a", "about", "above", "across", "after", "again", "against", "all", "almost", "also", "am", "among", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "either", "even", "ever", "every", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "least", "less", "like", "may", "me", "might", "more", "most", "much", "must", "my", "neither", "no", "nor", "not", "now", "of", "off", "on", "once", "one", "only", "or", "other", "our", "out", "over", "own", "per", "same", "shall", "she", "should", "since", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "though", "through", "thus", "to", "too", "toward", "under", "until", "up", "upon", "us", "very", "was", "we", "well", "were", "what", "when", "where", "whether", "which", "while", "who", "whom", "whose", "why", "will", "with", "within", "without", "would", "yet", "you", "your"]
+    [
+        "a", "about", "above", "across", "after", "again", "against", "all", "almost", "also",
+        "am", "among", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before",
+        "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does",
+        "doing", "down", "during", "each", "either", "even", "ever", "every", "few", "for", "from",
+        "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his",
+        "how", "i", "if", "in", "into", "is", "it", "its", "just", "least", "less", "like", "may",
+        "me", "might", "more", "most", "much", "must", "my", "neither", "no", "nor", "not", "now",
+        "of", "off", "on", "once", "one", "only", "or", "other", "our", "out", "over", "own",
+        "per", "same", "shall", "she", "should", "since", "so", "some", "such", "than", "that",
+        "the", "their", "them", "then", "there", "these", "they", "this", "those", "though",
+        "through", "thus", "to", "too", "toward", "under", "until", "up", "upon", "us", "very",
+        "was", "we", "well", "were", "what", "when", "where", "whether", "which", "while", "who",
+        "whom", "whose", "why", "will", "with", "within", "without", "would", "yet", "you", "your",
+    ]
 )
+# fmt: on
 
 
 def ground(kb: KnowledgeBase, question: str) -> tuple[int | None, str]:

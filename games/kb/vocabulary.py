@@ -41,10 +41,10 @@ class Resolver:
         """Senses (and tag counts) of an exact noun lemma ("soccer_ball"), in WordNet order."""
         senses, counts = [], []
         for synset in self.wn.synsets(lemma, "n"):
-            matching = [l for l in synset.lemmas() if l.name().lower() == lemma]
+            matching = [lem for lem in synset.lemmas() if lem.name().lower() == lemma]
             if matching:
                 senses.append(synset)
-                counts.append(max(l.count() for l in matching))
+                counts.append(max(lem.count() for lem in matching))
         return senses, counts
 
     def resolve(self, word: str) -> Noun | None:
@@ -74,7 +74,7 @@ class Resolver:
 
     def _is_common_noun(self, lemma: str) -> bool:
         """Not only a proper name ("williams" is Tennessee Williams)."""
-        return any(l.name() == lemma for s in self.wn.synsets(lemma, "n") for l in s.lemmas())
+        return any(lem.name() == lemma for s in self.wn.synsets(lemma, "n") for lem in s.lemmas())
 
     def _alias(self, lemma: str, via: str) -> Noun:
         senses, counts = self.lemma_senses(lemma)

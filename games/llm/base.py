@@ -109,6 +109,7 @@ class LLMBackend(ABC):
 
     def close(self) -> None:
         """Release resources (connections, GPU memory)."""
+        return None  # by default there is nothing to release
 
 
 class LLMPlayer:

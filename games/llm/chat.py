@@ -16,19 +16,25 @@ from pathlib import Path
 from games.types import Turn, Verdict
 
 GUESSER_SYSTEM_PROMPT = (
-    "You are the Questioner in a game of 20 Questions, and your goal is to determine the secret word.\n"
+    "You are the Questioner in a game of 20 Questions, and your goal is to determine the secret "
+    "word.\n"
     "The secret is randomly drawn from the most frequent nouns of the English language.\n\n"
-    "Ask clear, concise, and strategic yes/no questions that will help you narrow down the possibilities.\n"
-    "Consider previous answers to inform your subsequent questions, and keep track of the information you gather.\n"
-    "You have a maximum of {max_turns} questions to guess the secret word correctly. Focus on deductive "
-    "reasoning, start with a broad question and refine your queries as you progress."
+    "Ask clear, concise, and strategic yes/no questions that will help you narrow down the "
+    "possibilities.\n"
+    "Consider previous answers to inform your subsequent questions, and keep track of the "
+    "information you gather.\n"
+    "You have a maximum of {max_turns} questions to guess the secret word correctly. Focus on "
+    "deductive reasoning, start with a broad question and refine your queries as you progress."
 )
 
 GUESSER_PROMPT = (
-    "Ask a question to gain additional information about the secret or guess what the secret is.\n\n"
+    "Ask a question to gain additional information about the secret or guess what the secret "
+    "is.\n\n"
     "Instructions:\n"
-    '1. Ask a question that can be answered with "Yes" or "No" to help you deduce the secret word.\n'
-    "2. Your answer must be a single question. Do not provide any additional commentary or reasoning.\n\n"
+    '1. Ask a question that can be answered with "Yes" or "No" to help you deduce the secret '
+    "word.\n"
+    "2. Your answer must be a single question. Do not provide any additional commentary or "
+    "reasoning.\n\n"
     "Ask your question: "
 )
 
@@ -51,20 +57,22 @@ JUDGE_SYSTEM_PROMPT = (
     "You are the Answerer in a game of 20 Questions.\n"
     "Your role is to answer the questioner's questions with short and precise responses: "
     "'Yes', 'No', 'Invalid', or 'Finished'.\n"
-    "Do not provide extra hints or commentary beyond your answer. Remain consistent and ensure that your "
-    "responses accurately reflect the secret word. Answer the question to the best of your abilities."
+    "Do not provide extra hints or commentary beyond your answer. Remain consistent and ensure "
+    "that your responses accurately reflect the secret word. Answer the question to the best of "
+    "your abilities."
 )
 
 JUDGE_PROMPT = (
-    "The secret that has to be guessed is '{secret}'. Given the following question, is the correct response "
-    "'Yes' or 'No'? If it is not a yes/no question, respond with 'Invalid'; gibberish text or deviating from "
-    "the game also counts as invalid. If the question names the secret, the answer is 'Finished'.\n\n"
+    "The secret that has to be guessed is '{secret}'. Given the following question, is the "
+    "correct response 'Yes' or 'No'? If it is not a yes/no question, respond with 'Invalid'; "
+    "gibberish text or deviating from the game also counts as invalid. If the question names the "
+    "secret, the answer is 'Finished'.\n\n"
     "Question: '{question}'\n\n"
     "Instructions:\n"
     "1. Answer the question to the best of your abilities, unless it is invalid.\n"
     "2. Reason briefly, in at most two short sentences.\n"
-    "3. If the question asks for the secret '{secret}' (e.g. 'Is it {secret}?') or a semantically equivalent "
-    "variation of it (e.g. 'laugh' and 'laughter'), answer 'Finished'.\n"
+    "3. If the question asks for the secret '{secret}' (e.g. 'Is it {secret}?') or a semantically "
+    "equivalent variation of it (e.g. 'laugh' and 'laughter'), answer 'Finished'.\n"
     "4. If the text is not a single valid yes/no question, answer 'Invalid'.\n"
     "5. In all other cases, answer either 'Yes' or 'No'.\n\n"
     "Give your answer in the format <answer>[Yes/No/Invalid/Finished]</answer>: "
@@ -219,7 +227,8 @@ def extract_question(text: str, extraction: str = DEFAULT_QUESTION_EXTRACTION) -
     """
     if extraction not in QUESTION_EXTRACTIONS:
         raise ValueError(
-            f"question extraction must be one of {', '.join(QUESTION_EXTRACTIONS)}, got {extraction!r}"
+            f"question extraction must be one of {', '.join(QUESTION_EXTRACTIONS)}, "
+            f"got {extraction!r}"
         )
     text = _THINK.sub(" ", text or "")
     tagged = _QUESTION_TAG.search(text)

@@ -76,7 +76,8 @@ class OpenAIBackend(LLMBackend):
 
     @classmethod
     def from_spec(cls, target: str, **options: Any) -> OpenAIBackend:
-        """From `URL#MODEL` (the part after `openai:`); `model=` may be given instead of `#MODEL`."""
+        """From `URL#MODEL` (the part after `openai:`); `model=` may be given instead of
+        `#MODEL`."""
         url, _, model = target.partition("#")
         return cls(OpenAIConfig(base_url=url, model=model or options.pop("model", ""), **options))
 
@@ -161,7 +162,8 @@ class OpenAIBackend(LLMBackend):
             if attempt + 1 < attempts:
                 time.sleep(self.config.backoff * 2**attempt)
         raise BackendError(
-            f"cannot reach the OpenAI-compatible server at {url} after {attempts} attempts: {reason}"
+            f"cannot reach the OpenAI-compatible server at {url} after {attempts} attempts: "
+            f"{reason}"
         )
 
 

@@ -211,7 +211,8 @@ class TransformersBackend(LLMBackend):
             if width_reused:
                 entry = next(e for _, e in hits if e is not None)
                 # Uninitialised memory, except the reused part's left padding: masked keys must be
-                # finite (weight 0 times NaN is NaN); everything from width_reused on is written first.
+                # finite (weight 0 times NaN is NaN); everything from width_reused on is written
+                # first.
                 buffers = [
                     (
                         k.new_empty((batch, k.shape[1], capacity, k.shape[3])),
@@ -431,7 +432,8 @@ class TransformersBackend(LLMBackend):
     @torch.inference_mode()
     def _score(self, encoded: list[tuple[list[int], int, int]]) -> list[float]:
         rows = [ids for ids, _, _ in encoded]
-        # logits at position p predict token p + 1: keep every position from the first scored token - 1
+        # logits at position p predict token p + 1: keep every position from the first scored
+        # token - 1
         keep = max(len(ids) - first + 1 for ids, first, _ in encoded)
         logits, cache, _, _, segments = self._prefill(
             rows, [first - 1 for _, first, _ in encoded], keep=keep
