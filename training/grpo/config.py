@@ -307,11 +307,26 @@ class GRPOConfig:
     seed: int = field(default=0, metadata={"help": "seed of the secret order and of every rollout"})
 
     def __post_init__(self) -> None:
+        """Reject a bad config; the checks run in a fixed order, so the first error is stable."""
+        self._check_inputs()
+        self._check_rollouts()
+        self._check_rewards()
+        self._check_loss()
+        self._check_optimisation()
+        self._check_model()
+        self._check_monitoring()
+        self._check_validation()
+
+    def _check_inputs(self) -> None:
+        """What to train, on what."""
         _check(bool(self.base_model.strip()), "base_model: name the policy to start from")
         _check(bool(self.judge.strip()), "judge: name a judge")
         _check(bool(self.word_list.strip()), "word_list: name the training secrets")
         _check(self.split in SPLITS, f"split must be one of {', '.join(repr(s) for s in SPLITS)}")
         _check(self.limit_words >= 0, "limit_words must be 0 (all) or positive")
+
+    def _check_rollouts(self) -> None:
+        """How the games are played and sampled."""
         check_between(self, "steps", 1, 100_000)
         check_between(self, "secrets_per_step", 1, 4096)
         _check(
@@ -326,6 +341,9 @@ class GRPOConfig:
             "temperature must be in (0, 10] (GRPO samples; greedy has no ratio)",
         )
         check_between(self, "max_completion_length", 1, 4096)
+
+    def _check_rewards(self) -> None:
+        """The advantage, the reward terms and the StarPO-S filter."""
         check_choice(self, "advantage", ADVANTAGES)
         _check(0 <= self.belief_coef <= 100, "belief_coef must be in [0, 100]")
         _check(0 <= self.infogain_coef <= 100, "infogain_coef must be in [0, 100]")
@@ -344,6 +362,9 @@ class GRPOConfig:
         _check(all(math.isfinite(v) for v in rewards), "rewards must be finite numbers")
         check_choice(self, "scale_rewards", SCALE_REWARDS)
         _check(0 < self.rollout_filter_ratio <= 1, "rollout_filter_ratio must be in (0, 1]")
+
+    def _check_loss(self) -> None:
+        """The clipped objective, its KL term and aggregation, and how turns share credit."""
         _check(0 <= self.epsilon < 1, "epsilon must be in [0, 1)")
         _check(0 <= self.epsilon_high <= 10, "epsilon_high must be in [0, 10]")
         _check(0 <= self.beta <= 100, "beta must be in [0, 100]")
@@ -356,6 +377,9 @@ class GRPOConfig:
             self.turn_normalisation in TURN_NORMALISATIONS,
             f"turn_normalisation must be one of {', '.join(TURN_NORMALISATIONS)}",
         )
+
+    def _check_optimisation(self) -> None:
+        """AdamW, the passes and the mini-batches."""
         _check(
             0 <= self.adam_beta1 < 1 and 0 <= self.adam_beta2 < 1,
             "adam_beta1 and adam_beta2 must be in [0, 1)",
@@ -370,6 +394,9 @@ class GRPOConfig:
         _check(0 < self.learning_rate < 1, "learning_rate must be in (0, 1)")
         _check(0 <= self.weight_decay < 1, "weight_decay must be in [0, 1)")
         _check(self.max_grad_norm >= 0, "max_grad_norm must be >= 0")
+
+    def _check_model(self) -> None:
+        """LoRA, the rollout backend, precision and threads."""
         _check(
             1 <= self.lora_rank <= 1024 and self.lora_alpha >= 1,
             "lora_rank must be in [1, 1024], lora_alpha >= 1",
@@ -394,10 +421,16 @@ class GRPOConfig:
         )
         check_choice(self, "precision", PRECISIONS)
         check_between(self, "cpu_threads", 0, 1024)
+
+    def _check_monitoring(self) -> None:
+        """Checkpoints and the collapse warnings."""
         _check(self.save_steps >= 1, "save_steps must be >= 1")
         check_between(self, "warn_window", 2, 1000)
         _check(0 < self.warn_drop_fraction < 1, "warn_drop_fraction must be in (0, 1)")
         _check(self.warn_grad_norm_factor > 1, "warn_grad_norm_factor must be > 1")
+
+    def _check_validation(self) -> None:
+        """The greedy validation games."""
         _check(
             0 <= self.val_secrets <= 4096, "val_secrets must be between 0 (no validation) and 4096"
         )
