@@ -23,12 +23,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from games.judges.base import Judge, playable_words
+from games.llm.chat import GuesserFormat
 from games.types import Trajectory
 from training.common.models import (
+    DeviceSetup,
     count_parameters,
     cpu_threads,
     device_setup,
@@ -273,6 +276,202 @@ def trainee(config: GRPOConfig, accelerator: Any, base_path: str, resume: str | 
     return accelerator.unwrap_model(model), tokenizer, optimizer
 
 
+@dataclass
+class Session:
+    """What the step loop works with: the games, the policy and its optimizer, the rollout player,
+    the collapse monitor and the metrics history (restored on resume)."""
+
+    config: GRPOConfig
+    reporter: Reporter
+    out: Path
+    judge: Judge
+    secrets: list[str]
+    val_secrets: list[str]
+    narrowing: Any
+    policy: Any
+    tokenizer: Any
+    optimizer: Any
+    monitor: CollapseMonitor
+    updater: Updater
+    rollouts: Rollouts
+    resume: str | None
+    start: int
+    history: list[dict]
+    run_config: dict[str, Any] = field(default_factory=dict)
+
+
+def single_process_setup(config: GRPOConfig) -> DeviceSetup:
+    """The device and precision; GRPO refuses a multi-process launch."""
+    setup = device_setup("fp32" if config.precision == "fp32" else config.precision)
+    if setup.world_size > 1:
+        raise ValueError(
+            "GRPO runs as one process (one GPU or the CPU); "
+            "multi-GPU data parallel is not implemented"
+        )
+    return setup
+
+
+def open_session(
+    config: GRPOConfig,
+    reporter: Reporter,
+    accelerator: Any,
+    *,
+    out: Path,
+    base_path: str,
+    chat_format: GuesserFormat,
+    resume: str | None,
+    games: tuple[Judge, list[str], list[str], Any],
+) -> Session:
+    """Load the policy (from `resume` when there is one), restore the optimizer, monitor and
+    history, and build the updater (with a frozen reference for KL without LoRA) and the
+    rollout player."""
+    judge, secrets, val_secrets, narrowing = games
+    policy, tokenizer, optimizer = trainee(config, accelerator, base_path, resume)
+    monitor = CollapseMonitor(
+        config.warn_window,
+        config.warn_drop_fraction,
+        config.warn_grad_norm_factor,
+        val_drop=config.warn_val_drop,
+    )
+    start, history = restore(resume, optimizer, monitor) if resume else (0, [])
+    if resume:
+        reporter.log(f"resuming from {resume} (step {start})")
+    updater = Updater(config, policy, optimizer, accelerator, tokenizer.pad_token_id)
+    if config.beta and not config.lora:  # full fine-tuning: a frozen copy of the start
+        updater.ref_model = (
+            load_model(base_path)[0].eval().requires_grad_(False).to(accelerator.device)
+        )
+    rollouts = Rollouts(config, policy, tokenizer, base_path, out, chat_format)
+    return Session(
+        config=config,
+        reporter=reporter,
+        out=out,
+        judge=judge,
+        secrets=secrets,
+        val_secrets=val_secrets,
+        narrowing=narrowing,
+        policy=policy,
+        tokenizer=tokenizer,
+        optimizer=optimizer,
+        monitor=monitor,
+        updater=updater,
+        rollouts=rollouts,
+        resume=resume,
+        start=start,
+        history=history,
+    )
+
+
+def announce(
+    session: Session,
+    setup: DeviceSetup,
+    *,
+    base_path: str,
+    adapter_path: str | None,
+    prompt_name: str,
+) -> int:
+    """Write the resolved config (kept on the session for the checkpoints) and log the run's
+    shape: the number of parameters trained."""
+    config, secrets = session.config, session.secrets
+    trainable, total = count_parameters(session.policy)
+    session.run_config = resolved_config(
+        "grpo",
+        config,
+        base_model_path=base_path,
+        adapter_path=adapter_path,
+        device=setup.device,
+        precision="bf16" if setup.bf16 else "fp32",
+        secrets=len(secrets),
+        parameters_trained=trainable,
+        parameters=total,
+        guesser_prompt=prompt_name,
+    )
+    write_run_config(session.out, session.run_config)
+    session.reporter.log(
+        f"grpo: {len(secrets)} secrets, {config.secrets_per_step}×{config.num_generations} "
+        f"games per step, advantage={config.advantage}, λ={config.belief_coef}, "
+        f"{trainable:,} of {total:,} parameters trained on {setup.device}"
+    )
+    return trainable
+
+
+def checkpoint(session: Session, step: int, metrics: dict) -> Path:
+    """Save checkpoint-<step> (weights or adapter, optimizer, monitor, config, history) and
+    report it."""
+    reporter = session.reporter
+    ensure_owner(reporter)  # a superseded worker must not write the checkpoint folder
+    folder = save_checkpoint(
+        session.out / f"checkpoint-{step}",
+        model=session.policy,
+        tokenizer=session.tokenizer,
+        optimizer=session.optimizer,
+        step=step,
+        monitor=session.monitor,
+        run_config=session.run_config,
+        history=session.history,
+    )
+    reporter.checkpoint(
+        step, folder, metrics=metrics, config=session.run_config, is_adapter=session.config.lora
+    )
+    return folder
+
+
+def validate_before_training(session: Session) -> None:
+    """Play the validation secrets before any update (a resumed run has its baseline) and log
+    them at the start step."""
+    if not session.val_secrets or session.monitor.val_baseline is not None:
+        return
+    before = validate(session.rollouts, session.val_secrets, session.judge, session.start)
+    session.monitor.check(before)
+    session.reporter.metrics(session.start, before)
+    session.reporter.log(
+        f"validation on {len(session.val_secrets)} secrets before training: success "
+        f"{before['val/success_rate']:.0%}, valid questions {before['val/valid_rate']:.0%}"
+    )
+
+
+def step_metrics(session: Session, step: int, tokens_seen: float) -> tuple[dict[str, float], float]:
+    """One training step (and validation when due): (its metrics, the tokens seen so far)."""
+    config = session.config
+    metrics, tokens = train_step(
+        config,
+        step,
+        session.secrets,
+        session.judge,
+        session.rollouts,
+        session.updater,
+        session.narrowing,
+    )
+    tokens_seen += tokens
+    metrics["num_tokens"] = tokens_seen
+    if session.val_secrets and (step % config.val_steps == 0 or step == config.steps):
+        metrics.update(validate(session.rollouts, session.val_secrets, session.judge, step))
+    return metrics, tokens_seen
+
+
+def train_steps(session: Session) -> tuple[Path | None, int]:
+    """Validate before training, then the steps after the start one: each recorded and
+    checkpointed every `save_steps` and at the last; a stop request saves the steps not yet
+    saved and raises StopRequested. (the last checkpoint folder, the number of warnings)"""
+    config, reporter, history = session.config, session.reporter, session.history
+    last_saved = session.start
+    folder = Path(session.resume) if session.resume else None
+    warnings = 0
+    validate_before_training(session)
+    tokens_seen = float(history[-1].get("num_tokens", 0.0)) if history else 0.0
+    for step in range(session.start + 1, config.steps + 1):
+        if reporter.should_stop():
+            if step - 1 > last_saved:
+                checkpoint(session, step - 1, history[-1] if history else {})
+            raise StopRequested()
+        metrics, tokens_seen = step_metrics(session, step, tokens_seen)
+        warnings += record(config, reporter, session.monitor, step, metrics)
+        history.append({"step": step, **metrics})
+        if step % config.save_steps == 0 or step == config.steps:
+            folder, last_saved = checkpoint(session, step, metrics), step
+    return folder, warnings
+
+
 def run(
     config: GRPOConfig,
     reporter: Reporter,
@@ -291,12 +490,7 @@ def run(
     from accelerate import Accelerator
 
     quiet_libraries()
-    setup = device_setup("fp32" if config.precision == "fp32" else config.precision)
-    if setup.world_size > 1:
-        raise ValueError(
-            "GRPO runs as one process (one GPU or the CPU); "
-            "multi-GPU data parallel is not implemented"
-        )
+    setup = single_process_setup(config)
     out = Path(reporter.output_dir)
     base_path = model_path or config.base_model
     chat_format, prompt_name = run_guesser_format(
@@ -304,101 +498,39 @@ def run(
     )
     if adapter_path:
         base_path = str(merge_adapter(base_path, adapter_path, out / "base-merged"))
-    judge, secrets, val_secrets, narrowing = game_inputs(
-        config, reporter, judge, words, val_words, pool
-    )
+    games = game_inputs(config, reporter, judge, words, val_words, pool)
 
     resume = resume_checkpoint(reporter)
     with cpu_threads(config.cpu_threads if setup.device == "cpu" else 0):
         accelerator = Accelerator(
             cpu=setup.device == "cpu", mixed_precision="bf16" if setup.bf16 else "no"
         )
-        policy, tokenizer, optimizer = trainee(config, accelerator, base_path, resume)
-        monitor = CollapseMonitor(
-            config.warn_window,
-            config.warn_drop_fraction,
-            config.warn_grad_norm_factor,
-            val_drop=config.warn_val_drop,
-        )
-        start, history = restore(resume, optimizer, monitor) if resume else (0, [])
-        if resume:
-            reporter.log(f"resuming from {resume} (step {start})")
-        updater = Updater(config, policy, optimizer, accelerator, tokenizer.pad_token_id)
-        if config.beta and not config.lora:  # full fine-tuning: a frozen copy of the start
-            updater.ref_model = (
-                load_model(base_path)[0].eval().requires_grad_(False).to(accelerator.device)
-            )
-        rollouts = Rollouts(config, policy, tokenizer, base_path, out, chat_format)
-
-        trainable, total = count_parameters(policy)
-        run_config = resolved_config(
-            "grpo",
+        session = open_session(
             config,
-            base_model_path=base_path,
+            reporter,
+            accelerator,
+            out=out,
+            base_path=base_path,
+            chat_format=chat_format,
+            resume=resume,
+            games=games,
+        )
+        trainable = announce(
+            session,
+            setup,
+            base_path=base_path,
             adapter_path=adapter_path,
-            device=setup.device,
-            precision="bf16" if setup.bf16 else "fp32",
-            secrets=len(secrets),
-            parameters_trained=trainable,
-            parameters=total,
-            guesser_prompt=prompt_name,
+            prompt_name=prompt_name,
         )
-        write_run_config(out, run_config)
-        reporter.log(
-            f"grpo: {len(secrets)} secrets, {config.secrets_per_step}×{config.num_generations} "
-            f"games per step, advantage={config.advantage}, λ={config.belief_coef}, "
-            f"{trainable:,} of {total:,} parameters trained on {setup.device}"
-        )
-
-        def checkpoint(step: int, metrics: dict) -> Path:
-            ensure_owner(reporter)  # a superseded worker must not write the checkpoint folder
-            folder = save_checkpoint(
-                out / f"checkpoint-{step}",
-                model=policy,
-                tokenizer=tokenizer,
-                optimizer=optimizer,
-                step=step,
-                monitor=monitor,
-                run_config=run_config,
-                history=history,
-            )
-            reporter.checkpoint(
-                step, folder, metrics=metrics, config=run_config, is_adapter=config.lora
-            )
-            return folder
-
-        last_saved, folder, warnings = start, (Path(resume) if resume else None), 0
-        if val_secrets and monitor.val_baseline is None:  # before any update (a resumed run has it)
-            before = validate(rollouts, val_secrets, judge, start)
-            monitor.check(before)
-            reporter.metrics(start, before)
-            reporter.log(
-                f"validation on {len(val_secrets)} secrets before training: success "
-                f"{before['val/success_rate']:.0%}, valid questions {before['val/valid_rate']:.0%}"
-            )
-        tokens_seen = float(history[-1].get("num_tokens", 0.0)) if history else 0.0
-        for step in range(start + 1, config.steps + 1):
-            if reporter.should_stop():
-                if step - 1 > last_saved:
-                    checkpoint(step - 1, history[-1] if history else {})
-                raise StopRequested()
-            metrics, tokens = train_step(config, step, secrets, judge, rollouts, updater, narrowing)
-            tokens_seen += tokens
-            metrics["num_tokens"] = tokens_seen
-            if val_secrets and (step % config.val_steps == 0 or step == config.steps):
-                metrics.update(validate(rollouts, val_secrets, judge, step))
-            warnings += record(config, reporter, monitor, step, metrics)
-            history.append({"step": step, **metrics})
-            if step % config.save_steps == 0 or step == config.steps:
-                folder, last_saved = checkpoint(step, metrics), step
+        folder, warnings = train_steps(session)
     return summary(
         config,
-        start=start,
+        start=session.start,
         folder=folder,
         base_path=base_path,
         warnings=warnings,
         trainable=trainable,
-        history=history,
-        monitor=monitor,
-        val_secrets=val_secrets,
+        history=session.history,
+        monitor=session.monitor,
+        val_secrets=session.val_secrets,
     )
