@@ -50,24 +50,73 @@ class CurationResult:
     summary: dict = field(default_factory=dict)
 
 
+@dataclass
+class _Funnel:
+    """The stages done so far and how long each took; funnel.json is rewritten after each."""
+
+    out_dir: Path
+    reporter: Reporter
+    done: list[Stage] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def finish(self, stage: Stage, t0: float) -> None:
+        stage.check()
+        self.done.append(stage)
+        self.timings[stage.name] = round(time.perf_counter() - t0, 2)
+        log_drops(stage, self.reporter.log)
+        self.reporter.log(
+            f"{stage.name}: {stage.n_in} in, {len(stage.kept)} out, {stage.n_dropped} dropped"
+        )
+        _write_funnel(self.out_dir, self.done)
+
+
 def run(config: CurationConfig, reporter: Reporter, *, inputs: Inputs) -> CurationResult:
     started = time.perf_counter()
     kb = inputs.kb or load_kb()
-    out_dir = Path(reporter.output_dir)
-    done: list[Stage] = []
-    timings: dict[str, float] = {}
+    funnel = _Funnel(Path(reporter.output_dir), reporter)
+    source = _source_stage(config, inputs, kb, funnel)
+    judged, facts = _judge_stage(config, inputs, kb, funnel, source)
+    guesser, games, solvable = _solvability_stage(config, inputs, funnel, judged)
+    difficulty, splits, subsets = _rating_stages(config, funnel, games, solvable)
 
-    def finish(stage: Stage, t0: float) -> None:
-        stage.check()
-        done.append(stage)
-        timings[stage.name] = round(time.perf_counter() - t0, 2)
-        log_drops(stage, reporter.log)
-        reporter.log(
-            f"{stage.name}: {stage.n_in} in, {len(stage.kept)} out, {stage.n_dropped} dropped"
+    entries = [
+        _entry(
+            c,
+            games[c.word],
+            difficulty[c.word],
+            splits[c.word],
+            subsets[c.word],
+            facts.get(c.word, {}),
         )
-        _write_funnel(out_dir, done)
+        for c in solvable.kept
+    ]
+    stages_done = [s.to_dict() for s in funnel.done]
+    _write_outputs(funnel.out_dir, entries, funnel.done, reporter)
+    detail = {s.name: s.detail for s in funnel.done}
+    summary = {
+        "candidates": source.n_in,
+        "kept": len(entries),
+        "games": sum(r.games for r in games.values()),
+        "splits": detail["splits"]["sizes"],
+        "subsets": detail["training subsets"]["counts"],
+        "guesser": guesser.name,
+        "judge": inputs.judge.name,
+        "knowledge_base": {
+            "source": kb.meta.get("source", ""),
+            "nouns": len(kb.nouns),
+            "features": len(kb.features),
+        },
+        "seconds": round(time.perf_counter() - started, 1),
+        "stage_seconds": funnel.timings,
+    }
+    reporter.progress(P_GAMES + 0.02, f"{len(entries)} words curated")
+    return CurationResult(entries=entries, funnel=stages_done, summary=summary)
 
-    # 1. source
+
+def _source_stage(
+    config: CurationConfig, inputs: Inputs, kb: KnowledgeBase, funnel: _Funnel
+) -> Stage:
+    """1. The candidates: the given word lists, the pasted text or the KB's top nouns."""
     t0 = time.perf_counter()
     if config.source == "word_lists":
         source = stages.source_lists(inputs.lists or {})
@@ -75,10 +124,16 @@ def run(config: CurationConfig, reporter: Reporter, *, inputs: Inputs) -> Curati
         source = stages.source_text(config.words)
     else:
         source = stages.source_top_nouns(kb, config.top_n)
-    finish(source, t0)
-    reporter.progress(P_SOURCE, f"source: {len(source.kept)} candidates")
+    funnel.finish(source, t0)
+    funnel.reporter.progress(P_SOURCE, f"source: {len(source.kept)} candidates")
+    return source
 
-    # 2. judge filter
+
+def _judge_stage(
+    config: CurationConfig, inputs: Inputs, kb: KnowledgeBase, funnel: _Funnel, source: Stage
+) -> tuple[Stage, dict[str, dict]]:
+    """2. The judge filter: (the stage, the facts found per word); enough words must pass it."""
+    reporter = funnel.reporter
     t0 = time.perf_counter()
     judged, facts = stages.judge_filter(
         source.kept,
@@ -88,7 +143,7 @@ def run(config: CurationConfig, reporter: Reporter, *, inputs: Inputs) -> Curati
         fairness=inputs.fairness,
         progress=lambda f: reporter.progress(P_SOURCE + f * (P_JUDGE - P_SOURCE), "fairness judge"),
     )
-    finish(judged, t0)
+    funnel.finish(judged, t0)
     if config.split_total_count > len(judged.kept):
         raise ValueError(
             f"the splits need {config.split_total_count} words but only {len(judged.kept)} passed "
@@ -96,8 +151,15 @@ def run(config: CurationConfig, reporter: Reporter, *, inputs: Inputs) -> Curati
         )
     if not judged.kept:
         raise ValueError("no candidate passed the judge filter")
+    return judged, facts
 
-    # 3. solvability
+
+def _solvability_stage(
+    config: CurationConfig, inputs: Inputs, funnel: _Funnel, judged: Stage
+) -> tuple[Guesser, dict[str, stages.WordGames], Stage]:
+    """3. Solvability: `samples` games per judged word; (the guesser, the games per word, the
+    stage of the words solved often enough)."""
+    reporter = funnel.reporter
     t0 = time.perf_counter()
     words = [c.word for c in judged.kept]
     guesser = inputs.make_guesser(words if config.guesser_pool == "candidates" else None)
@@ -114,9 +176,18 @@ def run(config: CurationConfig, reporter: Reporter, *, inputs: Inputs) -> Curati
         progress=lambda f, msg: reporter.progress(P_JUDGE + f * (P_GAMES - P_JUDGE), msg),
     )
     solvable = _solvable(judged, games, config)
-    finish(solvable, t0)
+    funnel.finish(solvable, t0)
+    return guesser, games, solvable
 
-    # 4. difficulty, 5. splits, 6. training subsets
+
+def _rating_stages(
+    config: CurationConfig,
+    funnel: _Funnel,
+    games: dict[str, stages.WordGames],
+    solvable: Stage,
+) -> tuple[dict[str, float], dict[str, str], dict[str, list[str]]]:
+    """4. difficulty, 5. splits, 6. training subsets of the solvable words (each a funnel stage
+    that keeps every word): (difficulty, split and subsets per word)."""
     t0 = time.perf_counter()
     kept = [c.word for c in solvable.kept]
     difficulty = stages.difficulties(games, config.difficulty)
@@ -126,7 +197,7 @@ def run(config: CurationConfig, reporter: Reporter, *, inputs: Inputs) -> Curati
         kept=list(solvable.kept),
         detail={"model": config.difficulty, "quantiles": _quantiles([difficulty[w] for w in kept])},
     )
-    finish(rated, t0)
+    funnel.finish(rated, t0)
     t0 = time.perf_counter()
     splits = assign_splits(kept, config)
     split_stage = Stage(
@@ -141,7 +212,7 @@ def run(config: CurationConfig, reporter: Reporter, *, inputs: Inputs) -> Curati
             "split_by": config.split_by,
         },
     )
-    finish(split_stage, t0)
+    funnel.finish(split_stage, t0)
     t0 = time.perf_counter()
     subsets = training_subsets(splits, {w: games[w].solve_rate for w in kept}, config)
     subset_stage = Stage(
@@ -150,39 +221,8 @@ def run(config: CurationConfig, reporter: Reporter, *, inputs: Inputs) -> Curati
         kept=list(solvable.kept),
         detail={"counts": subset_counts(subsets, config)},
     )
-    finish(subset_stage, t0)
-
-    entries = [
-        _entry(
-            c,
-            games[c.word],
-            difficulty[c.word],
-            splits[c.word],
-            subsets[c.word],
-            facts.get(c.word, {}),
-        )
-        for c in solvable.kept
-    ]
-    funnel = [s.to_dict() for s in done]
-    _write_outputs(out_dir, entries, done, reporter)
-    summary = {
-        "candidates": source.n_in,
-        "kept": len(entries),
-        "games": sum(r.games for r in games.values()),
-        "splits": split_stage.detail["sizes"],
-        "subsets": subset_stage.detail["counts"],
-        "guesser": guesser.name,
-        "judge": inputs.judge.name,
-        "knowledge_base": {
-            "source": kb.meta.get("source", ""),
-            "nouns": len(kb.nouns),
-            "features": len(kb.features),
-        },
-        "seconds": round(time.perf_counter() - started, 1),
-        "stage_seconds": timings,
-    }
-    reporter.progress(P_GAMES + 0.02, f"{len(entries)} words curated")
-    return CurationResult(entries=entries, funnel=funnel, summary=summary)
+    funnel.finish(subset_stage, t0)
+    return difficulty, splits, subsets
 
 
 def _solvable(judged: Stage, games: dict[str, stages.WordGames], config: CurationConfig) -> Stage:
