@@ -27,7 +27,8 @@ class Scripted(Guesser):
 
 
 def test_a_pool_word_that_is_a_category_of_others_is_not_a_guess():
-    # "being" is in the pool, but "Is it a being?" is answered yes for dog and cat: a category question
+    # "being" is in the pool, but "Is it a being?" is answered yes for dog and cat: a category
+    # question
     assert guess_questions(POOL) == {
         "is it a dog",
         "is it a cat",
@@ -47,7 +48,8 @@ def test_guesses_are_checked_against_the_words_the_answers_allow():
     assert [t.verdict.value for t in games[0].turns] == ["yes", "no", "no", "finished"]
     assert [t.verdict.value for t in games[1].turns] == ["yes", "no", "no", "repeated"]
     seen = consistency(games, POOL, guess_questions(POOL))
-    # after "being? yes" the KB leaves dog, cat and apple: "table" contradicts the answers, the rest do not
+    # after "being? yes" the KB leaves dog, cat and apple: "table" contradicts the answers, the
+    # rest do not
     assert seen == {
         "left": [1, 1],
         "at_first_guess": [3, 3],

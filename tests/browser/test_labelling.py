@@ -1,5 +1,6 @@
 """Labelling with the keyboard alone in headless Chromium: Y/N/U/I, Ctrl+Z undo, Ctrl+Space skip;
-then the judge accuracy page shows the labels' effect. Reuses conftest.py's `page` where there is one."""
+then the judge accuracy page shows the labels' effect. Reuses conftest.py's `page` where there is
+one."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(autouse=True, scope="module")
 def _orm_next_to_playwright():
     """Playwright's sync API runs an event loop in this thread; let the ORM run beside it, for this
-    module only (a session-wide setting leaks into subprocesses such as `manage.py check --deploy`)."""
+    module only (a session-wide setting leaks into subprocesses such as `manage.py check
+    --deploy`)."""
     before = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     yield
@@ -38,7 +40,8 @@ CHROMIUM_ARGS = [
 
 @pytest.fixture
 def labelling_page(request, live_server, transactional_db):
-    """conftest.py's `page` when it provides one; else a Chromium page of our own (same settings)."""
+    """conftest.py's `page` when it provides one; else a Chromium page of our own (same
+    settings)."""
     try:
         page = request.getfixturevalue("page")
     except pytest.FixtureLookupError:
@@ -150,8 +153,8 @@ def test_label_with_the_keyboard_alone_including_undo_and_skip(
     assert Assignment.objects.get(item=device, annotator=annotator).skipped_at is not None
     assert device.labels_count == 0
 
-    # The labels are gold by consensus now: yes (kb wrong, kb-any-sense right), unclear (not scored),
-    # invalid (both judges answered a question the annotator found invalid).
+    # The labels are gold by consensus now: yes (kb wrong, kb-any-sense right), unclear (not
+    # scored), invalid (both judges answered a question the annotator found invalid).
     page.context.clear_cookies()
     _log_in(page, live_server, make_user("researcher", username="rita"))
     page.goto("/labelling/judges/")

@@ -1,4 +1,5 @@
-"""Playing and inspecting games in a real browser: both roles, the keyboard, the trajectory charts."""
+"""Playing and inspecting games in a real browser: both roles, the keyboard, the trajectory
+charts."""
 
 from __future__ import annotations
 

@@ -87,9 +87,11 @@ def test_cohen_kappa_on_a_hand_computed_two_by_two_table():
 
 
 def test_kappa_paradox_high_agreement_with_one_dominant_label():
-    # 125 units, two raters: both "no" 118, A no/B yes 5, A yes/B no 2, both yes 0 (agreement 94.4%).
+    # 125 units, two raters: both "no" 118, A no/B yes 5, A yes/B no 2, both yes 0
+    # (agreement 94.4%).
     # Cohen: p_e = (123·120 + 2·5)/125² = 0.94528, κ = (0.944 − 0.94528)/(1 − 0.94528) = −0.0234.
-    # AC1: π_no = (123 + 120)/250 = 0.972, p_e = 2·0.972·0.028 = 0.054432, AC1 = 0.889568/0.945568 = 0.94078.
+    # AC1: π_no = (123 + 120)/250 = 0.972, p_e = 2·0.972·0.028 = 0.054432,
+    # AC1 = 0.889568/0.945568 = 0.94078.
     table = [[118, 5], [2, 0]]
     counts = table_counts(table)
     assert percent_agreement(counts) == pytest.approx(0.944)
@@ -160,8 +162,10 @@ def test_single_rated_units_count_in_the_category_shares_of_the_coefficients():
     }
     report = agreement_report(ratings, ["yes", "no", "unclear", "invalid"], n_boot=50)
     # p_a over the four units with two or more ratings: (1 + 1/3 + 1 + 0) / 4 = 7/12
-    # π over all five rated units: yes (1 + 1/3 + 0 + 1/2 + 0) / 5 = 11/30, no (0 + 2/3 + 1 + 1/2 + 1) / 5 = 19/30
-    # AC1: p_e = (11/30 · 19/30 + 19/30 · 11/30) / 3 = 418/2700, (7/12 − 418/2700) / (1 − 418/2700) = 1157/2282
+    # π over all five rated units: yes (1 + 1/3 + 0 + 1/2 + 0) / 5 = 11/30,
+    # no (0 + 2/3 + 1 + 1/2 + 1) / 5 = 19/30
+    # AC1: p_e = (11/30 · 19/30 + 19/30 · 11/30) / 3 = 418/2700,
+    # (7/12 − 418/2700) / (1 − 418/2700) = 1157/2282
     # Fleiss: p_e = (11/30)² + (19/30)² = 482/900, (7/12 − 482/900) / (1 − 482/900) = 43/418
     assert report.percent_agreement.value == pytest.approx(7 / 12)
     assert report.gwet_ac1.value == pytest.approx(1157 / 2282)

@@ -21,10 +21,13 @@ def run(*args, timeout=300):
 
 def test_games_and_training_import_without_django_torch_or_vllm():
     code = (
-        "import sys, games, games.engine, games.rollout, games.belief, games.registry, games.metrics, "
-        "games.judges.kb, games.judges.learned, games.judges.hybrid, games.judge_eval, games.guessers.infogain, "
+        "import sys, games, games.engine, games.rollout, games.belief, games.registry, "
+        "games.metrics, "
+        "games.judges.kb, games.judges.learned, games.judges.hybrid, games.judge_eval, "
+        "games.guessers.infogain, "
         "games.llm, games.llm.chat, training.reporting, training.smoke, training.judge;"
-        "from games.registry import build_judge; build_judge('kb+learned').judge('dog', 'Is it big?');"
+        "from games.registry import build_judge; "
+        "build_judge('kb+learned').judge('dog', 'Is it big?');"
         "bad=[m for m in ('django','torch','vllm','transformers') if m in sys.modules]; print(bad)"
     )
     out = run("-c", code)

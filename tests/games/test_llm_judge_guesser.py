@@ -70,7 +70,8 @@ def test_parse_judge_answer(text, verdict):
     ],
 )
 def test_extract_question(text, reply, first_question):
-    # `reply` (the default, the paper's) keeps what the model wrote; `first_question` is the ablation
+    # `reply` (the default, the paper's) keeps what the model wrote; `first_question` is the
+    # ablation
     assert extract_question(text) == extract_question(text, "reply") == reply
     assert extract_question(text, "first_question") == first_question
 

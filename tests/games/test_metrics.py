@@ -77,7 +77,8 @@ def test_summarise_reports_success_under_both_win_rules():
     s = summarise(games, k=2)
     assert s.win_rule == "reference"
     assert s.success_rate == s.reference_success_rate == pytest.approx((1 + 0.5) / 2)
-    # city: the first win only mentions the word, so 1 of 2 games is a strict success; rowboat: 1 of 2
+    # city: the first win only mentions the word, so 1 of 2 games is a strict success;
+    # rowboat: 1 of 2
     assert s.strict_success_rate == pytest.approx((0.5 + 0.5) / 2)
     assert tuple(s.strict_success_ci95) == pytest.approx(mean_at_k_interval([0.5, 0.5]))
     data = s.to_dict()

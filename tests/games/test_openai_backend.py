@@ -16,7 +16,8 @@ from games.llm.openai_backend import OpenAIBackend, OpenAIConfig
 
 
 class FakeServer:
-    """Answers `echo: <last user message> (seed N)`; the first `fail_first` requests get HTTP 503."""
+    """Answers `echo: <last user message> (seed N)`; the first `fail_first` requests get HTTP
+    503."""
 
     def __init__(self, fail_first: int = 0, status: int | None = None):
         self.requests: list[dict] = []

@@ -12,7 +12,15 @@ from games.kb import load_kb
 from games.types import GameConfig, Verdict
 
 REFERENCE, STRICT = GameConfig(), GameConfig(win_rule="strict")
-SIXTY = ["dog", "cat", "cow", "pig", "hen", "owl", "bee", "ant", "fox", "bear", "lion", "wolf", "deer", "duck", "goat", "frog", "fish", "crab", "seal", "swan", "car", "bus", "van", "boat", "ship", "kite", "drum", "bell", "lamp", "sofa", "bed", "desk", "door", "key", "cup", "fork", "pan", "pot", "rope", "ring", "coin", "book", "pen", "map", "hat", "coat", "shoe", "sock", "bag", "box", "egg", "cake", "pie", "rice", "corn", "pear", "plum", "lime", "tree", "city"]
+# fmt: off
+SIXTY = [
+    "dog", "cat", "cow", "pig", "hen", "owl", "bee", "ant", "fox", "bear", "lion", "wolf", "deer",
+    "duck", "goat", "frog", "fish", "crab", "seal", "swan", "car", "bus", "van", "boat", "ship",
+    "kite", "drum", "bell", "lamp", "sofa", "bed", "desk", "door", "key", "cup", "fork", "pan",
+    "pot", "rope", "ring", "coin", "book", "pen", "map", "hat", "coat", "shoe", "sock", "bag",
+    "box", "egg", "cake", "pie", "rice", "corn", "pear", "plum", "lime", "tree", "city",
+]
+# fmt: on
 LIST_QUESTION = "Is it a " + ", ".join(SIXTY) + "?"
 
 
@@ -160,7 +168,8 @@ def test_a_synonym_of_a_dominant_sense_wins_under_strict_only():
         "Is it a lounge?", "couch", "strict"
     )
     assert not rules.wins("Is it a sofa?", "couch", "reference")  # no shared lemma or stem
-    # a sense that is not one of the secret's dominant ones does not count: "human" is a sense of "man"
+    # a sense that is not one of the secret's dominant ones does not count:
+    # "human" is a sense of "man"
     human = kb.lookup("human")
     assert set(kb.senses(human, "any")) & set(kb.senses(kb.lookup("man"), "any"))
     assert not rules.wins("Is it a human?", "man", "strict")
@@ -239,7 +248,8 @@ def test_strict_answers_a_guess_of_another_thing_no_before_any_judge():
     assert verdict("Is it a wolf?", "dog", STRICT)[0] is Verdict.NO
     # WordNet files rowboat and dinghy as one synset: the same thing, a win
     assert verdict("Is it a rowboat?", "dinghy", STRICT) == (Verdict.FINISHED, "names the secret")
-    # categories the secret is filed under, broad categories, kinds, materials, adjectives: the judge
+    # categories the secret is filed under, broad categories, kinds, materials, adjectives:
+    # the judge
     for question in (
         "Is it a boat?",
         "Is it a vehicle?",

@@ -43,13 +43,15 @@ def test_researcher_reaches_dashboard_admin_and_job_api(
     assert client.get("/admin/").status_code == 200
     from unittest import mock
 
-    with mock.patch("workers.tasks.job_run_task.apply_async") as apply_async:
-        with django_capture_on_commit_callbacks(execute=True):
-            response = client.post(
-                "/api/jobs/",
-                {"kind": "smoke", "config": {"message": "hi"}},
-                content_type="application/json",
-            )
+    with (
+        mock.patch("workers.tasks.job_run_task.apply_async") as apply_async,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        response = client.post(
+            "/api/jobs/",
+            {"kind": "smoke", "config": {"message": "hi"}},
+            content_type="application/json",
+        )
     assert response.status_code == 202
     assert response["Location"] == f"/api/jobs/{response.json()['id']}/"
     apply_async.assert_called_once()

@@ -79,7 +79,8 @@ def test_malformed_value_stops_startup_naming_it(tmp_path, var, value):
 
 def test_embedded_default_is_sqlite_wal_and_filesystem_broker(tmp_path):
     code = (
-        "import django; django.setup(); from django.conf import settings as s; from django.db import connection;"
+        "import django; django.setup(); from django.conf import settings as s; "
+        "from django.db import connection;"
         "c=connection.cursor(); c.execute('PRAGMA journal_mode'); "
         "print(s.DATABASES['default']['ENGINE'], s.CELERY_BROKER_URL, c.fetchone()[0])"
     )

@@ -18,7 +18,10 @@ def test_database_url() -> str:
     s = connection.settings_dict
     if s["ENGINE"].endswith("sqlite3"):
         return f"sqlite:///{s['NAME']}"
-    return f"postgres://{s['USER']}:{s['PASSWORD']}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+    return (
+        f"postgres://{s['USER']}:{s['PASSWORD']}"
+        f"@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+    )
 
 
 def filesystem_transport_options(data_dir: Path) -> dict:
@@ -53,7 +56,7 @@ class WorkerProcess:
             }
         )
         self.log_path = log_path
-        self._log = open(log_path, "w")
+        self._log = open(log_path, "w")  # noqa: SIM115 - the worker's stdout; closed in stop()
         self.proc = subprocess.Popen(
             [
                 sys.executable,

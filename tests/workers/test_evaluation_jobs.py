@@ -1,4 +1,5 @@
-"""Evaluation jobs through a real worker: finish, and survive a SIGKILL without duplicated or lost games."""
+"""Evaluation jobs through a real worker: finish, and survive a SIGKILL without duplicated or lost
+games."""
 
 from __future__ import annotations
 

@@ -12,7 +12,13 @@ from training.curation import CurationConfig, Inputs, run
 from training.curation.stages import NoisyJudge, WordGames, difficulties
 from training.reporting import ConsoleReporter, StopRequested
 
-NOUNS = ["dog", "cat", "horse", "apple", "banana", "car", "bicycle", "chair", "table", "guitar", "piano", "hammer", "kite", "moon", "river", "mountain", "shoe", "hat", "bread", "cheese", "elephant", "spoon", "bottle", "book"]
+# fmt: off
+NOUNS = [
+    "dog", "cat", "horse", "apple", "banana", "car", "bicycle", "chair", "table", "guitar",
+    "piano", "hammer", "kite", "moon", "river", "mountain", "shoe", "hat", "bread", "cheese",
+    "elephant", "spoon", "bottle", "book",
+]
+# fmt: on
 
 
 def inputs(**kw):

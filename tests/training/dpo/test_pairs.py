@@ -63,7 +63,8 @@ def model():
 
 @pytest.fixture
 def branch(judge):
-    """After "animal? yes" for the secret dog: a win, an informative-less no, a repeat, an invalid."""
+    """After "animal? yes" for the secret dog: a win, an informative-less no, a repeat, an
+    invalid."""
     game = trajectory("dog", [(ANIMAL, Y), ("Is it a cat?", N), ("Is it a dog?", F)])
     policy = Scripted(["Is it a dog?", VEHICLE, ANIMAL, "dog dog dog"])
     (b,) = P.sample_candidates(policy, judge, [(game, 1)], n=4, max_turns=20, seed=0)

@@ -182,7 +182,8 @@ def test_delta_belief_shaping_and_the_end_reward_on_every_turn():
         belief_coef=0.1, penalty_at="turn", finishing_belief=True
     )  # the earlier assembly
     assert turn_rewards(won, old) == pytest.approx([2.03, -3.05, 0.95, 2.20])
-    # The return counts the win once: −5 − 1 + 1.8 = −4.2, plus 0.1 · 0.8 with λ (not the winning turn's).
+    # The return counts the win once: −5 − 1 + 1.8 = −4.2, plus 0.1 · 0.8 with λ (not the
+    # winning turn's).
     assert trajectory_return(won) == pytest.approx(-4.2)
     assert trajectory_return(won, cia) == pytest.approx(-4.12)
     lost = make_trajectory(

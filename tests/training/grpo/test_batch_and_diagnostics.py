@@ -109,7 +109,8 @@ def test_collapse_monitor_warns_on_std_and_entropy_drops_and_grad_norm_spikes():
             {"rollout/in_group_std": std, "entropy": entropy, "grad_norm": grad}
         )
         assert messages == [] and not any(flags.values())
-    # windows: std max 1.1 (0.27 < 0.275), entropy max 2.1 (0.4 < 0.525), grad median of [1, 100, 1.2, 0.9] = 1.1
+    # windows: std max 1.1 (0.27 < 0.275), entropy max 2.1 (0.4 < 0.525),
+    # grad median of [1, 100, 1.2, 0.9] = 1.1
     flags, messages = monitor.check(
         {"rollout/in_group_std": 0.27, "entropy": 0.4, "grad_norm": 5.6}
     )

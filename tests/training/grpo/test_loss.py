@@ -9,7 +9,8 @@ import torch
 
 from training.grpo.loss import aggregation_weights, grpo_loss, per_token_loss, token_logps
 
-# ratio, advantage, per-token loss −min(r·A, clip(r, 0.8, 1.28)·A), clipped low / high (TRL's definitions)
+# ratio, advantage, per-token loss −min(r·A, clip(r, 0.8, 1.28)·A), clipped low / high
+# (TRL's definitions)
 CASES = [
     (0.79, -1.0, 0.80, True, False),  # below 1 − 0.2 with A < 0: clipped to 0.8
     (0.81, -1.0, 0.81, False, False),  # just inside
@@ -59,7 +60,8 @@ def test_k3_kl_term_on_hand_values():
     ref = torch.tensor([[math.log(0.25), math.log(0.25)]], dtype=torch.float64)
     adv = torch.zeros(1, 2, dtype=torch.float64)
     parts = per_token_loss(logps, logps, adv, torch.ones(1, 2), ref_logps=ref, beta=0.5)
-    # k3 = exp(ref − logp) − (ref − logp) − 1: 0.5 + ln 2 − 1 = 0.193147 for the first, 0 for the second
+    # k3 = exp(ref − logp) − (ref − logp) − 1: 0.5 + ln 2 − 1 = 0.193147 for the first,
+    # 0 for the second
     assert parts.kl[0].tolist() == pytest.approx([0.5 + math.log(2) - 1, 0.0], abs=1e-12)
     assert parts.per_token_loss[0].tolist() == pytest.approx(
         [0.5 * (0.5 + math.log(2) - 1), 0.0], abs=1e-12

@@ -1,4 +1,5 @@
-"""End to end on the CPU: a tiny model, two GRPO steps, every diagnostic, checkpoints, stop and resume."""
+"""End to end on the CPU: a tiny model, two GRPO steps, every diagnostic, checkpoints, stop and
+resume."""
 
 from __future__ import annotations
 
@@ -138,7 +139,8 @@ def test_stop_then_resume_continues_exactly_where_it_left_off(grpo_tiny_dir, tmp
     )  # a new process: finds checkpoint-1
     result = grpo_trainer.run(config, again, model_path=str(grpo_tiny_dir), words=WORDS)
     assert result["resumed_from"] == 1 and [m["step"] for m in _metrics(again)] == [2]
-    # Same secrets, same seeds, same weights and optimizer state: step 2 is the uninterrupted run's step 2.
+    # Same secrets, same seeds, same weights and optimizer state: step 2 is the uninterrupted
+    # run's step 2.
     want, got = _metrics(straight)[1], _metrics(again)[0]
     for key in ("reward", "mean_turns", "completions/mean_length", "loss", "grad_norm"):
         assert got[key] == pytest.approx(want[key], rel=1e-5, abs=1e-7), key

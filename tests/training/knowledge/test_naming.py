@@ -62,10 +62,11 @@ def test_same_seed_same_histories_other_seed_others(histories):
 
 def test_a_low_temperature_asks_fewer_questions():
     kb = load_kb()
-    mean = lambda t: (
-        sum(len(h) for _, h, _ in naming_histories(kb, POOL, per_word=4, temperature=t))
-        / (4 * len(POOL))
-    )  # noqa: E731
+
+    def mean(t):
+        lengths = [len(h) for _, h, _ in naming_histories(kb, POOL, per_word=4, temperature=t)]
+        return sum(lengths) / (4 * len(POOL))
+
     assert mean(0.02) < mean(2.0)
 
 

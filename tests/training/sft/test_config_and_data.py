@@ -15,7 +15,7 @@ from training.common.models import DeviceSetup
 from training.sft.config import SFTJobConfig
 from training.sft.data import recovery_examples, turn_examples
 
-Y, N, F, I = Verdict.YES, Verdict.NO, Verdict.FINISHED, Verdict.INVALID
+Y, N, F, INV = Verdict.YES, Verdict.NO, Verdict.FINISHED, Verdict.INVALID
 
 
 def test_defaults_follow_the_paper_and_every_field_is_documented():
@@ -72,7 +72,7 @@ def test_gradient_accumulation_makes_up_the_global_batch():
 
 def test_turn_examples_train_answered_questions_with_the_whole_history_as_context():
     game = trajectory(
-        "dog", [("Is it an animal?", Y), ("blah", I), ("Is it a cat?", N), ("Is it a dog?", F)]
+        "dog", [("Is it an animal?", Y), ("blah", INV), ("Is it a cat?", N), ("Is it a dog?", F)]
     )
     rows = turn_examples([game])
     assert [r["completion"][0]["content"] for r in rows] == [

@@ -1,4 +1,5 @@
-"""Schema-driven fuzzing (schemathesis): no request the OpenAPI schema allows may cause a server error."""
+"""Schema-driven fuzzing (schemathesis): no request the OpenAPI schema allows may cause a server
+error."""
 
 from __future__ import annotations
 

@@ -4,8 +4,35 @@ import pytest
 
 from webapp.catalog.services import SeedEntry, seed_model_specs, word_list_create
 
-LIST_A = ["dog", "cat", "horse", "apple", "banana", "car", "bicycle", "chair", "table", "guitar", "piano", "hammer"]
-LIST_B = ["kite", "moon", "river", "mountain", "shoe", "hat", "bread", "cheese", "elephant", "spoon", "bottle", "book", "dog"]
+LIST_A = [
+    "dog",
+    "cat",
+    "horse",
+    "apple",
+    "banana",
+    "car",
+    "bicycle",
+    "chair",
+    "table",
+    "guitar",
+    "piano",
+    "hammer",
+]
+LIST_B = [
+    "kite",
+    "moon",
+    "river",
+    "mountain",
+    "shoe",
+    "hat",
+    "bread",
+    "cheese",
+    "elephant",
+    "spoon",
+    "bottle",
+    "book",
+    "dog",
+]
 
 
 @pytest.fixture

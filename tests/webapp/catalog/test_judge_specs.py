@@ -1,4 +1,5 @@
-"""The judge model specs: learned, kb+learned and the closed-world KB, seeded and turned into judges."""
+"""The judge model specs: learned, kb+learned and the closed-world KB, seeded and turned into
+judges."""
 
 from __future__ import annotations
 

@@ -104,7 +104,8 @@ def test_grpo_job_stops_resumes_and_registers_adapter_model_specs(seeded, grpo_w
     ):
         assert Metric.objects.filter(job=job, name=name).exists(), name
     assert job.logs.filter(message__startswith="resuming from").exists()
-    # validated on the test split's word before step 1 and after the last; the resumed attempt kept the baseline
+    # validated on the test split's word before step 1 and after the last; the resumed attempt
+    # kept the baseline
     assert set(
         Metric.objects.filter(job=job, name="val/success_rate").values_list("step", flat=True)
     ) == {0, 2}

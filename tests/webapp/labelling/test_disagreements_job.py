@@ -1,4 +1,5 @@
-"""The disagreements job: which questions it judges, what it queues, and that it never duplicates."""
+"""The disagreements job: which questions it judges, what it queues, and that it never
+duplicates."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def test_kb_and_kb_any_sense_disagreements_fill_the_queue(queued):
     assert organism.history[-1]["verdict"] == "invalid"
     votes = dict(organism.votes.values_list("judge_name", "verdict"))
     assert votes == {"kb": "no", "kb-any-sense": "yes"}
-    # every judged question got one vote per judge; rule-decided ones (repeated, invalid, finished) none
+    # every judged question got one vote per judge; rule-decided ones (repeated, invalid,
+    # finished) none
     assert JudgeVote.objects.filter(job=queued).count() == 2 * JUDGED
     assert not JudgeVote.objects.filter(
         job=queued, turn__verdict__in=["finished", "repeated"]

@@ -1,5 +1,6 @@
 """The embedded default end to end: stored games -> disagreements job (kb vs kb-any-sense) -> three
-annotators label through the API -> agreement and judge accuracy move to the hand-computed numbers."""
+annotators label through the API -> agreement and judge accuracy move to the hand-computed
+numbers."""
 
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ def test_labels_update_agreement_and_judge_accuracy(client, games, make_user, re
     client.force_login(researcher)
 
     # Agreement by hand: per item the share of agreeing pairs is 1, 1/3, 1, 1 -> p_a = 10/12.
-    # π_yes = (1 + 2/3 + 0 + 1)/4 = 2/3, π_no = 1/3. Fleiss: p_e = 4/9 + 1/9 = 5/9, κ = (5/6 − 5/9)/(4/9) = 0.625.
+    # π_yes = (1 + 2/3 + 0 + 1)/4 = 2/3, π_no = 1/3.
+    # Fleiss: p_e = 4/9 + 1/9 = 5/9, κ = (5/6 − 5/9)/(4/9) = 0.625.
     # AC1 (4 categories): p_e = (2/3·1/3 + 1/3·2/3)/3 = 4/27, AC1 = (5/6 − 4/27)/(23/27) = 0.80435.
     after = client.get("/api/labelling/agreement/").json()
     assert after["n_units"] == 4 and after["n_ratings"] == 12
@@ -52,7 +54,8 @@ def test_labels_update_agreement_and_judge_accuracy(client, games, make_user, re
     assert after["fleiss_kappa"]["lo"] <= 0.625 <= after["fleiss_kappa"]["hi"]
     assert {r["rater"] for r in after["raters"]} == {a.username for a in annotators}
 
-    # Judge accuracy on the three unanimous items: kb is right only on the mouse (1/3), kb-any-sense on 2/3.
+    # Judge accuracy on the three unanimous items: kb is right only on the mouse (1/3),
+    # kb-any-sense on 2/3.
     board = client.get("/api/labelling/judges/").json()
     rows = {r["judge"]: r for r in board["rows"]}
     assert board["gold_sources"] == {"consensus": 3}

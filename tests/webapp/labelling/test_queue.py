@@ -1,4 +1,5 @@
-"""The labelling queue's services: hand-out, blind reveal, skip, undo, full and adjudicated items."""
+"""The labelling queue's services: hand-out, blind reveal, skip, undo, full and adjudicated
+items."""
 
 from __future__ import annotations
 

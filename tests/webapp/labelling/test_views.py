@@ -1,4 +1,5 @@
-"""Labelling pages: roles, the queue with and without htmx, review, exports, scoring and training a judge."""
+"""Labelling pages: roles, the queue with and without htmx, review, exports, scoring and training a
+judge."""
 
 from __future__ import annotations
 
@@ -186,7 +187,8 @@ def test_train_button_queues_the_judge_job_on_reference_and_gold_and_keeps_the_g
     assert response.status_code == 302 and response["Location"] == f"/jobs/{job.pk}/"
     assert job.config["dataset"] == "reference+gold" and job.queue == "cpu"
     artifact = Artifact.objects.get(job=job, kind="judge-sft-dataset", name__endswith="train.jsonl")
-    rows = [json.loads(line) for line in open(artifact.path, encoding="utf-8")]
+    with open(artifact.path, encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f]
     assert len(rows) == 1  # gold "unclear" has no training target
     messages = rows[0]["messages"]
     assert [m["role"] for m in messages] == ["system", "user", "assistant"]
@@ -207,7 +209,8 @@ def test_train_button_without_yes_no_gold_says_so_and_queues_nothing(client, que
 
 
 def test_a_refused_queue_or_judges_action_shows_why(client, queued, researcher):
-    """A service's refusal (ApplicationError) becomes the queue's error; a bad judges-page form a message."""
+    """A service's refusal (ApplicationError) becomes the queue's error; a bad judges-page form a
+    message."""
     client.force_login(researcher)  # researchers may label too
     item = DisagreementItem.objects.get(question="Is it an animal?")
     assert client.post(f"/labelling/items/{item.pk}/label/", {"verdict": "yes"}).status_code == 302

@@ -28,9 +28,10 @@ def word_list(db):
 
 @pytest.fixture
 def make_game(db):
-    """make_game(secret, won, n_turns, **fields): one finished game (model vs model unless mode= says
-    otherwise). A model game belongs to a finished evaluation job and a person's game is played
-    under the strict rule, unless job= or config= say otherwise: only those count on the boards."""
+    """make_game(secret, won, n_turns, **fields): one finished game (model vs model unless mode=
+    says otherwise). A model game belongs to a finished evaluation job and a person's game is
+    played under the strict rule, unless job= or config= say otherwise: only those count on the
+    boards."""
     from webapp.jobs.models import Job
     from webapp.play.models import Game
 

@@ -1,4 +1,5 @@
-"""GET /api/leaderboards/: the newest snapshot of a board, readable by guests, documented in the schema."""
+"""GET /api/leaderboards/: the newest snapshot of a board, readable by guests, documented in the
+schema."""
 
 from __future__ import annotations
 

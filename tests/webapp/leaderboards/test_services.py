@@ -19,7 +19,8 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def two_guessers(spec, word_list, make_game):
-    """alpha and beta, 3 words x k=2 samples, judged by kb at 20 turns; plus games that must not count."""
+    """alpha and beta, 3 words x k=2 samples, judged by kb at 20 turns; plus games that must not
+    count."""
     alpha, beta, kb = spec("alpha"), spec("beta"), spec("kb", role="judge", kind="kb")
     common = {"judge": kb, "word_list": word_list}
     # alpha: apple 2/2, bread 1/2, chair 0/2

@@ -1,4 +1,5 @@
-"""The leaderboard page (guests may browse; names are escaped) and the researchers' recompute button."""
+"""The leaderboard page (guests may browse; names are escaped) and the researchers' recompute
+button."""
 
 from __future__ import annotations
 
@@ -115,7 +116,7 @@ def test_recompute_queues_the_task_for_a_researcher_after_commit(
 def test_recompute_needs_the_csrf_token(researcher):
     client = Client(enforce_csrf_checks=True)
     client.force_login(researcher)
-    with mock.patch("workers.tasks.leaderboards_refresh_task.delay") as delay:
+    with mock.patch("workers.tasks.leaderboards_refresh_task.delay"):
         assert client.post(f"{URL}recompute/").status_code == 403
         page = client.get(URL)
         token = page.cookies["csrftoken"].value

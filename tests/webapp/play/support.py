@@ -58,7 +58,8 @@ def clear_guest_limit() -> None:
 
 
 def model_game(secret: str, questions: list[str], **fields):
-    """A stored model-vs-model game as evaluation jobs store them, with belief and candidate numbers."""
+    """A stored model-vs-model game as evaluation jobs store them, with belief and candidate
+    numbers."""
     from games.engine import replay
     from games.types import GameConfig
     from webapp.catalog.builders import judge_for

@@ -1,4 +1,5 @@
-"""The play API: whole games in each role, refusals with sentences, guest throttling, ownership, schema."""
+"""The play API: whole games in each role, refusals with sentences, guest throttling, ownership,
+schema."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Two submissions of the same turn at the same moment store exactly one turn (row lock + expected_index)."""
+"""Two submissions of the same turn at the same moment store exactly one turn (row lock +
+expected_index)."""
 
 from __future__ import annotations
 

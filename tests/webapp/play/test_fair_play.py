@@ -12,7 +12,15 @@ from webapp.play.models import Game
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
-SIXTY = ["dog", "cat", "cow", "pig", "hen", "owl", "bee", "ant", "fox", "bear", "lion", "wolf", "deer", "duck", "goat", "frog", "fish", "crab", "seal", "swan", "car", "bus", "van", "boat", "ship", "kite", "drum", "bell", "lamp", "sofa", "bed", "desk", "door", "key", "cup", "fork", "pan", "pot", "rope", "ring", "coin", "book", "pen", "map", "hat", "coat", "shoe", "sock", "bag", "box", "egg", "cake", "pie", "rice", "corn", "pear", "plum", "lime", "tree", "city"]
+# fmt: off
+SIXTY = [
+    "dog", "cat", "cow", "pig", "hen", "owl", "bee", "ant", "fox", "bear", "lion", "wolf", "deer",
+    "duck", "goat", "frog", "fish", "crab", "seal", "swan", "car", "bus", "van", "boat", "ship",
+    "kite", "drum", "bell", "lamp", "sofa", "bed", "desk", "door", "key", "cup", "fork", "pan",
+    "pot", "rope", "ring", "coin", "book", "pen", "map", "hat", "coat", "shoe", "sock", "bag",
+    "box", "egg", "cake", "pie", "rice", "corn", "pear", "plum", "lime", "tree", "city",
+]
+# fmt: on
 
 
 def start_game(client, **form) -> Game:

@@ -66,16 +66,20 @@ def test_a_learned_judges_answer_shows_how_sure_it_was_in_the_panel_and_the_traj
         **HTMX,
     ).content.decode()
     p_yes = game.turns.get().extra["p_yes"]
-    shown = f'Yes · <span class="confidence" title="how sure the judge was">{round(100 * p_yes)}%</span>'
+    shown = (
+        'Yes · <span class="confidence" title="how sure the judge was">'
+        f"{round(100 * p_yes)}%</span>"
+    )
     assert p_yes > 0.5 and shown in panel
     client.post(
         f"/play/{game.pk}/ask/", {"question": "Is it a kind of plant?", "expected_index": 1}, **HTMX
     )
     no = game.turns.get(index=1).extra["p_yes"]
-    assert (
-        f'No · <span class="confidence" title="how sure the judge was">{round(100 * (1 - no))}%</span>'
-        in client.get(f"/games/{game.pk}/").content.decode()
+    shown = (
+        'No · <span class="confidence" title="how sure the judge was">'
+        f"{round(100 * (1 - no))}%</span>"
     )
+    assert shown in client.get(f"/games/{game.pk}/").content.decode()
 
 
 def test_a_knowledge_base_answer_has_no_percentage(client, catalog, fixed_secret):
