@@ -96,6 +96,27 @@ def build_pairs(
         chat_format=chat_format,
         name="policy",
     )
+    branches = sample_branches(config, reporter, policy, judge, games)
+    score_branches(
+        config,
+        reporter,
+        branches,
+        games=games,
+        pool=pool,
+        backend=backend,
+        policy=policy,
+        judge=judge,
+        policy_path=policy_path,
+        chat_format=chat_format,
+    )
+    return pair_rows(config, reporter, branches, chat_format)
+
+
+def sample_branches(
+    config: DPOJobConfig, reporter: Reporter, policy: Any, judge: Any, games: Sequence[Trajectory]
+) -> list[P.Branch]:
+    """The policy's `candidates` next questions after each history prefix of `games`, sampled in
+    chunks of about 256 (a stop request is honoured between chunks)."""
     prefixes = P.history_prefixes(games, config.prefixes_per_game, config.seed)
     reporter.log(
         f"sampling {config.candidates} candidates after each of {len(prefixes)} histories "
@@ -119,6 +140,25 @@ def build_pairs(
         reporter.progress(
             0.1 * len(branches) / len(prefixes), f"candidates {len(branches)}/{len(prefixes)}"
         )
+    return branches
+
+
+def score_branches(
+    config: DPOJobConfig,
+    reporter: Reporter,
+    branches: Sequence[P.Branch],
+    *,
+    games: Sequence[Trajectory],
+    pool: Sequence[str] | None,
+    backend: Any,
+    policy: Any,
+    judge: Any,
+    policy_path: str | None,
+    chat_format: GuesserFormat,
+) -> None:
+    """Score every candidate with the configured proxy reward (training.dpo.pairs): `backend` is
+    the policy's (belief, and rating when `rating_model` is the policy's folder), `policy` and
+    `judge` play the continuations of reward=success."""
     if config.reward == "infogain":
         from games.kb import load_kb
         from games.kb.candidates import candidate_model
@@ -148,6 +188,16 @@ def build_pairs(
             max_turns=config.max_turns,
             seed=config.seed,
         )
+
+
+def pair_rows(
+    config: DPOJobConfig,
+    reporter: Reporter,
+    branches: Sequence[P.Branch],
+    chat_format: GuesserFormat,
+) -> list[dict]:
+    """The scored branches' chosen/rejected rows; the candidate statistics are reported at
+    step 0."""
     stats = P.candidate_stats(branches)
     rows = P.make_pairs(branches, chat_format, config.min_reward_gap)
     stats["pairs/kept_fraction"] = len(rows) / max(len(branches), 1)
@@ -204,6 +254,76 @@ def build_dpo_trainer(
     )
 
 
+def stored_or_new_pairs(
+    config: DPOJobConfig,
+    reporter: Reporter,
+    model: Any,
+    tokenizer: Any,
+    *,
+    cached: Path,
+    resume: str | None,
+    model_path: str,
+    adapter_path: str | None,
+    chat_format: GuesserFormat,
+    trajectories: Sequence[Trajectory] | None,
+    make_teacher: MakeGuesser | None,
+    judge,
+    words: Sequence[str] | None,
+    pool: Sequence[str] | None,
+) -> list[dict]:
+    """A resumed run's stored pairs, else pairs built from the selected games (written to
+    `cached` and reported as the dpo-pairs artifact)."""
+    if resume and cached.is_file():
+        rows = read_jsonl(cached)
+        reporter.log(f"reusing {len(rows)} stored pairs from {cached}")
+        return rows
+    if pool is None and config.pool_word_list and words is None:
+        from games.wordlists import read_words
+
+        pool = read_words(config.pool_word_list)
+    games = gather_games(
+        config,
+        reporter,
+        trajectories=trajectories,
+        make_teacher=make_teacher,
+        judge=judge,
+        words=words,
+        pool=pool,
+    )
+    games = select_games(games, config.selection)
+    rows = build_pairs(
+        config,
+        reporter,
+        model,
+        tokenizer,
+        games,
+        judge=judge,
+        pool=pool,
+        policy_path=None if adapter_path else model_path,
+        chat_format=chat_format,
+    )
+    write_jsonl(cached, rows)
+    reporter.artifact("dpo-pairs", PAIRS_FILE, cached, meta={"pairs": len(rows)})
+    return rows
+
+
+def fitting_pairs(config: DPOJobConfig, tokenizer: Any, rows: Sequence[dict]) -> list[dict]:
+    """The pairs whose chosen and rejected conversations both fit in `max_tokens`; none is an
+    error."""
+    kept = [
+        r
+        for r in rows
+        if fits(tokenizer, {"prompt": r["prompt"], "completion": r["chosen"]}, config.max_tokens)
+        and fits(tokenizer, {"prompt": r["prompt"], "completion": r["rejected"]}, config.max_tokens)
+    ]
+    if not kept:
+        raise ValueError(
+            "no preference pair left: lower min_reward_gap, "
+            "sample more candidates or more histories"
+        )
+    return kept
+
+
 def run(
     config: DPOJobConfig,
     reporter: Reporter,
@@ -229,52 +349,23 @@ def run(
     )
     with cpu_threads(config.cpu_threads if setup.device == "cpu" else 0):
         model, tokenizer = load_model(model_path, adapter=adapter_path)
-        if resume and cached.is_file():
-            rows = read_jsonl(cached)
-            reporter.log(f"reusing {len(rows)} stored pairs from {cached}")
-        else:
-            if pool is None and config.pool_word_list and words is None:
-                from games.wordlists import read_words
-
-                pool = read_words(config.pool_word_list)
-            games = gather_games(
-                config,
-                reporter,
-                trajectories=trajectories,
-                make_teacher=make_teacher,
-                judge=judge,
-                words=words,
-                pool=pool,
-            )
-            games = select_games(games, config.selection)
-            rows = build_pairs(
-                config,
-                reporter,
-                model,
-                tokenizer,
-                games,
-                judge=judge,
-                pool=pool,
-                policy_path=None if adapter_path else model_path,
-                chat_format=chat_format,
-            )
-            write_jsonl(cached, rows)
-            reporter.artifact("dpo-pairs", PAIRS_FILE, cached, meta={"pairs": len(rows)})
-        kept = [
-            r
-            for r in rows
-            if fits(
-                tokenizer, {"prompt": r["prompt"], "completion": r["chosen"]}, config.max_tokens
-            )
-            and fits(
-                tokenizer, {"prompt": r["prompt"], "completion": r["rejected"]}, config.max_tokens
-            )
-        ]
-        if not kept:
-            raise ValueError(
-                "no preference pair left: lower min_reward_gap, "
-                "sample more candidates or more histories"
-            )
+        rows = stored_or_new_pairs(
+            config,
+            reporter,
+            model,
+            tokenizer,
+            cached=cached,
+            resume=resume,
+            model_path=model_path,
+            adapter_path=adapter_path,
+            chat_format=chat_format,
+            trajectories=trajectories,
+            make_teacher=make_teacher,
+            judge=judge,
+            words=words,
+            pool=pool,
+        )
+        kept = fitting_pairs(config, tokenizer, rows)
         run_config = resolved_config(
             "dpo",
             config,
