@@ -324,6 +324,36 @@ def fitting_pairs(config: DPOJobConfig, tokenizer: Any, rows: Sequence[dict]) ->
     return kept
 
 
+def dpo_run_config(
+    config: DPOJobConfig,
+    setup: DeviceSetup,
+    *,
+    model_path: str,
+    adapter_path: str | None,
+    prompt_name: str,
+    pairs: int,
+    dropped: int,
+) -> dict[str, Any]:
+    """The resolved config the run writes and every checkpoint carries."""
+    return resolved_config(
+        "dpo",
+        config,
+        model_path=model_path,
+        adapter_path=adapter_path,
+        device=setup.device,
+        world_size=setup.world_size,
+        gradient_accumulation_steps=setup.accumulation(
+            config.global_batch_size, config.per_device_batch_size
+        ),
+        pairs=pairs,
+        dropped_too_long=dropped,
+        guesser_prompt=prompt_name,
+        reference="base model (adapter disabled)"
+        if config.lora
+        else "frozen copy of the base model",
+    )
+
+
 def run(
     config: DPOJobConfig,
     reporter: Reporter,
@@ -366,22 +396,14 @@ def run(
             pool=pool,
         )
         kept = fitting_pairs(config, tokenizer, rows)
-        run_config = resolved_config(
-            "dpo",
+        run_config = dpo_run_config(
             config,
+            setup,
             model_path=model_path,
             adapter_path=adapter_path,
-            device=setup.device,
-            world_size=setup.world_size,
-            gradient_accumulation_steps=setup.accumulation(
-                config.global_batch_size, config.per_device_batch_size
-            ),
+            prompt_name=prompt_name,
             pairs=len(kept),
-            dropped_too_long=len(rows) - len(kept),
-            guesser_prompt=prompt_name,
-            reference="base model (adapter disabled)"
-            if config.lora
-            else "frozen copy of the base model",
+            dropped=len(rows) - len(kept),
         )
         callback = ReporterCallback(reporter, run_config, is_adapter=config.lora)
         trainer = build_dpo_trainer(
