@@ -105,6 +105,33 @@ def _dot(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.sum(a * b))
 
 
+def _newton_direction(hessp, g: np.ndarray, diag: np.ndarray) -> np.ndarray:
+    """Preconditioned CG on H d = -g (H given by `hessp`, preconditioner its diagonal), to a
+    relative accuracy that tightens as g shrinks; the scaled gradient if CG made no progress."""
+    gnorm = math.sqrt(_dot(g, g))
+    cg_tol = min(0.5, math.sqrt(gnorm)) * gnorm
+    d = np.zeros_like(g)
+    r = -g
+    z = r / diag
+    q = z.copy()
+    rz = _dot(r, z)
+    for _ in range(max(50, 2 * len(g))):
+        hq = hessp(q)
+        qhq = _dot(q, hq)
+        if qhq <= 0:  # flat direction (ridge = 0): stop with what we have
+            break
+        alpha = rz / qhq
+        d += alpha * q
+        r -= alpha * hq
+        if math.sqrt(_dot(r, r)) <= cg_tol:
+            break
+        z = r / diag
+        rz_new = _dot(r, z)
+        q = z + (rz_new / rz) * q
+        rz = rz_new
+    return d if d.any() else -g / diag
+
+
 def _newton_cg(cp, ci, n, s, n_p, n_i, ridge, tol, max_iter):
     """Minimise the penalised negative log-likelihood by Newton's method, solving each Newton
     system by conjugate gradients preconditioned with the Hessian's diagonal. The Hessian of
@@ -151,30 +178,7 @@ def _newton_cg(cp, ci, n, s, n_p, n_i, ridge, tol, max_iter):
                 ]
             )
 
-        # preconditioned CG on H d = -g, to a relative accuracy that tightens as g shrinks
-        gnorm = math.sqrt(_dot(g, g))
-        cg_tol = min(0.5, math.sqrt(gnorm)) * gnorm
-        d = np.zeros_like(g)
-        r = -g
-        z = r / diag
-        q = z.copy()
-        rz = _dot(r, z)
-        for _ in range(max(50, 2 * len(g))):
-            hq = hessp(q)
-            qhq = _dot(q, hq)
-            if qhq <= 0:  # flat direction (ridge = 0): stop with what we have
-                break
-            alpha = rz / qhq
-            d += alpha * q
-            r -= alpha * hq
-            if math.sqrt(_dot(r, r)) <= cg_tol:
-                break
-            z = r / diag
-            rz_new = _dot(r, z)
-            q = z + (rz_new / rz) * q
-            rz = rz_new
-        if not d.any():
-            d = -g / diag
+        d = _newton_direction(hessp, g, diag)
 
         # backtracking (Armijo) line search; the full Newton step is almost always taken
         slope = _dot(g, d)
