@@ -125,12 +125,49 @@ def model_games(finishing_jobs: Iterable[int] = ()) -> QuerySet[Game]:
     )
 
 
+# (word list, judge, max turns, win rule) -> guesser -> word -> [games, wins, turns, won turns,
+#  last, wins under the other rule]
+Cells = dict[tuple, dict[int, dict[str, list]]]
+
+
 def models_boards(
     finishing_jobs: Iterable[int] = (),
 ) -> tuple[list[dict], dict[str, tuple[list[dict], dict]]]:
     """(index rows, {key: (rows, meta)}) for every word list / judge / max turns / win rule with
     model games (see model_games)."""
-    games = model_games(finishing_jobs)
+    cells = _model_cells(model_games(finishing_jobs))
+    names, lists = _names_of(cells)
+    index, boards = [], {}
+    for group, by_guesser in cells.items():
+        key, rows, meta = _models_board(group, by_guesser, names, lists)
+        boards[key] = (rows, meta)
+        index.append(
+            {
+                "key": key,
+                "label": meta["label"],
+                "word_list": meta["word_list"],
+                "judge": meta["judge"],
+                "max_turns": meta["max_turns"],
+                "win_rule": meta["win_rule"],
+                "games": meta["games"],
+                "guessers": meta["guessers"],
+                "last_game_at": meta["last_game_at"],
+            }
+        )
+    # the most played standard setting first: that is the page's default
+    index.sort(
+        key=lambda r: (
+            r["max_turns"] != DEFAULT_MAX_TURNS,
+            r["win_rule"] != DEFAULT_WIN_RULE,
+            -r["games"],
+            r["label"],
+        )
+    )
+    return index, boards
+
+
+def _model_cells(games: QuerySet[Game]) -> Cells:
+    """The games' counts per board, guesser and word (see Cells)."""
     per_word = (
         games.values(
             "guesser_id",
@@ -149,16 +186,10 @@ def models_boards(
         )
         .order_by()
     )
-    # (word list, judge, max turns, win rule) -> guesser -> word -> [games, wins, turns, won turns,
-    #  last, wins under the other rule]
-    cells: dict[tuple, dict[int, dict[str, list]]] = defaultdict(lambda: defaultdict(dict))
-
-    def cell_of(guesser_id, word_list_id, judge_id, max_turns, win_rule, secret) -> list:
-        group = (word_list_id, judge_id, _max_turns(max_turns), _win_rule(win_rule))
-        return cells[group][guesser_id].setdefault(_word(secret), [0, 0, 0, 0, None, 0])
-
+    cells: Cells = defaultdict(lambda: defaultdict(dict))
     for row in per_word:
-        cell = cell_of(
+        cell = _cell_of(
+            cells,
             row["guesser_id"],
             row["word_list_id"],
             row["judge_id"],
@@ -183,7 +214,8 @@ def models_boards(
             secret=won["game__secret"],
             config=_game_config(stored),
         ):
-            cell_of(
+            _cell_of(
+                cells,
                 won["game__guesser_id"],
                 won["game__word_list_id"],
                 won["game__judge_id"],
@@ -191,7 +223,16 @@ def models_boards(
                 rule,
                 won["game__secret"],
             )[5] -= 1
+    return cells
 
+
+def _cell_of(cells: Cells, guesser_id, word_list_id, judge_id, max_turns, win_rule, secret) -> list:
+    group = (word_list_id, judge_id, _max_turns(max_turns), _win_rule(win_rule))
+    return cells[group][guesser_id].setdefault(_word(secret), [0, 0, 0, 0, None, 0])
+
+
+def _names_of(cells: Cells) -> tuple[dict[int, str], dict[int, dict]]:
+    """(model spec names of the guessers and judges, word lists) of the boards, by id."""
     spec_ids = {g for by_guesser in cells.values() for g in by_guesser} | {
         j for (_, j, _, _) in cells if j
     }
@@ -202,69 +243,47 @@ def models_boards(
             "pk", "name", "version"
         )
     }
+    return names, lists
 
-    index, boards = [], {}
-    for (wl_id, judge_id, max_turns, win_rule), by_guesser in cells.items():
-        rows = [
-            _model_row(guesser_id, names.get(guesser_id, f"model {guesser_id}"), words, win_rule)
-            for guesser_id, words in by_guesser.items()
+
+def _models_board(
+    group: tuple, by_guesser: dict[int, dict[str, list]], names: dict, lists: dict
+) -> tuple[str, list[dict], dict]:
+    """(key, ranked rows, meta) of the models board of one (word list, judge, max turns, rule)."""
+    wl_id, judge_id, max_turns, win_rule = group
+    rows = [
+        _model_row(guesser_id, names.get(guesser_id, f"model {guesser_id}"), words, win_rule)
+        for guesser_id, words in by_guesser.items()
+    ]
+    rows.sort(key=lambda r: (-r["success"], -r["games"], r["name"]))
+    for rank, row in enumerate(rows, 1):
+        row["rank"] = rank
+    wl = lists.get(wl_id)
+    word_list = {"id": wl_id, "name": wl["name"], "version": wl["version"]} if wl else None
+    judge = {"id": judge_id, "name": names.get(judge_id, f"model {judge_id}")} if judge_id else None
+    label = " · ".join(
+        [
+            f"{wl['name']} v{wl['version']}" if wl else "no word list",
+            f"judge {judge['name']}" if judge else "no judge",
+            f"{max_turns} turns",
+            f"{win_rule} rule",
         ]
-        rows.sort(key=lambda r: (-r["success"], -r["games"], r["name"]))
-        for rank, row in enumerate(rows, 1):
-            row["rank"] = rank
-        wl = lists.get(wl_id)
-        word_list = {"id": wl_id, "name": wl["name"], "version": wl["version"]} if wl else None
-        judge = (
-            {"id": judge_id, "name": names.get(judge_id, f"model {judge_id}")} if judge_id else None
-        )
-        label = " · ".join(
-            [
-                f"{wl['name']} v{wl['version']}" if wl else "no word list",
-                f"judge {judge['name']}" if judge else "no judge",
-                f"{max_turns} turns",
-                f"{win_rule} rule",
-            ]
-        )
-        key = models_key(wl_id, judge_id, max_turns, win_rule)
-        last = max((r["last_game_at"] for r in rows if r["last_game_at"]), default=None)
-        ks = sorted({r["k"] for r in rows})
-        meta = {
-            "label": label,
-            "word_list": word_list,
-            "judge": judge,
-            "max_turns": max_turns,
-            "win_rule": win_rule,
-            "games": sum(r["games"] for r in rows),
-            "guessers": len(rows),
-            "last_game_at": last,
-            "preliminary_games": PRELIMINARY_GAMES,
-            "k_min": ks[0],
-            "k_max": ks[-1],
-        }
-        boards[key] = (rows, meta)
-        index.append(
-            {
-                "key": key,
-                "label": label,
-                "word_list": word_list,
-                "judge": judge,
-                "max_turns": max_turns,
-                "win_rule": win_rule,
-                "games": meta["games"],
-                "guessers": len(rows),
-                "last_game_at": last,
-            }
-        )
-    # the most played standard setting first: that is the page's default
-    index.sort(
-        key=lambda r: (
-            r["max_turns"] != DEFAULT_MAX_TURNS,
-            r["win_rule"] != DEFAULT_WIN_RULE,
-            -r["games"],
-            r["label"],
-        )
     )
-    return index, boards
+    ks = sorted({r["k"] for r in rows})
+    meta = {
+        "label": label,
+        "word_list": word_list,
+        "judge": judge,
+        "max_turns": max_turns,
+        "win_rule": win_rule,
+        "games": sum(r["games"] for r in rows),
+        "guessers": len(rows),
+        "last_game_at": max((r["last_game_at"] for r in rows if r["last_game_at"]), default=None),
+        "preliminary_games": PRELIMINARY_GAMES,
+        "k_min": ks[0],
+        "k_max": ks[-1],
+    }
+    return models_key(wl_id, judge_id, max_turns, win_rule), rows, meta
 
 
 def _game_config(stored: dict) -> GameConfig:
