@@ -254,16 +254,7 @@ def _judge_turns(
     turns = list(
         Turn.objects.filter(id__in=ids).select_related("game").order_by("game_id", "index")
     )
-    earlier = {}
-    for row in (
-        Turn.objects.filter(game_id__in={t.game_id for t in turns})
-        .order_by("game_id", "index")
-        .values("game_id", "index", "question", "verdict", "feedback")
-    ):
-        earlier.setdefault(row["game_id"], []).append(row)
-    histories = {
-        t.pk: history_of([r for r in earlier[t.game_id] if r["index"] < t.index]) for t in turns
-    }
+    histories = _histories(turns)
     requests = [
         JudgeRequest(
             t.game.secret,
@@ -274,12 +265,7 @@ def _judge_turns(
         for t in turns
     ]
     answers = {spec.name: judge.judge_batch(requests) for spec, judge in judges}
-    humans: dict[int, list[JudgeVote]] = {}
-    if config.include_human:
-        for vote in JudgeVote.objects.filter(
-            turn_id__in=ids, judge_name__startswith="human:"
-        ).order_by("id"):
-            humans.setdefault(vote.turn_id, []).append(vote)
+    humans = _human_votes(ids) if config.include_human else {}
     existing = dict(
         DisagreementItem.objects.filter(source_turn_id__in=ids).values_list("source_turn_id", "id")
     )
@@ -305,26 +291,16 @@ def _judge_turns(
             totals["disagreeing"] += bool(disagree)
             totals["not_compared"] += disagree is None
             _count_pairs(verdicts, config.unknown, pairs)
-            item_id = existing.get(turn.pk)
-            if item_id is None and (
-                disagree
-                or (disagree is False and is_control(config.seed, turn.pk, config.controls))
-            ):
-                item = DisagreementItem.objects.create(
-                    secret=turn.game.secret,
-                    question=turn.question,
-                    history=histories[turn.pk],
-                    source_turn=turn,
-                    job_id=job_id,
-                    is_control=not disagree,
-                    labels_needed=config.labels_needed,
-                    uncertainty=uncertainty(votes),
-                )
-                item_id = item.pk
-                totals["disagreements" if disagree else "controls"] += 1
-            elif item_id is not None:
-                totals["already_queued"] += 1
-                _raise_uncertainty(item_id, uncertainty(votes))
+            item_id = _queued_item(
+                config,
+                turn,
+                history=histories[turn.pk],
+                votes=votes,
+                disagree=disagree,
+                item_id=existing.get(turn.pk),
+                job_id=job_id,
+                totals=totals,
+            )
             for vote in votes:
                 vote.item_id = item_id
             JudgeVote.objects.bulk_create(votes)
@@ -332,6 +308,63 @@ def _judge_turns(
                 JudgeVote.objects.filter(pk__in=[v.pk for v in people], item__isnull=True).update(
                     item_id=item_id
                 )
+
+
+def _histories(turns: list[Turn]) -> dict[int, list[dict]]:
+    """Each turn's game history before it (the earlier turns of its game), by turn id."""
+    earlier = {}
+    for row in (
+        Turn.objects.filter(game_id__in={t.game_id for t in turns})
+        .order_by("game_id", "index")
+        .values("game_id", "index", "question", "verdict", "feedback")
+    ):
+        earlier.setdefault(row["game_id"], []).append(row)
+    return {
+        t.pk: history_of([r for r in earlier[t.game_id] if r["index"] < t.index]) for t in turns
+    }
+
+
+def _human_votes(ids: list[int]) -> dict[int, list[JudgeVote]]:
+    """People's stored votes (human:<name>) on these turns, by turn id."""
+    humans: dict[int, list[JudgeVote]] = {}
+    people = JudgeVote.objects.filter(turn_id__in=ids, judge_name__startswith="human:")
+    for vote in people.order_by("id"):
+        humans.setdefault(vote.turn_id, []).append(vote)
+    return humans
+
+
+def _queued_item(
+    config,
+    turn: Turn,
+    *,
+    history: list[dict],
+    votes: list[JudgeVote],
+    disagree: bool | None,
+    item_id: int | None,
+    job_id: int,
+    totals: Counter,
+) -> int | None:
+    """The id of the turn's queued item: the one already queued (its uncertainty raised by these
+    votes), a new one if the voters disagree or the turn is drawn as a control, else None."""
+    if item_id is None and (
+        disagree or (disagree is False and is_control(config.seed, turn.pk, config.controls))
+    ):
+        item = DisagreementItem.objects.create(
+            secret=turn.game.secret,
+            question=turn.question,
+            history=history,
+            source_turn=turn,
+            job_id=job_id,
+            is_control=not disagree,
+            labels_needed=config.labels_needed,
+            uncertainty=uncertainty(votes),
+        )
+        totals["disagreements" if disagree else "controls"] += 1
+        return item.pk
+    if item_id is not None:
+        totals["already_queued"] += 1
+        _raise_uncertainty(item_id, uncertainty(votes))
+    return item_id
 
 
 def _raise_uncertainty(item_id: int, value: float | None) -> None:
