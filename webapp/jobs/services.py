@@ -282,7 +282,6 @@ def job_run(*, job_id: int, worker: str | None = None) -> str:
         return f"skipped ({status})"
     job = Job.objects.get(pk=job_id)
     fence = Fence(job_id, claim)
-    mine = fence.where
     heartbeat = _Heartbeat(fence, worker, job.queue)
     heartbeat.beat()
     heartbeat.start()
@@ -295,63 +294,82 @@ def job_run(*, job_id: int, worker: str | None = None) -> str:
     except JobFenced:
         return _superseded(job_id, claim)
     except StopRequested:
-        if _move(
-            job_id, [JobStatus.STOPPING], JobStatus.STOPPED, where=mine, finished_at=timezone.now()
-        ):
-            JobLog.objects.create(job_id=job_id, message="stopped on request")
-            return JobStatus.STOPPED
-        if _move(
-            job_id,
-            [JobStatus.RUNNING],
-            JobStatus.FAILED,
-            where=mine,
-            finished_at=timezone.now(),
-            error="the runner stopped without a stop request",
-        ):
-            return JobStatus.FAILED
-        return _superseded(job_id, claim)
+        return _stopped(fence)
     except BaseException as exc:  # includes Celery's SoftTimeLimitExceeded
-        close_old_connections()
-        # superseded: e.g. a unique key the new claim wrote first
-        if isinstance(exc, Exception) and not fence.holds():
-            return _superseded(job_id, claim)
-        if isinstance(exc, DatabaseConnectionLost) and _requeue_after_connection_loss(
-            job, claim, exc
-        ):
-            return JobStatus.QUEUED
-        message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        if isinstance(exc, ValidationError):
-            message = f"invalid config: {exc.messages}"
-        if _move(
-            job_id,
-            [JobStatus.RUNNING, JobStatus.STOPPING],
-            JobStatus.FAILED,
-            where=mine,
-            error=message[:5000],
-            finished_at=timezone.now(),
-        ):
-            JobLog.objects.create(
-                job_id=job_id, level="error", message=traceback.format_exc()[-MAX_TRACE:]
-            )
+        status = _failed(job, fence, exc)
         if not isinstance(exc, Exception):
             raise
-        return JobStatus.FAILED
+        return status
     finally:
         heartbeat.stopped.set()
         heartbeat.join(timeout=5)
         WorkerHeartbeat.objects.filter(hostname=worker).update(
             active_job_id=None, last_seen=timezone.now()
         )
+    return _finished(fence, result)
+
+
+def _stopped(fence: Fence) -> str:
+    """The runner stopped: stopped if a stop was requested, failed if not (under this claim)."""
+    job_id, mine = fence.job_id, fence.where
+    if _move(
+        job_id, [JobStatus.STOPPING], JobStatus.STOPPED, where=mine, finished_at=timezone.now()
+    ):
+        JobLog.objects.create(job_id=job_id, message="stopped on request")
+        return JobStatus.STOPPED
+    if _move(
+        job_id,
+        [JobStatus.RUNNING],
+        JobStatus.FAILED,
+        where=mine,
+        finished_at=timezone.now(),
+        error="the runner stopped without a stop request",
+    ):
+        return JobStatus.FAILED
+    return _superseded(job_id, fence.claim)
+
+
+def _failed(job: Job, fence: Fence, exc: BaseException) -> str:
+    """The runner raised `exc` (called while it is being handled): superseded, re-queued after a
+    lost database connection, or failed with its traceback logged. The caller re-raises what is
+    not an Exception once the job is marked failed."""
+    job_id, claim = fence.job_id, fence.claim
+    close_old_connections()
+    # superseded: e.g. a unique key the new claim wrote first
+    if isinstance(exc, Exception) and not fence.holds():
+        return _superseded(job_id, claim)
+    if isinstance(exc, DatabaseConnectionLost) and _requeue_after_connection_loss(job, claim, exc):
+        return JobStatus.QUEUED
+    message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    if isinstance(exc, ValidationError):
+        message = f"invalid config: {exc.messages}"
+    if _move(
+        job_id,
+        [JobStatus.RUNNING, JobStatus.STOPPING],
+        JobStatus.FAILED,
+        where=fence.where,
+        error=message[:5000],
+        finished_at=timezone.now(),
+    ):
+        JobLog.objects.create(
+            job_id=job_id, level="error", message=traceback.format_exc()[-MAX_TRACE:]
+        )
+    return JobStatus.FAILED
+
+
+def _finished(fence: Fence, result) -> str:
+    """Store the runner's result and mark the job finished (under this claim)."""
+    job_id = fence.job_id
     if not _move(
         job_id,
         [JobStatus.RUNNING, JobStatus.STOPPING],
         JobStatus.FINISHED,
-        where=mine,
+        where=fence.where,
         result=_jsonable(result),
         progress=1.0,
         finished_at=timezone.now(),
     ):
-        return _superseded(job_id, claim)
+        return _superseded(job_id, fence.claim)
     JobLog.objects.create(job_id=job_id, message="finished")
     return JobStatus.FINISHED
 
