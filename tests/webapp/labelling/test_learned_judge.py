@@ -24,7 +24,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def kb_vs_learned(games):
-    return run_disagreements(judges=["kb", "learned"], unknown="ignore", controls=0.0)
+    # unknown="distinct": the learned judge answers where the open-world KB abstains ("Is it made
+    # of wood?" for seal), so items exist whatever the shipped weights say where both answer
+    return run_disagreements(judges=["kb", "learned"], unknown="distinct", controls=0.0)
 
 
 def test_the_learned_judges_votes_keep_p_yes_and_items_their_uncertainty(kb_vs_learned):
@@ -62,7 +64,7 @@ def test_the_most_uncertain_item_is_served_first_then_the_fullest(kb_vs_learned,
 def test_a_later_job_with_a_less_sure_vote_raises_an_items_uncertainty(kb_vs_learned):
     item = DisagreementItem.objects.filter(job=kb_vs_learned).first()
     DisagreementItem.objects.filter(pk=item.pk).update(uncertainty=0.0)
-    second = run_disagreements(judges=["kb", "learned"], unknown="ignore", controls=0.0)
+    second = run_disagreements(judges=["kb", "learned"], unknown="distinct", controls=0.0)
     assert second.result["already_queued"] >= 1
     item.refresh_from_db()
     assert item.uncertainty == pytest.approx(
