@@ -45,8 +45,11 @@ JUDGES = {
 
 def held_out_rows(split: str = "test") -> tuple[list[dict], dict]:
     config = load_model().meta["config"]
-    rows = [r for r in read_triples(REFERENCE_TRIPLES)
-            if split_of(r["secret"], config["val_percent"], config["test_percent"]) == split]
+    rows = [
+        r
+        for r in read_triples(REFERENCE_TRIPLES)
+        if split_of(r["secret"], config["val_percent"], config["test_percent"]) == split
+    ]
     return rows, config
 
 
@@ -75,8 +78,14 @@ def latency_ms(rows: list[dict], n: int = 300) -> dict:
         times[kind].append((time.perf_counter() - start) * 1000)
         if min(len(t) for t in times.values()) >= n:
             break
-    return {kind: {"n": len(t), "median": round(statistics.median(t), 3),
-                   "p95": round(sorted(t)[int(0.95 * len(t))], 3)} for kind, t in times.items()}
+    return {
+        kind: {
+            "n": len(t),
+            "median": round(statistics.median(t), 3),
+            "p95": round(sorted(t)[int(0.95 * len(t))], 3),
+        }
+        for kind, t in times.items()
+    }
 
 
 def paper_test_games(spec: str) -> dict:
@@ -92,14 +101,22 @@ def paper_test_games(spec: str) -> dict:
     started = time.perf_counter()
     games = []
     for i in range(0, len(words), 64):
-        chunk = words[i:i + 64]
-        games += rollout(guesser, judge, chunk, seeds=list(range(i, i + len(chunk))), config=GameConfig())
+        chunk = words[i : i + 64]
+        games += rollout(
+            guesser, judge, chunk, seeds=list(range(i, i + len(chunk))), config=GameConfig()
+        )
     won = [g for g in games if g.won]
-    return {"games": len(games), "success": round(len(won) / len(games), 4),
-            "mean_turns": round(sum(g.n_turns for g in games) / len(games), 2),
-            "unknown_answers": round(sum(t.verdict.value == "unknown" for g in games for t in g.turns)
-                                     / sum(g.n_turns for g in games), 4),
-            "seconds": round(time.perf_counter() - started, 1)}
+    return {
+        "games": len(games),
+        "success": round(len(won) / len(games), 4),
+        "mean_turns": round(sum(g.n_turns for g in games) / len(games), 2),
+        "unknown_answers": round(
+            sum(t.verdict.value == "unknown" for g in games for t in g.turns)
+            / sum(g.n_turns for g in games),
+            4,
+        ),
+        "seconds": round(time.perf_counter() - started, 1),
+    }
 
 
 def retrain(config: dict) -> dict:
@@ -107,31 +124,53 @@ def retrain(config: dict) -> dict:
     from training.judge.trainer import run
     from training.reporting import ConsoleReporter
 
-    with tempfile.TemporaryDirectory() as out:
+    with tempfile.TemporaryDirectory() as out, open(Path(out) / "log", "w") as log:
         started = time.perf_counter()
-        result = run(LearnedJudgeJobConfig(**config), ConsoleReporter(out, stream=open(Path(out) / "log", "w")))
-        return {"seconds": round(time.perf_counter() - started, 1), "val": result["val"], "test": result["test"],
-                "bytes": result["bytes"]}
+        result = run(LearnedJudgeJobConfig(**config), ConsoleReporter(out, stream=log))
+        return {
+            "seconds": round(time.perf_counter() - started, 1),
+            "val": result["val"],
+            "test": result["test"],
+            "bytes": result["bytes"],
+        }
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.judge", description=__doc__.split("\n")[0])
-    parser.add_argument("--train", action="store_true", help="retrain the learned judge and time it")
-    parser.add_argument("--games", action="store_true", help="play infogain on dbrl/paper_test against each judge")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.judge", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--train", action="store_true", help="retrain the learned judge and time it"
+    )
+    parser.add_argument(
+        "--games", action="store_true", help="play infogain on dbrl/paper_test against each judge"
+    )
     args = parser.parse_args(argv)
     rows, config = held_out_rows()
     meta = load_model().meta
     out = {
-        "rows": {"split": "test", "questions": sum(r["answer"] in ("yes", "no") for r in rows),
-                 "secrets": len({r["secret"] for r in rows}), "source": "games/data/reference-judge/triples.parquet"},
-        "weights": {"path": str(DEFAULT_WEIGHTS.relative_to(Path.cwd())) if DEFAULT_WEIGHTS.is_relative_to(Path.cwd())
-                    else str(DEFAULT_WEIGHTS), "bytes": DEFAULT_WEIGHTS.stat().st_size, "config": config,
-                    "trained_on": meta.get("rows"), "validation": meta.get("held_out", {}).get("val")},
+        "rows": {
+            "split": "test",
+            "questions": sum(r["answer"] in ("yes", "no") for r in rows),
+            "secrets": len({r["secret"] for r in rows}),
+            "source": "games/data/reference-judge/triples.parquet",
+        },
+        "weights": {
+            "path": str(DEFAULT_WEIGHTS.relative_to(Path.cwd()))
+            if DEFAULT_WEIGHTS.is_relative_to(Path.cwd())
+            else str(DEFAULT_WEIGHTS),
+            "bytes": DEFAULT_WEIGHTS.stat().st_size,
+            "config": config,
+            "trained_on": meta.get("rows"),
+            "validation": meta.get("held_out", {}).get("val"),
+        },
         "reference_self_agreement": 0.918,
         "judges": {},
     }
     for name, spec in JUDGES.items():
-        out["judges"][name] = {k: v for k, v in evaluate(fresh(build_judge(spec)), rows).items() if k != "judge"}
+        out["judges"][name] = {
+            k: v for k, v in evaluate(fresh(build_judge(spec)), rows).items() if k != "judge"
+        }
         print(f"{name}: {out['judges'][name]}", file=sys.stderr)
     out["learned_latency_ms"] = latency_ms(rows)
     if args.games:

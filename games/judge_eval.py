@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from games.agreement import cohen_kappa
 from games.judges.base import Judge, JudgeRequest, UnknownSecretError
@@ -28,7 +28,11 @@ def read_triples(path: str | Path) -> list[dict]:
     if not path.is_file():
         raise FileNotFoundError(f"no triples file at {path}")
     if path.suffix in (".jsonl", ".json"):
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return [
+            json.loads(line)
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
     import pyarrow.parquet as pq
 
     return pq.read_table(path).to_pylist()
@@ -42,7 +46,11 @@ def agreement(verdicts: Sequence[str], answers: Sequence[str]) -> dict:
     says_yes = sum(v == "yes" for v, _ in answered)
     is_yes = sum(a == "yes" for a in answers)  # a yes the judge did not answer is a yes it missed
     both_yes = sum(v == a == "yes" for v, a in answered)
-    kappa = cohen_kappa([v for v, _ in answered], [a for _, a in answered], categories=ANSWERS) if answered else None
+    kappa = (
+        cohen_kappa([v for v, _ in answered], [a for _, a in answered], categories=ANSWERS)
+        if answered
+        else None
+    )
     return {
         "questions": n,
         "coverage": round(len(answered) / n, 4) if n else None,
@@ -77,14 +85,18 @@ def evaluate(judge: Judge, rows: Sequence[dict], *, batch: int = BATCH) -> dict:
     start = time.perf_counter()
     verdicts: list[str] = []
     for i in range(0, len(requests), batch):
-        verdicts += [a.verdict.value for a in judge.judge_batch(requests[i:i + batch])]
+        verdicts += [a.verdict.value for a in judge.judge_batch(requests[i : i + batch])]
     seconds = time.perf_counter() - start
     out = agreement(verdicts, [str(r["answer"]).lower() for r in playable])
-    out.update({
-        "judge": judge.name,
-        "secrets": len({str(r["secret"]) for r in playable}),
-        "skipped_secrets": len(skipped),
-        "skipped_rows": len(rows) - len(playable),
-        "answers_per_s": round(len(requests) / seconds, 1) if seconds > 0 and requests else None,
-    })
+    out.update(
+        {
+            "judge": judge.name,
+            "secrets": len({str(r["secret"]) for r in playable}),
+            "skipped_secrets": len(skipped),
+            "skipped_rows": len(rows) - len(playable),
+            "answers_per_s": round(len(requests) / seconds, 1)
+            if seconds > 0 and requests
+            else None,
+        }
+    )
     return out

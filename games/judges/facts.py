@@ -28,7 +28,9 @@ from games.kb import DEFAULT_SENSE, RELATIONS, KnowledgeBase
 from games.kb.knowledge import singular_candidates
 from games.kb.questions import FUNCTION_WORDS, ground
 
-MAX_QUESTION_CHARS = 1000  # the rest of a longer text is not read (the engine finds it invalid anyway)
+MAX_QUESTION_CHARS = (
+    1000  # the rest of a longer text is not read (the engine finds it invalid anyway)
+)
 MAX_GRAM = 3  # question phrases up to this many words are matched against concepts
 SENSE_POLICIES = ("dominant", "any")  # match features are computed under each
 _GLOSS_WORD = re.compile(r"[a-z][a-z-]+")
@@ -105,7 +107,9 @@ class Featurizer:
         table: dict[str, list[tuple[int, float]]] = {}
         for f in features:
             relation, concept = self.kb.features[f].split(":", 1)
-            table.setdefault(concept, []).append((RELATIONS.index(relation), float(self.specificity[f])))
+            table.setdefault(concept, []).append(
+                (RELATIONS.index(relation), float(self.specificity[f]))
+            )
         return {c: tuple(v) for c, v in table.items()}
 
     # -- questions ---------------------------------------------------------------------
@@ -120,7 +124,7 @@ class Featurizer:
             for i in range(len(words) - size + 1):
                 if size == 1 and words[i] in FUNCTION_WORDS:
                     continue
-                gram = " ".join(words[i:i + size])
+                gram = " ".join(words[i : i + size])
                 grams.add(gram)
                 grams.update(singular_candidates(gram))
         feature, raw = ground(self.kb, text)
@@ -129,8 +133,14 @@ class Featurizer:
             tokens.add(f"p:{RELATIONS[relation]}")
         else:
             relation = len(RELATIONS)
-        return QuestionText(normalised, tuple(sorted(tokens)), frozenset(grams),
-                            frozenset(w for w in words if w not in FUNCTION_WORDS), feature, relation)
+        return QuestionText(
+            normalised,
+            tuple(sorted(tokens)),
+            frozenset(grams),
+            frozenset(w for w in words if w not in FUNCTION_WORDS),
+            feature,
+            relation,
+        )
 
     # -- where they meet -----------------------------------------------------------------
     def match(self, secret: SecretFacts, question: QuestionText) -> np.ndarray:

@@ -8,7 +8,7 @@ does not list) goes to the learned judge, in one batch. The raw text says which 
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from games.judges.base import Judge, JudgeRequest
 from games.judges.kb import KBJudge
@@ -19,7 +19,9 @@ from games.types import JudgeAnswer, Verdict
 class HybridJudge(Judge):
     def __init__(self, kb: KBJudge, learned: LearnedJudge, *, name: str | None = None):
         if kb.closed:
-            raise ValueError("the hybrid needs the open-world KB judge (closed=False): a closed one never defers")
+            raise ValueError(
+                "the hybrid needs the open-world KB judge (closed=False): a closed one never defers"
+            )
         self.kb, self.learned = kb, learned
         self.name = name or "kb+learned"
 

@@ -14,15 +14,14 @@ probability of yes, and the verdict is yes when it reaches the threshold.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
 from games.judges.base import Judge, JudgeRequest, UnknownSecretError
 from games.judges.facts import MATCH_DIM, Featurizer, QuestionText, SecretFacts
-from games.kb import KnowledgeBase, load_kb
-from games.kb import store
+from games.kb import KnowledgeBase, load_kb, store
 from games.types import JudgeAnswer, Verdict
 
 DEFAULT_WEIGHTS = Path(__file__).resolve().parents[1] / "data" / "judges" / "learned.npz"
@@ -37,8 +36,10 @@ class WeightsError(RuntimeError):
 
 
 def weights_error(path: Path, what: str) -> WeightsError:
-    return WeightsError(f"the learned judge's weights {path} {what}; rebuild them with "
-                        f"`{REBUILD.format(path=path)}` (a few minutes on 2 CPU cores)")
+    return WeightsError(
+        f"the learned judge's weights {path} {what}; rebuild them with "
+        f"`{REBUILD.format(path=path)}` (a few minutes on 2 CPU cores)"
+    )
 
 
 class LearnedModel:
@@ -55,12 +56,16 @@ class LearnedModel:
         self.question_embedding = payload["question_embedding"].astype(np.float32)
         self.question_bias = payload["question_bias"].astype(np.float32)
         self.secret_embedding = payload["secret_embedding"].astype(np.float32)
-        self.layers = [(payload[f"{n}.weight"].astype(np.float32), payload[f"{n}.bias"].astype(np.float32))
-                       for n in LAYERS]
+        self.layers = [
+            (payload[f"{n}.weight"].astype(np.float32), payload[f"{n}.bias"].astype(np.float32))
+            for n in LAYERS
+        ]
         self.wide = payload["wide.weight"].astype(np.float32).reshape(-1)
         self.wide_bias = float(payload["wide.bias"].reshape(-1)[0])
         dim = self.question_embedding.shape[1]
-        if self.layers[0][0].shape[1] != 3 * dim + MATCH_DIM or len(self.question_vocab) + 1 != len(self.question_bias):
+        if self.layers[0][0].shape[1] != 3 * dim + MATCH_DIM or len(self.question_vocab) + 1 != len(
+            self.question_bias
+        ):
             raise weights_error(path, "do not fit this version's features")
         self.featurizer = Featurizer(kb)
         self._lock = threading.Lock()
@@ -68,7 +73,7 @@ class LearnedModel:
         self._secrets: dict[int, tuple[SecretFacts, np.ndarray]] = {}
 
     @classmethod
-    def load(cls, path: str | Path | None = None, kb: KnowledgeBase | None = None) -> "LearnedModel":
+    def load(cls, path: str | Path | None = None, kb: KnowledgeBase | None = None) -> LearnedModel:
         path = Path(path or DEFAULT_WEIGHTS)
         if not path.is_file():
             raise weights_error(path, "are missing")
@@ -87,7 +92,9 @@ class LearnedModel:
 
     # -- vectors ---------------------------------------------------------------------------
     @staticmethod
-    def _mean(table: np.ndarray, vocab: dict[str, int], tokens: Sequence[str]) -> tuple[np.ndarray, list[int]]:
+    def _mean(
+        table: np.ndarray, vocab: dict[str, int], tokens: Sequence[str]
+    ) -> tuple[np.ndarray, list[int]]:
         ids = [vocab[t] for t in tokens if t in vocab]
         if not ids:
             return np.zeros(table.shape[1], dtype=np.float32), ids
@@ -139,8 +146,8 @@ class LearnedModel:
 
 
 def weights_meta(path: str | Path | None = None) -> dict:
-    """What a weights file says of itself (its training config, rows, held-out figures), read without
-    loading the network; {} when the file is missing or unreadable."""
+    """What a weights file says of itself (its training config, rows, held-out figures), read
+    without loading the network; {} when the file is missing or unreadable."""
     import json
     import zipfile
 
@@ -168,7 +175,9 @@ class LearnedJudge(Judge):
     """Yes when the model's P(yes) reaches its threshold, else no; `unknown` only for a question
     with no words to read (or within `abstain` of the threshold, when asked to)."""
 
-    def __init__(self, path: str | Path | None = None, *, abstain: float = 0.0, name: str | None = None):
+    def __init__(
+        self, path: str | Path | None = None, *, abstain: float = 0.0, name: str | None = None
+    ):
         self.model = load_model(path)
         self.kb = self.model.featurizer.kb
         if not 0.0 <= abstain < 0.5:
@@ -186,8 +195,10 @@ class LearnedJudge(Judge):
 
     def check_secret(self, secret: str) -> None:
         if self._noun(secret) is None:
-            raise UnknownSecretError(f"{secret!r} is not a noun of the knowledge base, which the learned judge "
-                                     "reads its facts from")
+            raise UnknownSecretError(
+                f"{secret!r} is not a noun of the knowledge base, which the learned judge "
+                "reads its facts from"
+            )
 
     def judge_batch(self, requests: Sequence[JudgeRequest]) -> list[JudgeAnswer]:
         answers: list[JudgeAnswer | None] = [None] * len(requests)
@@ -195,7 +206,9 @@ class LearnedJudge(Judge):
         for i, r in enumerate(requests):
             noun = self._noun(r.secret) if isinstance(r.secret, str) else None
             if noun is None:
-                answers[i] = JudgeAnswer(Verdict.UNKNOWN, raw=f"unknown secret {str(r.secret)[:80]!r}")
+                answers[i] = JudgeAnswer(
+                    Verdict.UNKNOWN, raw=f"unknown secret {str(r.secret)[:80]!r}"
+                )
             elif not isinstance(r.question, str) or not self.model.question(r.question)[0].text:
                 answers[i] = JudgeAnswer(Verdict.UNKNOWN, raw="unknown: no words to read")
             else:
@@ -206,7 +219,9 @@ class LearnedJudge(Judge):
             probabilities = [None] * len(todo)
             error = f"error: {type(err).__name__}"
         for (i, _, _), p in zip(todo, probabilities):
-            answers[i] = self._answer(p) if p is not None else JudgeAnswer(Verdict.UNKNOWN, raw=error)
+            answers[i] = (
+                self._answer(p) if p is not None else JudgeAnswer(Verdict.UNKNOWN, raw=error)
+            )
         return answers  # type: ignore[return-value]
 
     def _answer(self, p: float) -> JudgeAnswer:

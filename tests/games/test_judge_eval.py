@@ -14,14 +14,25 @@ from games.judges.kb import KBJudge
 from games.kb import load_kb
 
 ROOT = Path(__file__).resolve().parents[2]
-KEYS = ("questions", "coverage", "accuracy", "accuracy_answered", "kappa", "yes_f1", "wrong_per_100", "answers_per_s")
+KEYS = (
+    "questions",
+    "coverage",
+    "accuracy",
+    "accuracy_answered",
+    "kappa",
+    "yes_f1",
+    "wrong_per_100",
+    "answers_per_s",
+)
 
 
 def test_agreement_by_hand():
     """Six questions, one unanswered. Answered: 3 of 5 right; κ from the 2×2 table
     [[1, 1], [1, 2]]: p_o = 0.6, p_e = 0.4·0.4 + 0.6·0.6 = 0.52, κ = 0.08 / 0.48. Yes-F1: one
     true yes of 2 said and 3 in the reference (the unanswered one is a missed yes): 2/5."""
-    figures = agreement(["yes", "yes", "no", "unknown", "no", "no"], ["yes", "no", "no", "yes", "no", "yes"])
+    figures = agreement(
+        ["yes", "yes", "no", "unknown", "no", "no"], ["yes", "no", "no", "yes", "no", "yes"]
+    )
     assert figures["questions"] == 6
     assert figures["coverage"] == pytest.approx(5 / 6, abs=1e-4)
     assert figures["accuracy"] == pytest.approx(3 / 6)
@@ -36,19 +47,33 @@ def _rows():
     return [
         {"secret": "dog", "question": "Is it an animal?", "answer": "yes"},  # kb yes: right
         {"secret": "dog", "question": "Is it a kind of plant?", "answer": "no"},  # kb no: right
-        {"secret": "dog", "question": "Is it a pet?", "answer": "yes"},  # kb no (isa:pet absent): wrong
+        {
+            "secret": "dog",
+            "question": "Is it a pet?",
+            "answer": "yes",
+        },  # kb no (isa:pet absent): wrong
         {"secret": "comb", "question": "Is it man-made?", "answer": "yes"},  # open kb: unknown
         {"secret": "dog", "question": "Can it fly?", "answer": "no"},  # ungrounded: unknown
         {"secret": "dog", "question": "Is it loud?", "answer": "tie"},  # skipped: not yes/no
-        {"secret": "flibbertigibbet", "question": "Is it big?", "answer": "no"},  # secret outside the KB
+        {
+            "secret": "flibbertigibbet",
+            "question": "Is it big?",
+            "answer": "no",
+        },  # secret outside the KB
     ]
 
 
 def test_evaluate_skips_ties_and_unknown_secrets_and_counts_unknown_as_wrong():
     figures = evaluate(KBJudge(load_kb()), _rows())
-    assert figures["questions"] == 5 and figures["skipped_rows"] == 1 and figures["skipped_secrets"] == 1
+    assert (
+        figures["questions"] == 5
+        and figures["skipped_rows"] == 1
+        and figures["skipped_secrets"] == 1
+    )
     assert figures["coverage"] == pytest.approx(3 / 5)
-    assert figures["accuracy"] == pytest.approx(2 / 5) and figures["accuracy_answered"] == pytest.approx(2 / 3, abs=1e-4)
+    assert figures["accuracy"] == pytest.approx(2 / 5) and figures[
+        "accuracy_answered"
+    ] == pytest.approx(2 / 3, abs=1e-4)
     closed = evaluate(KBJudge(load_kb(), closed=True), _rows())
     assert closed["coverage"] == pytest.approx(4 / 5) and closed["accuracy"] == pytest.approx(2 / 5)
     assert closed["wrong_per_100"] == pytest.approx(40.0)
@@ -57,15 +82,35 @@ def test_evaluate_skips_ties_and_unknown_secrets_and_counts_unknown_as_wrong():
 def test_the_command_prints_one_json_object(tmp_path):
     path = tmp_path / "triples.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in _rows()))
-    out = subprocess.run([sys.executable, "-m", "games", "judge-eval", "--judge", "kb", "--triples", str(path),
-                          "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "games",
+            "judge-eval",
+            "--judge",
+            "kb",
+            "--triples",
+            str(path),
+            "--json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     figures = json.loads(out.stdout)
     assert all(k in figures for k in KEYS)
     assert figures["questions"] == 5 and figures["accuracy"] == pytest.approx(0.4)
     assert figures["answers_per_s"] > 0
-    bad = subprocess.run([sys.executable, "-m", "games", "judge-eval", "--triples", "/nope.parquet", "--json"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    bad = subprocess.run(
+        [sys.executable, "-m", "games", "judge-eval", "--triples", "/nope.parquet", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert bad.returncode == 2 and "/nope.parquet" in bad.stderr
 
 

@@ -12,14 +12,25 @@ from games.engine import TwentyQuestions
 from games.judges.base import JudgeRequest, UnknownSecretError
 from games.judges.facts import MATCH_DIM, Featurizer
 from games.judges.learned import DEFAULT_WEIGHTS, LearnedJudge, LearnedModel, WeightsError
-from games.kb import RELATIONS, load_kb
-from games.kb import store
+from games.kb import RELATIONS, load_kb, store
 from games.registry import SpecError, build_judge
 from games.types import GameConfig, Verdict
 
 YES, NO, UNKNOWN = Verdict.YES, Verdict.NO, Verdict.UNKNOWN
-ODD_QUESTIONS = ["", "   ", "?", "?!?...", "x" * 10_000, "Is it\x00 an\x07 animal?", "Is it \ud800 big?",
-                 "Это животное?", "動物ですか？", "Is it a " + "very " * 500 + "big thing?", "\n\t\r", "🐶?"]
+ODD_QUESTIONS = [
+    "",
+    "   ",
+    "?",
+    "?!?...",
+    "x" * 10_000,
+    "Is it\x00 an\x07 animal?",
+    "Is it \ud800 big?",
+    "Это животное?",
+    "動物ですか？",
+    "Is it a " + "very " * 500 + "big thing?",
+    "\n\t\r",
+    "🐶?",
+]
 
 
 @pytest.fixture(scope="module")
@@ -28,10 +39,16 @@ def judge():
 
 
 def test_ordinary_questions_get_sure_answers(judge):
-    for secret, question, verdict in [("dog", "Is it an animal?", YES), ("dog", "Is it a vehicle?", NO),
-                                      ("hammer", "Is it a tool?", YES), ("hammer", "Is it alive?", NO),
-                                      ("comb", "Is it man-made?", YES), ("banana", "Is it a fruit?", YES),
-                                      ("banana", "Is it a place?", NO), ("teacher", "Is it a person?", YES)]:
+    for secret, question, verdict in [
+        ("dog", "Is it an animal?", YES),
+        ("dog", "Is it a vehicle?", NO),
+        ("hammer", "Is it a tool?", YES),
+        ("hammer", "Is it alive?", NO),
+        ("comb", "Is it man-made?", YES),
+        ("banana", "Is it a fruit?", YES),
+        ("banana", "Is it a place?", NO),
+        ("teacher", "Is it a person?", YES),
+    ]:
         answer = judge.judge(secret, question)
         assert answer.verdict is verdict, (secret, question, answer)
         assert answer.raw.startswith("learned: p(yes)=")
@@ -40,8 +57,13 @@ def test_ordinary_questions_get_sure_answers(judge):
 
 
 def test_a_batch_answers_as_one_by_one(judge):
-    pairs = [("dog", "Is it an animal?"), ("violin", "Is it a musical instrument?"), ("dog", "Does it bark?"),
-             ("castle", "Is it a building?"), ("castle", "Is it edible?")]
+    pairs = [
+        ("dog", "Is it an animal?"),
+        ("violin", "Is it a musical instrument?"),
+        ("dog", "Does it bark?"),
+        ("castle", "Is it a building?"),
+        ("castle", "Is it edible?"),
+    ]
     batch = judge.judge_batch([JudgeRequest(s, q) for s, q in pairs])
     single = [judge.judge(s, q) for s, q in pairs]
     assert [a.verdict for a in batch] == [a.verdict for a in single]
@@ -96,7 +118,10 @@ def test_featurizer_matches_question_phrases_to_the_secrets_facts():
     assert vehicle[isa * 3] == 0.0 and vehicle[offset_kb + isa] == -1.0
     free = f.match(dog, f.question("Would you keep it at home?"))
     assert free[offset_kb + len(RELATIONS)] == 1.0  # does not ground in the KB's grammar
-    assert f.question("Is it a kind of animal?").tokens == f.question("is it a KIND of animal ?").tokens
+    assert (
+        f.question("Is it a kind of animal?").tokens
+        == f.question("is it a KIND of animal ?").tokens
+    )
 
 
 def test_broken_weights_name_the_file_and_how_to_rebuild(tmp_path):
@@ -108,7 +133,7 @@ def test_broken_weights_name_the_file_and_how_to_rebuild(tmp_path):
     with pytest.raises(WeightsError, match="garbage.npz.*cannot be read.*python -m training.judge"):
         LearnedModel.load(garbage)
     truncated = tmp_path / "truncated.npz"
-    truncated.write_bytes(DEFAULT_WEIGHTS.read_bytes()[: 100_000])
+    truncated.write_bytes(DEFAULT_WEIGHTS.read_bytes()[:100_000])
     with pytest.raises(WeightsError, match="truncated.npz"):
         LearnedModel.load(truncated)
     payload = store.read(DEFAULT_WEIGHTS)
@@ -135,12 +160,20 @@ def test_specs_build_the_learned_and_hybrid_judges():
 def test_abstaining_near_the_threshold_says_unknown():
     sure, unsure = build_judge("learned"), build_judge("learned", abstain=0.3)
     outcomes = set()
-    for question in ("Is it related to people?", "Is it an animal?", "Is it a vehicle?", "Is it loud?",
-                     "Is it found indoors?", "Is it bigger than a breadbox?"):
+    for question in (
+        "Is it related to people?",
+        "Is it an animal?",
+        "Is it a vehicle?",
+        "Is it loud?",
+        "Is it found indoors?",
+        "Is it bigger than a breadbox?",
+    ):
         p = sure.judge("dog", question).p_yes
         verdict = unsure.judge("dog", question).verdict
         threshold = sure.model.threshold  # chosen on the validation secrets
-        assert verdict is (UNKNOWN if abs(p - threshold) < 0.3 else YES if p >= threshold else NO), question
+        assert verdict is (
+            UNKNOWN if abs(p - threshold) < 0.3 else YES if p >= threshold else NO
+        ), question
         outcomes.add(verdict)
     assert UNKNOWN in outcomes and len(outcomes) >= 2
 
@@ -155,8 +188,9 @@ def test_the_hybrid_takes_the_kb_where_it_vouches_and_the_model_elsewhere():
     assert sparse.raw.startswith("learned: ") and sparse.verdict is YES
     free = hybrid.judge("dog", "Would you keep it at home?")
     assert free.raw.startswith("learned: ") and free.p_yes is not None
-    answers = hybrid.judge_batch([JudgeRequest("dog", "Is it a kind of vehicle?"),
-                                  JudgeRequest("comb", "Is it man-made?")])
+    answers = hybrid.judge_batch(
+        [JudgeRequest("dog", "Is it a kind of vehicle?"), JudgeRequest("comb", "Is it man-made?")]
+    )
     assert [a.raw.split(":")[0] for a in answers] == ["kb", "learned"]
     for question in ODD_QUESTIONS:
         assert hybrid.judge("dog", question).verdict in (YES, NO, UNKNOWN)
@@ -192,6 +226,9 @@ def test_numpy_forward_matches_a_hand_computed_network(tmp_path):
     m = model.featurizer.match(model.featurizer.secret(noun), model.featurizer.question(question))
     x = np.concatenate([q, s, q * s, m])
     relu = lambda v: np.maximum(v, 0)  # noqa: E731
-    h = relu(payload["mlp1.weight"] @ relu(payload["mlp0.weight"] @ x + payload["mlp0.bias"]) + payload["mlp1.bias"])
+    h = relu(
+        payload["mlp1.weight"] @ relu(payload["mlp0.weight"] @ x + payload["mlp0.bias"])
+        + payload["mlp1.bias"]
+    )
     logit = (payload["mlp2.weight"] @ h)[0] + 0.1 + payload["wide.weight"][0] @ m - 0.2 + 0.25
     assert model.p_yes([(noun, question)])[0] == pytest.approx(1 / (1 + np.exp(-logit)), rel=1e-5)

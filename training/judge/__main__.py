@@ -18,7 +18,9 @@ from training.judge.config import LearnedJudgeJobConfig
 def main(argv: list[str] | None = None) -> int:
     from training.judge.trainer import run
 
-    return main_for(LearnedJudgeJobConfig, run, "python -m training.judge", __doc__.split("\n")[0], argv)
+    return main_for(
+        LearnedJudgeJobConfig, run, "python -m training.judge", __doc__.split("\n")[0], argv
+    )
 
 
 if __name__ == "__main__":

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import zlib
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -78,8 +78,18 @@ def write_rows(rows: Iterable[Row], path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as f:
         for r in rows:
-            f.write(json.dumps({"secret": r.secret, "question": r.question, "yes_votes": r.yes_votes,
-                                "no_votes": r.no_votes, "answer": r.answer}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "secret": r.secret,
+                        "question": r.question,
+                        "yes_votes": r.yes_votes,
+                        "no_votes": r.no_votes,
+                        "answer": r.answer,
+                    }
+                )
+                + "\n"
+            )
     return path
 
 
@@ -110,14 +120,18 @@ class Tables:
 
     def bags(self, which: str) -> list[list[int]]:
         """Vocabulary ids (1-based; 0 is padding) of each question or secret's tokens."""
-        tokens, vocab = (self.questions, self.question_vocab) if which == "question" else (self.secrets,
-                                                                                           self.secret_vocab)
+        tokens, vocab = (
+            (self.questions, self.question_vocab)
+            if which == "question"
+            else (self.secrets, self.secret_vocab)
+        )
         index = {t: i + 1 for i, t in enumerate(vocab)}
         return [[index[t] for t in bag if t in index] for bag in tokens]
 
 
-def featurize(rows: Sequence[Row], kb: KnowledgeBase, *, val_percent: int, test_percent: int,
-              min_count: int) -> tuple[dict[str, Examples], Tables, dict]:
+def featurize(
+    rows: Sequence[Row], kb: KnowledgeBase, *, val_percent: int, test_percent: int, min_count: int
+) -> tuple[dict[str, Examples], Tables, dict]:
     """Examples per split, the token tables, and what was dropped (secrets outside the KB)."""
     featurizer = Featurizer(kb)
     nouns: dict[str, int | None] = {}
@@ -155,7 +169,9 @@ def featurize(rows: Sequence[Row], kb: KnowledgeBase, *, val_percent: int, test_
     for q, rows_with_q in Counter(int(of_question[i]) for i in train).items():
         for t in question_facts[q].tokens:
             question_counts[t] += rows_with_q
-    secret_counts = Counter(t for s in {int(of_secret[i]) for i in train} for t in secret_facts[s].tokens)
+    secret_counts = Counter(
+        t for s in {int(of_secret[i]) for i in train} for t in secret_facts[s].tokens
+    )
     tables = Tables(
         questions=[f.tokens for f in question_facts],
         secrets=[f.tokens for f in secret_facts],
@@ -166,9 +182,20 @@ def featurize(rows: Sequence[Row], kb: KnowledgeBase, *, val_percent: int, test_
     for split, idx in by_split.items():
         ix = np.array(idx, dtype=np.int64)
         examples[split] = Examples(
-            rows=[kept[i] for i in idx], question_of=of_question[ix], secret_of=of_secret[ix], match=match[ix],
+            rows=[kept[i] for i in idx],
+            question_of=of_question[ix],
+            secret_of=of_secret[ix],
+            match=match[ix],
             target=np.array([kept[i].target for i in idx], dtype=np.float32),
-            weight=np.array([kept[i].weight for i in idx], dtype=np.float32))
+            weight=np.array([kept[i].weight for i in idx], dtype=np.float32),
+        )
     dropped = sorted(s for s, n in nouns.items() if n is None)
-    return examples, tables, {"secrets_outside_kb": len(dropped), "examples": dropped[:10],
-                              "rows_dropped": len(rows) - len(kept)}
+    return (
+        examples,
+        tables,
+        {
+            "secrets_outside_kb": len(dropped),
+            "examples": dropped[:10],
+            "rows_dropped": len(rows) - len(kept),
+        },
+    )

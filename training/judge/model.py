@@ -3,8 +3,8 @@ that games.judges.learned reads. The two forward passes are the same function; a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -18,7 +18,9 @@ from games.kb import store
 class JudgeNet(nn.Module):
     def __init__(self, question_vocab: int, secret_vocab: int, dim: int, hidden: int):
         super().__init__()
-        self.question_embedding = nn.EmbeddingBag(question_vocab + 1, dim, mode="mean", padding_idx=0)
+        self.question_embedding = nn.EmbeddingBag(
+            question_vocab + 1, dim, mode="mean", padding_idx=0
+        )
         self.question_bias = nn.EmbeddingBag(question_vocab + 1, 1, mode="sum", padding_idx=0)
         self.secret_embedding = nn.EmbeddingBag(secret_vocab + 1, dim, mode="mean", padding_idx=0)
         for table in (self.question_embedding, self.secret_embedding):
@@ -31,7 +33,9 @@ class JudgeNet(nn.Module):
         self.mlp2 = nn.Linear(hidden, 1)
         self.wide = nn.Linear(MATCH_DIM, 1)
 
-    def forward(self, q: torch.Tensor, q_bias: torch.Tensor, s: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, q: torch.Tensor, q_bias: torch.Tensor, s: torch.Tensor, m: torch.Tensor
+    ) -> torch.Tensor:
         h = torch.relu(self.mlp0(torch.cat([q, s, q * s, m], dim=1)))
         h = torch.relu(self.mlp1(h))
         return (self.mlp2(h) + self.wide(m)).squeeze(1) + q_bias
@@ -52,8 +56,14 @@ class Bags:
         return flat, offsets, inverse
 
 
-def logits(net: JudgeNet, questions: Bags, secrets: Bags, q_items: torch.Tensor, s_items: torch.Tensor,
-           match: torch.Tensor) -> torch.Tensor:
+def logits(
+    net: JudgeNet,
+    questions: Bags,
+    secrets: Bags,
+    q_items: torch.Tensor,
+    s_items: torch.Tensor,
+    match: torch.Tensor,
+) -> torch.Tensor:
     qf, qo, qi = questions.gather(q_items)
     sf, so, si = secrets.gather(s_items)
     q = net.question_embedding(qf, qo)[qi]
@@ -62,9 +72,16 @@ def logits(net: JudgeNet, questions: Bags, secrets: Bags, q_items: torch.Tensor,
     return net(q, q_bias, s, match)
 
 
-def export(net: JudgeNet, path: str | Path, *, question_vocab: list[str], secret_vocab: list[str],
-           meta: dict) -> int:
-    """Write the weights file (embeddings in float16, the rest float32); returns its size in bytes."""
+def export(
+    net: JudgeNet,
+    path: str | Path,
+    *,
+    question_vocab: list[str],
+    secret_vocab: list[str],
+    meta: dict,
+) -> int:
+    """Write the weights file (embeddings in float16, the rest float32); returns its size in
+    bytes."""
     if not question_vocab or not secret_vocab:
         raise ValueError("too few training rows: no question or secret token reached min_count")
     state = {k: v.detach().cpu().numpy() for k, v in net.state_dict().items()}

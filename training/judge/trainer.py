@@ -12,8 +12,9 @@ written weights file, so what is reported is what the product runs. The decision
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -33,8 +34,10 @@ def load_rows(config: LearnedJudgeJobConfig) -> list[Row]:
         return reference_rows()
     if config.dataset == "file":
         return read_rows(config.data_path)
-    raise ValueError(f"dataset={config.dataset} reads the web app's database: start it as a job "
-                     "(Jobs → New judge job) or pass the rows")
+    raise ValueError(
+        f"dataset={config.dataset} reads the web app's database: start it as a job "
+        "(Jobs → New judge job) or pass the rows"
+    )
 
 
 def _predict(net, tables_bags, examples: Examples) -> np.ndarray:
@@ -48,9 +51,18 @@ def _predict(net, tables_bags, examples: Examples) -> np.ndarray:
     with torch.no_grad():
         for i in range(0, len(examples.rows), EVAL_BATCH):
             sl = slice(i, i + EVAL_BATCH)
-            out.append(torch.sigmoid(logits(net, questions, secrets, torch.from_numpy(examples.question_of[sl]),
-                                            torch.from_numpy(examples.secret_of[sl]),
-                                            torch.from_numpy(examples.match[sl]))).numpy())
+            out.append(
+                torch.sigmoid(
+                    logits(
+                        net,
+                        questions,
+                        secrets,
+                        torch.from_numpy(examples.question_of[sl]),
+                        torch.from_numpy(examples.secret_of[sl]),
+                        torch.from_numpy(examples.match[sl]),
+                    )
+                ).numpy()
+            )
     net.train()
     return np.concatenate(out) if out else np.zeros(0, dtype=np.float32)
 
@@ -63,7 +75,9 @@ def scores(p_yes: np.ndarray, examples: Examples, threshold: float = 0.5) -> dic
     return agreement(verdicts, [answers[i] for i in keep])
 
 
-def train(config: LearnedJudgeJobConfig, reporter: Reporter, examples: dict[str, Examples], tables: Tables):
+def train(
+    config: LearnedJudgeJobConfig, reporter: Reporter, examples: dict[str, Examples], tables: Tables
+):
     """The network after `config.epochs` passes; validation figures logged per epoch."""
     import torch
     from torch import nn
@@ -74,26 +88,43 @@ def train(config: LearnedJudgeJobConfig, reporter: Reporter, examples: dict[str,
     rng = np.random.default_rng(config.seed)
     bags = (Bags(tables.bags("question")), Bags(tables.bags("secret")))
     net = JudgeNet(len(tables.question_vocab), len(tables.secret_vocab), config.dim, config.hidden)
-    optimizer = torch.optim.AdamW(net.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
+    optimizer = torch.optim.AdamW(
+        net.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
+    )
     train_set = examples["train"]
     n = len(train_set.rows)
     per_epoch = max(1, n // config.batch_size)
     total = per_epoch * config.epochs
-    # one cycle (10% warm-up, then cosine down); a handful of steps (a small gold set) keeps the rate
-    schedule = (torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=config.learning_rate, total_steps=total,
-                                                    pct_start=max(0.1, 2.0 / total))
-                if total >= 20 else torch.optim.lr_scheduler.LambdaLR(optimizer, lambda _: 1.0))
+    # one cycle (10% warm-up, then cosine down); a handful of steps (a small gold set) keeps the
+    # rate
+    schedule = (
+        torch.optim.lr_scheduler.OneCycleLR(
+            optimizer,
+            max_lr=config.learning_rate,
+            total_steps=total,
+            pct_start=max(0.1, 2.0 / total),
+        )
+        if total >= 20
+        else torch.optim.lr_scheduler.LambdaLR(optimizer, lambda _: 1.0)
+    )
     target, weight = torch.from_numpy(train_set.target), torch.from_numpy(train_set.weight)
     step, started = 0, time.perf_counter()
     for epoch in range(config.epochs):
         order = rng.permutation(n)
         losses = []
         for b in range(per_epoch):
-            idx = order[b * config.batch_size:(b + 1) * config.batch_size]
-            out = logits(net, *bags, torch.from_numpy(train_set.question_of[idx]),
-                         torch.from_numpy(train_set.secret_of[idx]), torch.from_numpy(train_set.match[idx]))
-            loss = (nn.functional.binary_cross_entropy_with_logits(out, target[idx], reduction="none")
-                    * weight[idx]).sum() / weight[idx].sum()
+            idx = order[b * config.batch_size : (b + 1) * config.batch_size]
+            out = logits(
+                net,
+                *bags,
+                torch.from_numpy(train_set.question_of[idx]),
+                torch.from_numpy(train_set.secret_of[idx]),
+                torch.from_numpy(train_set.match[idx]),
+            )
+            loss = (
+                nn.functional.binary_cross_entropy_with_logits(out, target[idx], reduction="none")
+                * weight[idx]
+            ).sum() / weight[idx].sum()
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -103,16 +134,34 @@ def train(config: LearnedJudgeJobConfig, reporter: Reporter, examples: dict[str,
             if step % 50 == 0:
                 if reporter.should_stop():
                     raise StopRequested()
-                reporter.progress(0.05 + 0.85 * step / total, f"epoch {epoch + 1}/{config.epochs}, step {step}/{total}")
-        values = {"train/loss": float(np.mean(losses)), "train/seconds": time.perf_counter() - started,
-                  "train/lr": schedule.get_last_lr()[0]}
+                reporter.progress(
+                    0.05 + 0.85 * step / total,
+                    f"epoch {epoch + 1}/{config.epochs}, step {step}/{total}",
+                )
+        values = {
+            "train/loss": float(np.mean(losses)),
+            "train/seconds": time.perf_counter() - started,
+            "train/lr": schedule.get_last_lr()[0],
+        }
         if examples["val"].rows:
-            values.update({f"val/{k}": v for k, v in scores(_predict(net, bags, examples["val"]), examples["val"]).items()
-                           if isinstance(v, (int, float)) and v is not None})
+            values.update(
+                {
+                    f"val/{k}": v
+                    for k, v in scores(
+                        _predict(net, bags, examples["val"]), examples["val"]
+                    ).items()
+                    if isinstance(v, (int, float)) and v is not None
+                }
+            )
         reporter.metrics(step, values)
-        reporter.log(f"epoch {epoch + 1}: loss {values['train/loss']:.4f}"
-                     + (f", validation accuracy {values['val/accuracy']:.4f}, κ {values['val/kappa']:.4f}"
-                        if "val/accuracy" in values else ""))
+        reporter.log(
+            f"epoch {epoch + 1}: loss {values['train/loss']:.4f}"
+            + (
+                f", validation accuracy {values['val/accuracy']:.4f}, κ {values['val/kappa']:.4f}"
+                if "val/accuracy" in values
+                else ""
+            )
+        )
     return net, step
 
 
@@ -128,13 +177,23 @@ def evaluate_file(path: Path, examples: Examples, kb: KnowledgeBase) -> dict[str
         if r.secret not in nouns:
             nouns[r.secret] = kb.lookup(r.secret)
         pairs.append((nouns[r.secret], r.question))
-    p = np.concatenate([model.p_yes(pairs[i:i + EVAL_BATCH]) for i in range(0, len(pairs), EVAL_BATCH)]) \
-        if pairs else np.zeros(0)
+    p = (
+        np.concatenate(
+            [model.p_yes(pairs[i : i + EVAL_BATCH]) for i in range(0, len(pairs), EVAL_BATCH)]
+        )
+        if pairs
+        else np.zeros(0)
+    )
     return scores(p, examples, model.threshold)
 
 
-def run(config: LearnedJudgeJobConfig, reporter: Reporter, *, rows: Sequence[Row] | None = None,
-        kb: KnowledgeBase | None = None) -> dict[str, Any]:
+def run(
+    config: LearnedJudgeJobConfig,
+    reporter: Reporter,
+    *,
+    rows: Sequence[Row] | None = None,
+    kb: KnowledgeBase | None = None,
+) -> dict[str, Any]:
     import torch
 
     from training.judge.model import export
@@ -145,30 +204,68 @@ def run(config: LearnedJudgeJobConfig, reporter: Reporter, *, rows: Sequence[Row
     started = time.perf_counter()
     rows = list(rows) if rows is not None else load_rows(config)
     reporter.progress(0.01, f"featurising {len(rows)} rows")
-    examples, tables, dropped = featurize(rows, kb, val_percent=config.val_percent,
-                                          test_percent=config.test_percent, min_count=config.min_count)
+    examples, tables, dropped = featurize(
+        rows,
+        kb,
+        val_percent=config.val_percent,
+        test_percent=config.test_percent,
+        min_count=config.min_count,
+    )
     sizes = {split: len(e.rows) for split, e in examples.items()}
     secrets = {split: len({r.secret for r in e.rows}) for split, e in examples.items()}
     if not sizes["train"]:
-        raise ValueError("no training rows: every secret fell outside the knowledge base or in val/test")
-    reporter.log(f"rows {sizes}, secrets {secrets}, vocabulary {len(tables.question_vocab)} question / "
-                 f"{len(tables.secret_vocab)} secret tokens; {dropped['secrets_outside_kb']} secrets outside the KB")
+        raise ValueError(
+            "no training rows: every secret fell outside the knowledge base or in val/test"
+        )
+    reporter.log(
+        f"rows {sizes}, secrets {secrets}, vocabulary {len(tables.question_vocab)} question / "
+        f"{len(tables.secret_vocab)} secret tokens; "
+        f"{dropped['secrets_outside_kb']} secrets outside the KB"
+    )
     net, steps = train(config, reporter, examples, tables)
     path = Path(reporter.output_dir) / WEIGHTS_FILE
     sources = sorted({r.source for r in rows})
-    meta = {"config": config.to_dict(), "rows": sizes, "secrets": secrets, "sources": sources,
-            "question_vocab": len(tables.question_vocab), "secret_vocab": len(tables.secret_vocab)}
-    export(net, path, question_vocab=tables.question_vocab, secret_vocab=tables.secret_vocab, meta=meta)
+    meta = {
+        "config": config.to_dict(),
+        "rows": sizes,
+        "secrets": secrets,
+        "sources": sources,
+        "question_vocab": len(tables.question_vocab),
+        "secret_vocab": len(tables.secret_vocab),
+    }
+    export(
+        net, path, question_vocab=tables.question_vocab, secret_vocab=tables.secret_vocab, meta=meta
+    )
     reporter.progress(0.92, "measuring the written weights on the held-out secrets")
-    held_out = {split: evaluate_file(path, examples[split], kb) for split in ("val", "test") if examples[split].rows}
-    size = export(net, path, question_vocab=tables.question_vocab, secret_vocab=tables.secret_vocab,
-                  meta={**meta, "held_out": held_out})  # the same weights, now with what they scored
-    final = {f"{split}/{k}": v for split, figures in held_out.items() for k, v in figures.items()
-             if isinstance(v, (int, float)) and v is not None}
+    held_out = {
+        split: evaluate_file(path, examples[split], kb)
+        for split in ("val", "test")
+        if examples[split].rows
+    }
+    size = export(
+        net,
+        path,
+        question_vocab=tables.question_vocab,
+        secret_vocab=tables.secret_vocab,
+        meta={**meta, "held_out": held_out},
+    )  # the same weights, now with what they scored
+    final = {
+        f"{split}/{k}": v
+        for split, figures in held_out.items()
+        for k, v in figures.items()
+        if isinstance(v, (int, float)) and v is not None
+    }
     reporter.metrics(steps, final)
     reporter.checkpoint(steps, path, metrics=final, config=config.to_dict())
     reporter.artifact("judge-weights", WEIGHTS_FILE, path, meta={"bytes": size, **final})
     reporter.progress(1.0, "done")
-    return {"weights": str(path), "bytes": size, "rows": sizes, "secrets": secrets, "sources": sources,
-            **{split: figures for split, figures in held_out.items()},
-            "seconds": round(time.perf_counter() - started, 1), **dropped}
+    return {
+        "weights": str(path),
+        "bytes": size,
+        "rows": sizes,
+        "secrets": secrets,
+        "sources": sources,
+        **{split: figures for split, figures in held_out.items()},
+        "seconds": round(time.perf_counter() - started, 1),
+        **dropped,
+    }

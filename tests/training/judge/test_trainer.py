@@ -35,25 +35,35 @@ def test_secrets_not_rows_are_split_and_the_split_is_stable():
 
 
 def test_rows_files_round_trip_and_answers(tmp_path):
-    rows = [Row("dog", "Is it an animal?", 3, 0), Row("dog", "Is it loud?", 1, 1), Row("cat", "Is it a car?", 0, 2)]
+    rows = [
+        Row("dog", "Is it an animal?", 3, 0),
+        Row("dog", "Is it loud?", 1, 1),
+        Row("cat", "Is it a car?", 0, 2),
+    ]
     assert [r.answer for r in rows] == ["yes", "tie", "no"] and rows[1].target == 0.5
     back = read_rows(write_rows(rows, tmp_path / "rows.jsonl"), weight=5.0, source="gold")
-    assert [(r.secret, r.question, r.yes_votes, r.no_votes) for r in back] == \
-        [(r.secret, r.question, r.yes_votes, r.no_votes) for r in rows]
+    assert [(r.secret, r.question, r.yes_votes, r.no_votes) for r in back] == [
+        (r.secret, r.question, r.yes_votes, r.no_votes) for r in rows
+    ]
     assert {r.weight for r in back} == {5.0} and {r.source for r in back} == {"gold"}
-    (tmp_path / "answers.jsonl").write_text('{"secret": "dog", "question": "Is it big?", "answer": "yes"}\n'
-                                            '{"secret": "dog", "question": "Is it red?", "answer": "tie"}\n')
+    (tmp_path / "answers.jsonl").write_text(
+        '{"secret": "dog", "question": "Is it big?", "answer": "yes"}\n'
+        '{"secret": "dog", "question": "Is it red?", "answer": "tie"}\n'
+    )
     assert [(r.yes_votes, r.no_votes) for r in read_rows(tmp_path / "answers.jsonl")] == [(1, 0)]
 
 
 def test_featurize_keeps_each_secret_in_one_split_and_learns_tokens_from_train_only(rows):
-    examples, tables, dropped = featurize(rows, load_kb(), val_percent=10, test_percent=10, min_count=2)
+    examples, tables, dropped = featurize(
+        rows, load_kb(), val_percent=10, test_percent=10, min_count=2
+    )
     secrets = {split: {r.secret for r in e.rows} for split, e in examples.items()}
     assert secrets["train"] and secrets["val"] and secrets["test"]
     assert not (secrets["train"] & secrets["val"]) and not (secrets["train"] & secrets["test"])
     assert sum(len(e.rows) for e in examples.values()) + dropped["rows_dropped"] == len(rows)
     held_out_only = {f"w:{w}" for s in secrets["test"] for w in s.split()} - {
-        f"w:{w}" for s in secrets["train"] for w in s.split()}
+        f"w:{w}" for s in secrets["train"] for w in s.split()
+    }
     assert held_out_only and not (held_out_only & set(tables.secret_vocab))
 
 
@@ -66,13 +76,26 @@ def test_the_numpy_judge_computes_what_the_torch_network_computes(rows, tmp_path
         for table in (net.question_embedding, net.secret_embedding):
             table.weight.copy_(table.weight.half().float())
         net.question_bias.weight.normal_(0, 0.3)
-    export(net, tmp_path / "w.npz", question_vocab=tables.question_vocab, secret_vocab=tables.secret_vocab, meta={})
+    export(
+        net,
+        tmp_path / "w.npz",
+        question_vocab=tables.question_vocab,
+        secret_vocab=tables.secret_vocab,
+        meta={},
+    )
     model = LearnedModel(store.read(tmp_path / "w.npz"), tmp_path / "w.npz", kb)
     train = examples["train"]
     bags = (Bags(tables.bags("question")), Bags(tables.bags("secret")))
     with torch.no_grad():
-        expected = torch.sigmoid(logits(net, *bags, torch.from_numpy(train.question_of),
-                                        torch.from_numpy(train.secret_of), torch.from_numpy(train.match))).numpy()
+        expected = torch.sigmoid(
+            logits(
+                net,
+                *bags,
+                torch.from_numpy(train.question_of),
+                torch.from_numpy(train.secret_of),
+                torch.from_numpy(train.match),
+            )
+        ).numpy()
     got = model.p_yes([(kb.lookup(r.secret), r.question) for r in train.rows])
     assert np.abs(got - expected).max() < 1e-5
     assert expected.std() > 0.01  # not a constant network
@@ -80,8 +103,9 @@ def test_the_numpy_judge_computes_what_the_torch_network_computes(rows, tmp_path
 
 def test_a_run_learns_something_and_writes_a_judge_that_plays(rows, tmp_path):
     config = LearnedJudgeJobConfig(epochs=3, dim=32, hidden=64, min_count=2)
-    reporter = ConsoleReporter(tmp_path, stream=open(tmp_path / "log.jsonl", "w"))
-    result = run(config, reporter, rows=rows)
+    with open(tmp_path / "log.jsonl", "w") as log:
+        reporter = ConsoleReporter(tmp_path, stream=log)
+        result = run(config, reporter, rows=rows)
     assert result["rows"]["train"] > 4 * result["rows"]["test"] > 0
     test = result["test"]
     # better than answering the majority answer (no) to everything, and every question answered
@@ -98,30 +122,46 @@ def test_a_run_learns_something_and_writes_a_judge_that_plays(rows, tmp_path):
 
 
 def test_bad_configs_are_refused():
-    for bad in (dict(dataset="everything"), dict(dataset="file"), dict(dataset="games"), dict(epochs=0),
-                dict(val_percent=40, test_percent=40), dict(extra_weight=0), dict(learning_rate=2)):
+    for bad in (
+        dict(dataset="everything"),
+        dict(dataset="file"),
+        dict(dataset="games"),
+        dict(epochs=0),
+        dict(val_percent=40, test_percent=40),
+        dict(extra_weight=0),
+        dict(learning_rate=2),
+    ):
         with pytest.raises(ValueError):
             LearnedJudgeJobConfig(**bad)
     with pytest.raises(ValueError, match="web app"):
-        run(LearnedJudgeJobConfig(dataset="reference+gold"), ConsoleReporter("/tmp/never-used-judge-run"))
+        run(
+            LearnedJudgeJobConfig(dataset="reference+gold"),
+            ConsoleReporter("/tmp/never-used-judge-run"),
+        )
 
 
 def test_a_handful_of_steps_trains_too(rows, tmp_path):
     """A small gold set gives few optimizer steps (10 once broke the one-cycle schedule)."""
     few = rows[:1100]
     for epochs in (1, 5, 10):
-        config = LearnedJudgeJobConfig(epochs=epochs, dim=8, hidden=8, min_count=1, val_percent=0, test_percent=0)
-        result = run(config, ConsoleReporter(tmp_path / str(epochs), stream=open(tmp_path / f"{epochs}.log", "w")),
-                     rows=few)
-        assert result["rows"]["train"] == len(few) and result["weights"].endswith("learned_judge.npz")
+        config = LearnedJudgeJobConfig(
+            epochs=epochs, dim=8, hidden=8, min_count=1, val_percent=0, test_percent=0
+        )
+        with open(tmp_path / f"{epochs}.log", "w") as log:
+            reporter = ConsoleReporter(tmp_path / str(epochs), stream=log)
+            result = run(config, reporter, rows=few)
+        assert result["rows"]["train"] == len(few) and result["weights"].endswith(
+            "learned_judge.npz"
+        )
 
 
 def test_a_question_asked_about_many_training_secrets_gets_its_own_token():
     """Question tokens count training rows: one question asked of four secrets is learned whole."""
     secrets = ["dog", "cat", "horse", "cow"]
-    rows = [Row(s, "Is it a pet?", 1, 0) for s in secrets] + [Row("dog", "Does it bark loudly?", 1, 0)]
+    rows = [Row(s, "Is it a pet?", 1, 0) for s in secrets] + [
+        Row("dog", "Does it bark loudly?", 1, 0)
+    ]
     _, tables, _ = featurize(rows, load_kb(), val_percent=0, test_percent=0, min_count=4)
     assert "q:is it a pet" in tables.question_vocab and "u:pet" in tables.question_vocab
     assert "u:bark" not in tables.question_vocab  # one row only
     assert "w:dog" not in tables.secret_vocab  # secret tokens count secrets: dog is one
-
