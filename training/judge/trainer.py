@@ -95,18 +95,7 @@ def train(
     n = len(train_set.rows)
     per_epoch = max(1, n // config.batch_size)
     total = per_epoch * config.epochs
-    # one cycle (10% warm-up, then cosine down); a handful of steps (a small gold set) keeps the
-    # rate
-    schedule = (
-        torch.optim.lr_scheduler.OneCycleLR(
-            optimizer,
-            max_lr=config.learning_rate,
-            total_steps=total,
-            pct_start=max(0.1, 2.0 / total),
-        )
-        if total >= 20
-        else torch.optim.lr_scheduler.LambdaLR(optimizer, lambda _: 1.0)
-    )
+    schedule = _one_cycle(optimizer, config.learning_rate, total)
     target, weight = torch.from_numpy(train_set.target), torch.from_numpy(train_set.weight)
     step, started = 0, time.perf_counter()
     for epoch in range(config.epochs):
@@ -143,26 +132,41 @@ def train(
             "train/seconds": time.perf_counter() - started,
             "train/lr": schedule.get_last_lr()[0],
         }
-        if examples["val"].rows:
-            values.update(
-                {
-                    f"val/{k}": v
-                    for k, v in scores(
-                        _predict(net, bags, examples["val"]), examples["val"]
-                    ).items()
-                    if isinstance(v, (int, float)) and v is not None
-                }
-            )
-        reporter.metrics(step, values)
-        reporter.log(
-            f"epoch {epoch + 1}: loss {values['train/loss']:.4f}"
-            + (
-                f", validation accuracy {values['val/accuracy']:.4f}, κ {values['val/kappa']:.4f}"
-                if "val/accuracy" in values
-                else ""
-            )
-        )
+        _report_epoch(reporter, step, epoch, values, net, bags, examples["val"])
     return net, step
+
+
+def _one_cycle(optimizer, learning_rate: float, total: int):
+    """One cycle (10% warm-up, then cosine down); a handful of steps (a small gold set) keeps the
+    rate constant."""
+    import torch
+
+    if total < 20:
+        return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda _: 1.0)
+    return torch.optim.lr_scheduler.OneCycleLR(
+        optimizer, max_lr=learning_rate, total_steps=total, pct_start=max(0.1, 2.0 / total)
+    )
+
+
+def _report_epoch(reporter: Reporter, step: int, epoch: int, values: dict, net, bags, val):
+    """An epoch's training figures, with the validation figures when there is a validation split."""
+    if val.rows:
+        values.update(
+            {
+                f"val/{k}": v
+                for k, v in scores(_predict(net, bags, val), val).items()
+                if isinstance(v, (int, float)) and v is not None
+            }
+        )
+    reporter.metrics(step, values)
+    reporter.log(
+        f"epoch {epoch + 1}: loss {values['train/loss']:.4f}"
+        + (
+            f", validation accuracy {values['val/accuracy']:.4f}, κ {values['val/kappa']:.4f}"
+            if "val/accuracy" in values
+            else ""
+        )
+    )
 
 
 def evaluate_file(path: Path, examples: Examples, kb: KnowledgeBase) -> dict[str, Any]:
@@ -187,6 +191,22 @@ def evaluate_file(path: Path, examples: Examples, kb: KnowledgeBase) -> dict[str
     return scores(p, examples, model.threshold)
 
 
+def _write_and_measure(net, path: Path, tables: Tables, meta: dict, examples, kb, reporter):
+    """Write the weights, measure the file the numpy judge reads on the held-out splits, and write
+    the same weights again with what they scored; (held-out figures, bytes)."""
+    from training.judge.model import export
+
+    vocab = {"question_vocab": tables.question_vocab, "secret_vocab": tables.secret_vocab}
+    export(net, path, **vocab, meta=meta)
+    reporter.progress(0.92, "measuring the written weights on the held-out secrets")
+    held_out = {
+        split: evaluate_file(path, examples[split], kb)
+        for split in ("val", "test")
+        if examples[split].rows
+    }
+    return held_out, export(net, path, **vocab, meta={**meta, "held_out": held_out})
+
+
 def run(
     config: LearnedJudgeJobConfig,
     reporter: Reporter,
@@ -195,8 +215,6 @@ def run(
     kb: KnowledgeBase | None = None,
 ) -> dict[str, Any]:
     import torch
-
-    from training.judge.model import export
 
     if config.cpu_threads:
         torch.set_num_threads(config.cpu_threads)
@@ -233,22 +251,7 @@ def run(
         "question_vocab": len(tables.question_vocab),
         "secret_vocab": len(tables.secret_vocab),
     }
-    export(
-        net, path, question_vocab=tables.question_vocab, secret_vocab=tables.secret_vocab, meta=meta
-    )
-    reporter.progress(0.92, "measuring the written weights on the held-out secrets")
-    held_out = {
-        split: evaluate_file(path, examples[split], kb)
-        for split in ("val", "test")
-        if examples[split].rows
-    }
-    size = export(
-        net,
-        path,
-        question_vocab=tables.question_vocab,
-        secret_vocab=tables.secret_vocab,
-        meta={**meta, "held_out": held_out},
-    )  # the same weights, now with what they scored
+    held_out, size = _write_and_measure(net, path, tables, meta, examples, kb, reporter)
     final = {
         f"{split}/{k}": v
         for split, figures in held_out.items()
