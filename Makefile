@@ -74,15 +74,18 @@ browser-deps:
 	    && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium is missing: sudo apt-get install chromium"; fi; }
 
-# Gates before the suite: every model change has its migration.
+# Gates before the suite: ruff (lint and format) over the whole tree, and every model change has
+# its migration.
 test: setup browser-deps
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-fast: setup
 	$(PY) -m pytest -m "not browser and not slow" $(PYTEST_ARGS)
 
-# Not yet part of `make test`: the tree is formatted and fixed once, then it is.
+# The same gate as `make test` runs first.
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
