@@ -114,7 +114,9 @@ def test_keyboard_shortcuts_send_questions_and_keep_focus(page, play_catalog, mo
 
 def test_the_trajectory_page_renders_its_charts(page, play_catalog):
     game = model_game("dog", ["Is it a kind of animal?", "Is it a kind of plant?", "Is it a dog?"])
-    page.goto("/games/")
+    page.goto("/games/")  # people's games by default: the model game is one click away
+    assert page.locator(f"a[href='/games/{game.pk}/']").count() == 0
+    page.click("#include-model-games")
     page.wait_for_selector(f"a[href='/games/{game.pk}/']")
     screenshot(page, "07-game-list")
     page.goto(f"/games/{game.pk}/#turn-2")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 
 from webapp.play.models import GameMode, GameOutcome
+from webapp.play.selectors import SHOW_CHOICES
 from webapp.play.services import HUMAN_VERDICTS, MAX_TURNS_LIMIT, ROLES
 
 MAX_QUESTION_INPUT = (
@@ -40,19 +41,54 @@ class ConfirmSecretForm(forms.Form):
 
 
 class GameFilterForm(forms.Form):
-    """The trajectory browser's filters; they live in the URL (a GET form)."""
+    """The trajectory browser's filters; they live in the URL (a GET form). An invalid value leaves
+    out that filter only (see `filters` and `problems`)."""
 
-    player = forms.CharField(required=False, max_length=150, help_text="a username, or guest")
-    guesser = forms.CharField(required=False, max_length=100)
-    judge = forms.CharField(required=False, max_length=100)
-    word = forms.CharField(required=False, max_length=100)
-    word_list = forms.CharField(required=False, max_length=100)
-    outcome = forms.ChoiceField(required=False, choices=[("", "any")] + GameOutcome.choices)
-    mode = forms.ChoiceField(required=False, choices=[("", "any")] + GameMode.choices)
-    job = forms.IntegerField(required=False, min_value=1)
-    date_from = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    date_to = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    show = forms.ChoiceField(required=False, choices=SHOW_CHOICES, label="Show")
+    player = forms.CharField(
+        required=False, max_length=150, label="Player", help_text="a username, or guest"
+    )
+    guesser = forms.CharField(required=False, max_length=100, label="Guesser")
+    judge = forms.CharField(required=False, max_length=100, label="Judge")
+    word = forms.CharField(required=False, max_length=100, label="Word")
+    word_list = forms.CharField(required=False, max_length=100, label="Word list")
+    outcome = forms.ChoiceField(
+        required=False, choices=[("", "any")] + GameOutcome.choices, label="Outcome"
+    )
+    mode = forms.ChoiceField(required=False, choices=[("", "any")] + GameMode.choices, label="Mode")
+    job = forms.IntegerField(required=False, min_value=1, max_value=2**63 - 1, label="Job")
+    date_from = forms.DateField(
+        required=False, widget=forms.DateInput(attrs={"type": "date"}), label="From"
+    )
+    date_to = forms.DateField(
+        required=False, widget=forms.DateInput(attrs={"type": "date"}), label="To"
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():  # reasons that read as words in `problems`
+            field.error_messages.update(
+                invalid_choice="not one of the choices",
+                min_value="a number from 1 up",
+                max_value="too large for an id",
+            )
+            if isinstance(field, forms.IntegerField):
+                field.error_messages["invalid"] = "not a whole number"
+            elif isinstance(field, forms.DateField):
+                field.error_messages["invalid"] = "not a date (year-month-day)"
 
     def filters(self) -> dict:
-        """The cleaned filters with empty ones left out (call after is_valid())."""
+        """The valid filters with empty ones left out (call after is_valid(); an invalid field is
+        missing from cleaned_data, so the others still apply)."""
         return {k: v for k, v in self.cleaned_data.items() if v not in ("", None)}
+
+    def problems(self) -> list[str]:
+        """Each invalid filter in words: its label, the value given and why it was left out."""
+        out = []
+        for name, errors in self.errors.items():
+            field = self.fields.get(name)
+            label = field.label if field is not None else "Filter"
+            value = str(self.data.get(name, ""))[:60]
+            reason = " ".join(str(e).rstrip(".") for e in errors)
+            out.append(f"{label} “{value}” was left out: {reason[:1].lower()}{reason[1:]}.")
+        return out

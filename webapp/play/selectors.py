@@ -175,6 +175,12 @@ def _form_heads(forms: list[str]) -> list[tuple[str, str]]:
 
 
 # -- the trajectory browser ----------------------------------------------------------------------
+# what /games/ lists: bare /games/ shows people's games (see views.game_list)
+SHOW_CHOICES = [
+    ("people", "people's games"),
+    ("all", "all games, models' too"),
+    ("models", "models' games only"),
+]
 GAME_FILTERS = {
     "job": "job_id",
     "word_list": "word_list__name",
@@ -209,7 +215,11 @@ def game_list(
     job: int | None = None,
     date_from: dt.date | None = None,
     date_to: dt.date | None = None,
+    show: str = "all",
 ) -> QuerySet[Game]:
+    """Games newest first, narrowed by each filter given. `show`: "people" (games a person played),
+    "models" (model-vs-model games) or "all". Player and word match case-insensitively and in
+    part; player "guest" means the games a guest played (never model-vs-model games)."""
     games = Game.objects.select_related("guesser", "judge", "player", "word_list").order_by(
         "-created_at", "-pk"
     )
@@ -222,14 +232,17 @@ def game_list(
         mode=mode,
         job=job,
     )
-    if player:
-        games = (
-            games.filter(player__isnull=True)
-            if player == "guest"
-            else games.filter(player__username=player)
-        )
-    if word:  # a running game's secret is not searchable: that would reveal it
-        games = games.filter(secret__iexact=word.strip()).exclude(status=GameStatus.PLAYING)
+    if show == "people":
+        games = games.exclude(mode=GameMode.MODEL_VS_MODEL)
+    elif show == "models":
+        games = games.filter(mode=GameMode.MODEL_VS_MODEL)
+    player = player.strip()
+    if player.lower() == "guest":
+        games = games.filter(player__isnull=True).exclude(mode=GameMode.MODEL_VS_MODEL)
+    elif player:
+        games = games.filter(player__username__icontains=player)
+    if word.strip():  # a running game's secret is not searchable: that would reveal it
+        games = games.filter(secret__icontains=word.strip()).exclude(status=GameStatus.PLAYING)
     if date_from:
         games = games.filter(created_at__date__gte=date_from)
     if date_to:
@@ -249,6 +262,7 @@ def filter_choices() -> dict:
         "word_lists": [wl.name for wl in word_list_summaries()],
         "outcomes": GameOutcome.choices,
         "modes": GameMode.choices,
+        "shows": SHOW_CHOICES,
     }
 
 

@@ -162,13 +162,29 @@ def question_suggestions(request, game_id: int):
 # -- the trajectory browser ----------------------------------------------------------------------
 @require_GET
 def game_list(request):
-    form = GameFilterForm(request.GET or None)
-    filters = form.filters() if form.is_bound and form.is_valid() else {}
+    """The trajectory browser. Bare /games/ shows people's games (evaluations would bury them); a
+    link with filters but no `show` searches every game. An invalid filter is left out, said in
+    words, and the valid ones still apply."""
+    form = GameFilterForm(request.GET)
+    form.is_valid()
+    filters = form.filters()
+    if "show" not in filters:
+        filters["show"] = "all" if filters else "people"
     games = games_not_blinded(selectors.game_list(**filters), visitor_from_request(request))
     page = Paginator(games, GAMES_PER_PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    context = {"form": form, "page": page, "query": query.urlencode(), **selectors.filter_choices()}
+    include_models = query.copy()
+    include_models["show"] = "all"
+    context = {
+        "form": form,
+        "show": filters["show"],
+        "problems": form.problems(),
+        "page": page,
+        "query": query.urlencode(),
+        "include_models_query": include_models.urlencode(),
+        **selectors.filter_choices(),
+    }
     template = "play/partials/game_table.html" if request.htmx else "play/game_list.html"
     return render(request, template, context)
 

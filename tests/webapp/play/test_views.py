@@ -287,13 +287,15 @@ class TestTrajectoryBrowser:
         Game.objects.filter(pk=lost.pk).update(created_at=timezone.now() - dt.timedelta(days=10))
         today = timezone.now().date()
         cases = {
-            "": {won.pk, lost.pk, mine.pk},
+            "": {mine.pk},  # bare /games/: people's games only
+            "show=all": {won.pk, lost.pk, mine.pk},
+            "show=models": {won.pk, lost.pk},
             "outcome=won": {won.pk},
             f"job={job.pk}": {won.pk},
             "word=CAT": {lost.pk},
             "word_list=mini": {lost.pk},
             f"player={player.username}": {mine.pk},
-            "player=guest": {won.pk, lost.pk},
+            "player=guest": set(),  # nobody played the model-vs-model games
             "guesser=infogain": {won.pk, lost.pk, mine.pk},
             "judge=kb": {won.pk, lost.pk},
             "mode=human_judge": {mine.pk},
@@ -306,6 +308,36 @@ class TestTrajectoryBrowser:
             assert shown == expected, query
         partial = client.get("/games/?outcome=won", **HTMX).content.decode()
         assert "<html" not in partial and f"/games/{won.pk}/" in partial
+
+    def test_people_guests_partial_words_and_bad_values(self, client, catalog, player):
+        """Issue 22 item 7: guests are people, word and player match in part and in any case, an
+        invalid value leaves out only itself and says so in words."""
+        model = model_game("dog", ["Is it a kind of animal?", "Is it a dog?"])
+        guest = services.game_start(visitor=visitor_of(None), role="answerer")
+        Game.objects.filter(pk=guest.pk).update(status="finished", outcome="won", secret="hotdog")
+        mine = services.game_start(visitor=visitor_of(player), role="answerer")
+
+        def shown(query):
+            html = client.get(f"/games/?{query}").content.decode()
+            return html, {int(pk) for pk in re.findall(r'<td><a href="/games/(\d+)/">', html)}
+
+        html, ids = shown("")
+        assert ids == {guest.pk, mine.pk} and "include model games" in html
+        assert 'href="?show=all" id="include-model-games"' in html
+        assert shown("show=all")[1] == {model.pk, guest.pk, mine.pk}
+        assert shown("player=guest")[1] == {guest.pk}
+        assert shown("player=GUEST")[1] == {guest.pk}
+        assert shown(f"player={player.username[:3].upper()}")[1] == {mine.pk}
+        assert shown("word=DOG")[1] == {model.pk, guest.pk}  # a link with filters: every game
+        assert shown("word=hot&show=people")[1] == {guest.pk}
+        html, ids = shown("job=abc&word=Hotd&date_from=someday")
+        assert ids == {guest.pk}  # the word filter still applies
+        assert "Job “abc” was left out: not a whole number." in html
+        assert "From “someday” was left out: not a date (year-month-day)." in html
+        assert "job:" not in html and '<ul class="errorlist' not in html
+        partial = client.get("/games/?outcome=nope&word=dog", **HTMX).content.decode()
+        assert "Outcome “nope” was left out: not one of the choices." in partial
+        assert f"/games/{model.pk}/" in partial
 
     def test_pagination_keeps_the_filters(self, client, catalog):
         for _ in range(27):
