@@ -34,6 +34,12 @@ def test_play_a_whole_game_as_the_guesser_to_a_win(page, play_catalog, monkeypat
     page.click("#start-asking")
     game_id = new_game_id(page)
     assert "dog" not in page.content()  # the secret stays on the server
+    page.fill("#question-input", "I think it's a ball")  # no "?": caught before it costs a turn
+    page.click("#question-form button[type=submit]")
+    page.wait_for_selector("#game-panel .form-error")
+    assert "Did you mean “Is it a ball?”?" in page.inner_text("#game-panel .form-error")
+    assert page.input_value("#question-input") == "I think it's a ball"
+    assert page.inner_text("#turn-counter").startswith("Question 1 of 20")
     page.fill("#question-input", "Is it a kind of animal?")
     page.click("#question-form button[type=submit]")
     page.wait_for_selector("#play-turn-1 .verdict-yes")

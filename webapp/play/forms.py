@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from django import forms
 
+from games import rules
+from games.types import GameConfig
 from webapp.play.models import GameMode, GameOutcome
-from webapp.play.selectors import SHOW_CHOICES
+from webapp.play.selectors import SHOW_CHOICES, invalid_advice
 from webapp.play.services import HUMAN_VERDICTS, MAX_TURNS_LIMIT, ROLES
 
 MAX_QUESTION_INPUT = (
@@ -23,8 +25,24 @@ class GameStartForm(forms.Form):
 
 
 class QuestionForm(forms.Form):
+    """A person's question. What the rules would call invalid for its form alone (no "?", several
+    questions, too long) is refused here with what to ask instead, so it costs no turn; what only
+    the game can tell (no question word, a guess of several things) is an invalid turn with its
+    reason (selectors.rule_note)."""
+
     question = forms.CharField(max_length=MAX_QUESTION_INPUT, label="Your question")
     expected_index = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
+
+    def clean_question(self) -> str:
+        question = self.cleaned_data["question"]
+        config = GameConfig()  # people play with the default question bounds
+        reason = rules.syntax_error(question, config)
+        if reason:
+            advice = invalid_advice(reason, question)
+            if reason == "too long":
+                advice += f" Yours has {len(question.strip()):,}."
+            raise forms.ValidationError(f"{advice} Not asked: this cost no turn.")
+        return question
 
 
 class AnswerForm(forms.Form):

@@ -43,8 +43,10 @@ def _shown_game_or_404(request, game_id: int):
 
 
 def _form_error(form) -> str:
+    """Every error of a form in words: each field by its label, not its name (a question's
+    error speaks for itself)."""
     return " ".join(
-        f"{'' if field == '__all__' else field + ': '}{' '.join(errs)}"
+        f"{'' if field in ('__all__', 'question') else form[field].label + ': '}{' '.join(errs)}"
         for field, errs in form.errors.items()
     )
 
@@ -111,7 +113,9 @@ def _act(request, game_id: int, form_class, act):
     form = form_class(request.POST)
     error, status = _guest_refusal(request)
     if error is None and not form.is_valid():
-        error, status = _form_error(form), 400
+        # 200 for htmx: the page's htmx swaps only 2xx (base.html's htmx-config comes first), and
+        # the panel with the sentence saying what to mend is the answer (nothing was stored)
+        error, status = _form_error(form), 200 if request.htmx else 400
     elif error is None:
         try:
             act(visitor, form.cleaned_data)
@@ -124,6 +128,8 @@ def _act(request, game_id: int, form_class, act):
     game = _game_or_404(game_id)
     context = selectors.game_play_context(game, visitor)
     context.update(error=error, announcement=error or selectors.turn_announcement(context))
+    if error:  # the question stays in the box to be mended
+        context["typed"] = str(request.POST.get("question", ""))[:2000]
     return render(request, "play/partials/game_panel.html", context, status=status)
 
 
