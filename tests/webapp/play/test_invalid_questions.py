@@ -86,3 +86,18 @@ def test_the_start_form_names_fields_by_their_labels(client, catalog):
     response = client.post("/play/start/", {"role": "guesser", "max_turns": "0"}, follow=True)
     html = html_lib.unescape(response.content.decode())
     assert "Max turns:" in html and "max_turns:" not in html
+
+
+def test_suggestions_offer_only_concepts_the_judge_answers_well(client, catalog):
+    """Issue 22 item 9: no "Does it have a white russia?" nor "Is it madeira river?"."""
+    game = start_game(client, role="guesser", judge="kb")
+
+    def options(typed):
+        html = client.get(f"/play/{game.pk}/suggestions/", {"question": typed}).content.decode()
+        return re.findall(r'<option value="([^"]*)">', html_lib.unescape(html))
+
+    assert options("Does it have a white r") == []
+    assert "Is it madeira river?" not in options("Is it madeira")
+    assert "Does it have a wheel?" in options("Does it have a whe")
+    assert "Is it a kind of animal?" in options("Is it a kind of ani")
+    assert "Is it a violin?" in options("Is it a viol")  # a guess of a common noun
