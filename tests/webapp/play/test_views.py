@@ -452,3 +452,23 @@ def test_a_players_page_shows_their_history_and_stats(client, catalog, player, f
     client.force_login(player)
     assert client.get("/players/me/")["Location"] == f"/players/{player.username}/"
     assert Client().get("/players/me/")["Location"].startswith("/accounts/login/")
+
+
+def test_the_game_page_has_one_htmx_config_that_swaps_refusals_and_keeps_the_csp_settings(
+    client, catalog
+):
+    """htmx reads only the first htmx-config: the game page's must carry base.html's settings too,
+    or a 4xx refusal (a stale question index, a form error) is never shown."""
+    import json
+
+    game = start_game(client, role="guesser", max_turns=20)
+    page = client.get(f"/play/{game.pk}/").content.decode()
+    configs = re.findall(r'<meta name="htmx-config" content=\'([^\']*)\'>', page)
+    assert len(configs) == 1
+    config = json.loads(configs[0])
+    assert config["allowEval"] is False and config["includeIndicatorStyles"] is False
+    assert {"code": "4..", "swap": True, "error": False} in config["responseHandling"]
+    other = client.get("/games/").content.decode()
+    assert re.findall(r'<meta name="htmx-config" content=\'([^\']*)\'>', other) == [
+        '{"includeIndicatorStyles": false, "allowEval": false}'
+    ]
