@@ -55,6 +55,19 @@ def _zipf(words: list[str]) -> dict[str, float]:
 
 
 @transaction.atomic
+def _word_ids(texts: list[str]) -> dict[str, int]:
+    """Create the Words among ``texts`` not yet in the catalog (with their Zipf frequency) and
+    return every text's Word id."""
+    existing = set(Word.objects.filter(text__in=texts).values_list("text", flat=True))
+    freqs = _zipf([t for t in texts if t not in existing])
+    Word.objects.bulk_create(
+        [Word(text=t, zipf_frequency=freqs.get(t)) for t in texts if t not in existing],
+        ignore_conflicts=True,
+        batch_size=2000,
+    )
+    return dict(Word.objects.filter(text__in=texts).values_list("text", "id"))
+
+
 def word_list_create(
     *,
     name: str,
@@ -83,14 +96,7 @@ def word_list_create(
     word_list.full_clean()
     word_list.save()
     texts = [e.word for e in entries]
-    existing = set(Word.objects.filter(text__in=texts).values_list("text", flat=True))
-    freqs = _zipf([t for t in texts if t not in existing])
-    Word.objects.bulk_create(
-        [Word(text=t, zipf_frequency=freqs.get(t)) for t in texts],
-        ignore_conflicts=True,
-        batch_size=2000,
-    )
-    ids = dict(Word.objects.filter(text__in=texts).values_list("text", "id"))
+    ids = _word_ids(texts)
     WordListEntry.objects.bulk_create(
         [
             WordListEntry(
@@ -312,14 +318,7 @@ def word_list_version_create(
     )
     word_list.full_clean()
     word_list.save()
-    existing = set(Word.objects.filter(text__in=texts).values_list("text", flat=True))
-    freqs = _zipf([t for t in texts if t not in existing])
-    Word.objects.bulk_create(
-        [Word(text=t, zipf_frequency=freqs.get(t)) for t in texts if t not in existing],
-        ignore_conflicts=True,
-        batch_size=2000,
-    )
-    ids = dict(Word.objects.filter(text__in=texts).values_list("text", "id"))
+    ids = _word_ids(texts)
     WordListEntry.objects.bulk_create(
         [
             WordListEntry(
