@@ -25,6 +25,29 @@ def game_seed(seed: int, word: str, sample: int) -> int:
     return zlib.crc32(f"train:{seed}:{word}:{sample}".encode()) & 0x7FFFFFFF
 
 
+def pair_seed(seed: int, word: str, sample: int) -> int:
+    """The game seed of (word, sample) in evaluation and curation runs."""
+    return zlib.crc32(f"{seed}:{word}:{sample}".encode()) & 0x7FFFFFFF
+
+
+def play_pairs(
+    guesser: Guesser,
+    judge: Judge,
+    pairs: Sequence[tuple[str, int]],
+    *,
+    seed: int,
+    config: GameConfig,
+) -> list[Trajectory]:
+    """One lock-step batch: a game per (word, sample) pair, seeded by `pair_seed`."""
+    return rollout(
+        guesser,
+        judge,
+        [w for w, _ in pairs],
+        seeds=[pair_seed(seed, w, s) for w, s in pairs],
+        config=config,
+    )
+
+
 def play_teacher(
     teacher: Guesser,
     judge: Judge,

@@ -22,8 +22,8 @@ from games.guessers.base import Guesser
 from games.judges.base import Judge, JudgeRequest
 from games.kb import DEFAULT_SENSE, KnowledgeBase
 from games.kb.questions import FUNCTION_WORDS
-from games.rollout import rollout
 from games.types import GameConfig, JudgeAnswer, Verdict
+from training.common.data import play_pairs
 from training.curation.config import CurationConfig
 from training.curation.funnel import Stage
 from training.curation.normalise import DUPLICATE, Candidate, normalise_entries, split_entries
@@ -263,10 +263,6 @@ class WordGames:
         return self.turns_solved / self.solved if self.solved else None
 
 
-def game_seed(seed: int, word: str, sample: int) -> int:
-    return zlib.crc32(f"{seed}:{word}:{sample}".encode()) & 0x7FFFFFFF
-
-
 def fingerprint(config: CurationConfig, words: Sequence[str], guesser: str, judge: str) -> str:
     """Identifies a solvability plan, so a checkpoint is only resumed by the same plan."""
     key = [
@@ -307,13 +303,7 @@ def solvability(
             _save(reporter, key, results, offset)
             raise StopRequested()
         batch = plan[offset : offset + config.batch_size]
-        trajectories = rollout(
-            guesser,
-            judge,
-            [w for w, _ in batch],
-            seeds=[game_seed(config.seed, w, s) for w, s in batch],
-            config=game_config,
-        )
+        trajectories = play_pairs(guesser, judge, batch, seed=config.seed, config=game_config)
         for (word, _), traj in zip(batch, trajectories):
             r = results[word]
             r.games += 1

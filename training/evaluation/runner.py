@@ -7,22 +7,17 @@ next starts, so a re-run after a dead worker neither repeats nor loses games.
 from __future__ import annotations
 
 import time
-import zlib
 from collections.abc import Callable, Sequence
 
 from games.guessers.base import Guesser
 from games.judges.base import Judge
 from games.metrics import summarise
-from games.rollout import rollout
 from games.types import GameConfig, Trajectory
+from training.common.data import play_pairs
 from training.evaluation.config import EvaluationConfig
 from training.reporting import Reporter, StopRequested
 
 StoreFn = Callable[[list[Trajectory], list[int]], None]
-
-
-def game_seed(seed: int, word: str, sample: int) -> int:
-    return zlib.crc32(f"{seed}:{word}:{sample}".encode()) & 0x7FFFFFFF
 
 
 def plan(words: Sequence[str], samples: int, done: set[tuple[str, int]]) -> list[tuple[str, int]]:
@@ -51,13 +46,7 @@ def run(
         if reporter.should_stop():
             raise StopRequested()
         batch = todo[offset : offset + config.batch_size]
-        trajectories = rollout(
-            guesser,
-            judge,
-            [w for w, _ in batch],
-            seeds=[game_seed(config.seed, w, s) for w, s in batch],
-            config=game_config,
-        )
+        trajectories = play_pairs(guesser, judge, batch, seed=config.seed, config=game_config)
         store(trajectories, [s for _, s in batch])
         played += trajectories
         finished = len(done) + offset + len(batch)
