@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser.conftest import browser_unavailable
+
 SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 
 pytestmark = pytest.mark.browser
@@ -50,7 +52,7 @@ def labelling_page(request, live_server, transactional_db):
         yield page
         return
     if not os.path.exists("/usr/bin/chromium"):
-        pytest.skip("/usr/bin/chromium is missing: apt-get install chromium")
+        browser_unavailable("/usr/bin/chromium is missing: apt-get install chromium")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
