@@ -39,7 +39,7 @@ setup: $(STAMP)
 # Regenerate both locks from pyproject.toml (plus requirements/*.in); pins already in a lock
 # stay unless LOCK_ARGS=--upgrade (or --upgrade-package NAME). The CPU lock goes through
 # pip-compile, which honours pip's own configuration (indexes, find-links); the GPU lock through
-# uv, whose overrides let the trainers' transformers win over vLLM's cap.
+# uv (for the manylinux platform of the GPU image).
 $(TOOLS)/bin/pip-compile:
 	$(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/python -m pip install -q $(LOCK_TOOLS)
@@ -51,7 +51,7 @@ lock: | $(TOOLS)/bin/pip-compile
 	  --output-file $(LOCK) pyproject.toml requirements/cpu.in
 	$(TOOLS)/bin/uv pip compile --quiet --native-tls --python-version 3.11 \
 	  --python-platform x86_64-manylinux_2_28 --custom-compile-command "make lock" \
-	  --override requirements/gpu-overrides.txt $(LOCK_ARGS) \
+	  $(LOCK_ARGS) \
 	  --output-file $(GPU_LOCK) pyproject.toml requirements/gpu.in
 
 migrate: setup

@@ -97,8 +97,9 @@ def test_gpu_lock_pins_vllm_and_the_apps_dependencies_with_cuda_torch():
         GPU_LOCK.name,
     )
     assert locked["torch"].local is None  # the default index's (CUDA) build, as vLLM pins it
-    for override in requirements_in(ROOT / "requirements" / "gpu-overrides.txt"):
-        assert override.specifier.contains(locked[canonicalize_name(override.name)])
+    # vLLM's own transformers cap holds: no override (the trainers work on 5.18-5.20 too)
+    assert locked["transformers"] < Version("5.21")
+    assert "--override" not in GPU_LOCK.read_text()
     # pytest, playwright and ruff are not shipped to GPU workers
     assert not {"pytest", "playwright", "ruff"} & set(locked)
 
@@ -152,8 +153,6 @@ def test_dockerfiles_install_the_lock_then_the_app_without_dependencies(name, lo
     for args in installs:
         # nothing else resolves dependencies: either the lock or the app itself with --no-deps
         assert args in locked or "--no-deps" in args, f"{name}: pip install {args}"
-    if name == "Dockerfile.gpu":  # pip would refuse the overrides uv resolved the lock with
-        assert "--no-deps" in locked[0]
     if name == "Dockerfile":  # the lock pins torch's CPU build: PyTorch's CPU index by default
         assert re.search(r"^ARG TORCH_INDEX=https://download\.pytorch\.org/whl/cpu$", text, re.M)
         assert '--extra-index-url "$TORCH_INDEX"' in locked[0]

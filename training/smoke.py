@@ -13,14 +13,17 @@ from training.reporting import Reporter, StopRequested
 @dataclass(frozen=True)
 class SmokeConfig:
     message: str = field(default="hello", metadata={"help": "echoed back in the result"})
-    steps: int = field(default=1, metadata={"help": "how many steps to run"})
+    steps: int = field(
+        default=1, metadata={"min": 1, "max": 10_000, "help": "how many steps to run"}
+    )
     seconds_per_step: float = field(
-        default=0.0, metadata={"help": "sleep per step (to test cancel and heartbeats)"}
+        default=0.0,
+        metadata={"min": 0, "max": 600, "help": "sleep per step (to test cancel and heartbeats)"},
     )
 
     def __post_init__(self) -> None:
-        check_between(self, "steps", 1, 10_000)
-        check_between(self, "seconds_per_step", 0, 600)
+        check_between(self, "steps")
+        check_between(self, "seconds_per_step")
         if len(self.message) > 1000:
             raise ValueError("message must be at most 1000 characters")
 

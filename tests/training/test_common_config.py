@@ -66,3 +66,39 @@ def test_range_and_choice_checks_name_the_field_and_what_it_may_be():
         check_choice(config, "advantage", ("a", "b"))
     with pytest.raises(ValueError, match=r"^max_turns must be between 1 and 200$"):
         GRPOConfig(max_turns=0)
+
+
+def test_build_checked_collects_every_failed_check_with_its_field_a_direct_build_the_first():
+    from training.common.config import ConfigErrors, build_checked
+    from training.grpo.config import GRPOConfig
+
+    bad = {"steps": 0, "max_turns": 0, "warn_window": 1, "advantage": "nope"}
+    with pytest.raises(ConfigErrors) as caught:
+        build_checked(GRPOConfig, **bad)
+    assert caught.value.fields == ["steps", "max_turns", "advantage", "warn_window"]
+    assert caught.value.messages[0] == "steps must be between 1 and 100000"
+    with pytest.raises(ValueError, match=r"^steps must be between 1 and 100000$") as first:
+        GRPOConfig(**bad)
+    assert not isinstance(first.value, ConfigErrors)
+    assert build_checked(GRPOConfig, steps=3).steps == 3  # a valid config is built as usual
+
+
+def test_bounds_live_in_the_field_metadata_that_check_between_reads():
+    from training.common.config import check_between
+
+    @dataclasses.dataclass(frozen=True)
+    class Bounded:
+        rate: float = dataclasses.field(
+            default=0.5, metadata={"min": 0, "max": 1, "min_open": True}
+        )
+        count: int = dataclasses.field(default=1, metadata={"min": 1})
+
+        def __post_init__(self):
+            check_between(self, "rate")
+            check_between(self, "count", message="count must be 1 or more")
+
+    Bounded(rate=1.0, count=10**9)  # a closed upper bound; no upper bound at all
+    with pytest.raises(ValueError, match=r"^rate must be between 0 and 1$"):
+        Bounded(rate=0.0)  # an open lower bound
+    with pytest.raises(ValueError, match=r"^count must be 1 or more$"):
+        Bounded(count=0)

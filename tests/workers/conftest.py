@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from django.db import connection
+
+from bench.faults.processes import celery_worker_command, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,28 +59,16 @@ class WorkerProcess:
         self.log_path = log_path
         self._log = open(log_path, "w")  # noqa: SIM115 - the worker's stdout; closed in stop()
         self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "workers.celery:app",
-                "worker",
-                "-Q",
+            celery_worker_command(
                 queues,
+                f"test-{os.getpid()}-{time.monotonic_ns()}@%h",
                 "--pool",
                 "solo",
                 "--concurrency",
                 "1",
-                "--without-gossip",
-                "--without-mingle",
                 "--without-heartbeat",
-                "-l",
-                "INFO",
-                "--hostname",
-                f"test-{os.getpid()}-{time.monotonic_ns()}@%h",
                 *(["--purge"] if purge else []),
-            ],
+            ),
             cwd=ROOT,
             env=env,
             stdout=self._log,
@@ -124,13 +113,3 @@ def start_worker(tmp_path):
     yield start
     for w in workers:
         w.stop()
-
-
-def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")

@@ -10,9 +10,13 @@ registry specs / shipped lists on the command line.
 from __future__ import annotations
 
 import dataclasses
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+# bounds in field metadata (read by check_between and the launch forms' number inputs)
+UNIT_FRACTION = {"min": 0, "max": 1, "max_open": True}  # [0, 1)
+OPEN_UNIT_INTERVAL = {"min": 0, "max": 1, "min_open": True, "max_open": True}  # (0, 1)
 SCHEDULERS = ("cosine", "linear", "constant", "constant_with_warmup")
 PRECISIONS = ("auto", "bf16", "fp16", "fp32")
 SOURCES = ("teacher", "games")
@@ -25,19 +29,109 @@ GUESSER_PROMPT_CHOICES = (
 )  # "": as the base model was trained (games.llm.chat)
 
 
-def _check(condition: bool, message: str) -> None:
-    if not condition:
+def knob(
+    default: Any = dataclasses.MISSING,
+    help: str = "",  # noqa: A002 (the word the forms and CLIs show it under)
+    *,
+    factory: Any = dataclasses.MISSING,
+    **metadata: Any,
+) -> Any:
+    """A config field: its default (or `factory`), help text and the rest of its metadata
+    (choices, bounds "min"/"max", ...), as the launch forms and check_between read them."""
+    metadata = {"help": help, **metadata} if help else metadata
+    if factory is not dataclasses.MISSING:
+        return field(default_factory=factory, metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+# While a config is built by `build_checked`, failed checks are collected here instead of raised:
+# (the field the check names, when it knows it; the message).
+_collected: ContextVar[list[tuple[str | None, str]] | None] = ContextVar(
+    "config_errors", default=None
+)
+
+
+class ConfigErrors(ValueError):
+    """Every failed check of one config, in check order: `messages`, and `fields` (the field each
+    check named, or None); str() joins the messages."""
+
+    def __init__(self, failures: list[tuple[str | None, str]]):
+        super().__init__("; ".join(message for _, message in failures))
+        self.fields = [name for name, _ in failures]
+        self.messages = [message for _, message in failures]
+
+
+def _check(condition: bool, message: str, field_name: str | None = None) -> None:
+    if condition:
+        return
+    collected = _collected.get()
+    if collected is None:
         raise ValueError(message)
+    collected.append((field_name, message))
 
 
-def check_between(config: Any, name: str, low: float, high: float) -> None:
-    """The field `name` of `config` lies in [low, high], else a ValueError saying so."""
-    _check(low <= getattr(config, name) <= high, f"{name} must be between {low} and {high}")
+def build_checked(cls: type, **values: Any) -> Any:
+    """`cls(**values)` reporting every failed check at once (ConfigErrors); built directly, as on
+    the command line, a config raises a ValueError at its first failed check."""
+    collected: list[tuple[str | None, str]] = []
+    token = _collected.set(collected)
+    try:
+        config = cls(**values)
+    except ValueError as exc:  # a check that raises itself ends the checks: keep it with the rest
+        known = {message for _, message in collected}
+        raised = getattr(exc, "messages", None) or [str(exc)]
+        raise ConfigErrors(collected + [(None, m) for m in raised if m not in known]) from exc
+    except (TypeError, ArithmeticError, AttributeError) as exc:
+        if not collected:
+            raise
+        raise ConfigErrors(collected) from exc  # a later check broken by an earlier failure
+    finally:
+        _collected.reset(token)
+    if collected:
+        raise ConfigErrors(collected)
+    return config
 
 
-def check_choice(config: Any, name: str, choices: tuple[str, ...]) -> None:
-    """The field `name` of `config` is one of `choices`, else a ValueError listing them."""
-    _check(getattr(config, name) in choices, f"{name} must be one of {', '.join(choices)}")
+def field_metadata(config: Any, name: str) -> Any:
+    """The metadata of the dataclass field `name` (of an instance or a class)."""
+    return next(f.metadata for f in dataclasses.fields(config) if f.name == name)
+
+
+def check_between(
+    config: Any,
+    name: str,
+    low: float | None = None,
+    high: float | None = None,
+    message: str = "",
+) -> None:
+    """The field `name` of `config` lies in [low, high], else a ValueError saying so (or
+    `message`). Without low and high, the bounds are the field's metadata "min" and "max" (either
+    may be absent; "min_open"/"max_open" exclude them), the same the launch form's number inputs
+    get."""
+    meta = field_metadata(config, name) if low is None and high is None else {}
+    if meta:
+        low, high = meta.get("min"), meta.get("max")
+    value = getattr(config, name)
+    above = low is None or (low < value if meta.get("min_open") else low <= value)
+    below = high is None or (value < high if meta.get("max_open") else value <= high)
+    _check(above and below, message or f"{name} must be between {low} and {high}", name)
+
+
+def check_choice(config: Any, name: str, choices: tuple[str, ...] | None = None) -> None:
+    """The field `name` of `config` is one of `choices` (default: the field's metadata "choices",
+    the launch form's select box), else a ValueError listing them."""
+    if choices is None:
+        choices = tuple(field_metadata(config, name)["choices"])
+    _check(getattr(config, name) in choices, f"{name} must be one of {', '.join(choices)}", name)
+
+
+def check_split(config: Any, name: str = "split") -> None:
+    """The field `name` of `config` is one of SPLITS ("" = every split), else a ValueError listing
+    them."""
+    _check(
+        getattr(config, name) in SPLITS,
+        f"{name} must be one of {', '.join(repr(s) for s in SPLITS)}",
+    )
 
 
 def guesser_prompt_field() -> Any:
@@ -82,101 +176,127 @@ def new_defaults(**defaults: Any):
     return decorate
 
 
+LORA_FIELDS = {  # name: (default, help) of the LoRA knobs every trainer of a model has
+    "lora": (False, "train a LoRA adapter (peft) instead of every weight"),
+    "lora_rank": (16, "LoRA rank r"),
+    "lora_alpha": (32, "LoRA scaling α"),
+    "lora_dropout": (0.05, "dropout on the LoRA path"),
+    "lora_target_modules": (
+        "all-linear",
+        "modules that get adapters: all-linear or comma-separated names (q_proj,v_proj)",
+    ),
+}
+
+
+LORA_BOUNDS = {  # read by check_lora and the launch forms' number inputs
+    "lora_rank": {"min": 1, "max": 1024},
+    "lora_alpha": {"min": 1},
+    "lora_dropout": UNIT_FRACTION,
+}
+
+
+def lora_field(name: str, default: Any = None) -> Any:
+    """The dataclass field of the LoRA knob `name` with its help and bounds (and `default` if
+    given)."""
+    shared_default, help_text = LORA_FIELDS[name]
+    return field(
+        default=shared_default if default is None else default,
+        metadata={"help": help_text, **LORA_BOUNDS.get(name, {})},
+    )
+
+
+class LoraSettings:
+    """The checks and parsed target modules of a config that declares the lora_* fields with
+    lora_field (a plain mixin: it adds no fields, so each config keeps its own field order)."""
+
+    def check_lora(self) -> None:
+        for name in ("lora_rank", "lora_alpha"):
+            check_between(self, name, message="lora_rank must be in [1, 1024], lora_alpha >= 1")
+        check_between(self, "lora_dropout", message="lora_dropout must be in [0, 1)")
+        _check(
+            bool(self.lora_target_modules.strip()),
+            "lora_target_modules: all-linear or module names",
+        )
+
+    @property
+    def target_modules(self) -> str | list[str]:
+        names = [m.strip() for m in self.lora_target_modules.split(",") if m.strip()]
+        return "all-linear" if names == ["all-linear"] else names
+
+
 @dataclass(frozen=True)
-class TrainConfig:
-    base_model: str = field(
-        default="tiny-llama",
-        metadata={
-            "help": "the model to start from: a model spec name "
+class TrainConfig(LoraSettings):
+    base_model: str = knob(
+        "tiny-llama",
+        (
+            "the model to start from: a model spec name "
             "(web) or a model folder / hub id (command line)"
-        },
+        ),
     )
-    epochs: float = field(default=2.0, metadata={"help": "passes over the training data"})
-    max_steps: int = field(
-        default=0, metadata={"help": "stop after this many optimizer steps (0 = run every epoch)"}
-    )
-    learning_rate: float = field(default=1e-5, metadata={"help": "peak learning rate (AdamW)"})
-    lr_scheduler: str = field(
-        default="cosine",
-        metadata={"help": "learning-rate schedule after warm-up", "choices": SCHEDULERS},
-    )
-    warmup_ratio: float = field(
-        default=0.1, metadata={"help": "fraction of the steps spent warming up"}
-    )
-    weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay"})
-    adam_beta1: float = field(default=0.9, metadata={"help": "AdamW β1"})
-    adam_beta2: float = field(default=0.95, metadata={"help": "AdamW β2"})
-    max_grad_norm: float = field(
-        default=1.0, metadata={"help": "gradient clipping norm (0 = no clipping)"}
-    )
-    global_batch_size: int = field(
-        default=256,
-        metadata={
-            "help": "examples (sequences; DPO: preference pairs) "
+    epochs: float = knob(2.0, "passes over the training data", min=0, max=1000, min_open=True)
+    max_steps: int = knob(0, "stop after this many optimizer steps (0 = run every epoch)", min=0)
+    learning_rate: float = knob(1e-5, "peak learning rate (AdamW)", **OPEN_UNIT_INTERVAL)
+    lr_scheduler: str = knob("cosine", "learning-rate schedule after warm-up", choices=SCHEDULERS)
+    warmup_ratio: float = knob(0.1, "fraction of the steps spent warming up", **UNIT_FRACTION)
+    weight_decay: float = knob(0.01, "AdamW weight decay", **UNIT_FRACTION)
+    adam_beta1: float = knob(0.9, "AdamW β1", **UNIT_FRACTION)
+    adam_beta2: float = knob(0.95, "AdamW β2", **UNIT_FRACTION)
+    max_grad_norm: float = knob(1.0, "gradient clipping norm (0 = no clipping)", min=0)
+    global_batch_size: int = knob(
+        256,
+        (
+            "examples (sequences; DPO: preference pairs) "
             "per optimizer step: per-device batch × gradient accumulation × devices"
-        },
+        ),
     )
-    per_device_batch_size: int = field(
-        default=8,
-        metadata={
-            "help": "examples per forward pass on one device "
-            "(gradient accumulation makes up the rest)"
-        },
+    per_device_batch_size: int = knob(
+        8,
+        ("examples per forward pass on one device (gradient accumulation makes up the rest)"),
+        min=1,
+        max=4096,
     )
-    max_tokens: int = field(
-        default=650,
-        metadata={
-            "help": "longest training sequence in tokens; longer examples are dropped (never cut)"
-        },
+    max_tokens: int = knob(
+        650,
+        "longest training sequence in tokens; longer examples are dropped (never cut)",
+        min=16,
+        max=1 << 17,
     )
-    lora: bool = field(
-        default=False, metadata={"help": "train a LoRA adapter (peft) instead of every weight"}
+    lora: bool = lora_field("lora", False)
+    lora_rank: int = lora_field("lora_rank")
+    lora_alpha: int = lora_field("lora_alpha")
+    lora_dropout: float = lora_field("lora_dropout", 0.05)
+    lora_target_modules: str = lora_field("lora_target_modules")
+    precision: str = knob(
+        "auto", "auto = bf16 on a bf16-capable GPU, else fp32", choices=PRECISIONS
     )
-    lora_rank: int = field(default=16, metadata={"help": "LoRA rank r"})
-    lora_alpha: int = field(default=32, metadata={"help": "LoRA scaling α"})
-    lora_dropout: float = field(default=0.05, metadata={"help": "dropout on the LoRA path"})
-    lora_target_modules: str = field(
-        default="all-linear",
-        metadata={
-            "help": "modules that get adapters: all-linear or comma-separated names (q_proj,v_proj)"
-        },
+    gradient_checkpointing: bool = knob(
+        False, "recompute activations in the backward pass (less memory, ~20% slower)"
     )
-    precision: str = field(
-        default="auto",
-        metadata={"help": "auto = bf16 on a bf16-capable GPU, else fp32", "choices": PRECISIONS},
-    )
-    gradient_checkpointing: bool = field(
-        default=False,
-        metadata={"help": "recompute activations in the backward pass (less memory, ~20% slower)"},
-    )
-    save_steps: int = field(
-        default=0,
-        metadata={
-            "help": "save a checkpoint every N optimizer steps "
+    save_steps: int = knob(
+        0,
+        (
+            "save a checkpoint every N optimizer steps "
             "(0 = only the last); the last step is always saved"
-        },
+        ),
+        min=0,
     )
-    cpu_threads: int = field(
-        default=0, metadata={"help": "torch threads when training on a CPU (0 = every core)"}
+    cpu_threads: int = knob(
+        0, "torch threads when training on a CPU (0 = every core)", min=0, max=1024
     )
-    seed: int = field(
-        default=0, metadata={"help": "seed of the data order, initialisation and sampling"}
-    )
+    seed: int = knob(0, "seed of the data order, initialisation and sampling")
 
     def __post_init__(self) -> None:
         _check(bool(self.base_model.strip()), "base_model: name the model to start from")
-        _check(0 < self.epochs <= 1000, "epochs must be in (0, 1000]")
-        _check(self.max_steps >= 0, "max_steps must be 0 (all epochs) or positive")
-        _check(0 < self.learning_rate < 1, "learning_rate must be in (0, 1)")
+        check_between(self, "epochs", message="epochs must be in (0, 1000]")
+        check_between(self, "max_steps", message="max_steps must be 0 (all epochs) or positive")
+        check_between(self, "learning_rate", message="learning_rate must be in (0, 1)")
         check_choice(self, "lr_scheduler", SCHEDULERS)
-        _check(0 <= self.warmup_ratio < 1, "warmup_ratio must be in [0, 1)")
-        _check(0 <= self.weight_decay < 1, "weight_decay must be in [0, 1)")
-        _check(
-            0 <= self.adam_beta1 < 1 and 0 <= self.adam_beta2 < 1,
-            "adam_beta1 and adam_beta2 must be in [0, 1)",
-        )
-        _check(self.max_grad_norm >= 0, "max_grad_norm must be >= 0")
-        check_between(self, "per_device_batch_size", 1, 4096)
+        check_between(self, "warmup_ratio", message="warmup_ratio must be in [0, 1)")
+        check_between(self, "weight_decay", message="weight_decay must be in [0, 1)")
+        for name in ("adam_beta1", "adam_beta2"):
+            check_between(self, name, message="adam_beta1 and adam_beta2 must be in [0, 1)")
+        check_between(self, "max_grad_norm", message="max_grad_norm must be >= 0")
+        check_between(self, "per_device_batch_size")
         _check(
             self.per_device_batch_size <= self.global_batch_size <= 1 << 20,
             "global_batch_size must be at least per_device_batch_size",
@@ -185,24 +305,13 @@ class TrainConfig:
             self.global_batch_size % self.per_device_batch_size == 0,
             "global_batch_size must be a multiple of per_device_batch_size",
         )
-        check_between(self, "max_tokens", 16, 1 << 17)
-        _check(
-            1 <= self.lora_rank <= 1024 and self.lora_alpha >= 1,
-            "lora_rank must be in [1, 1024], lora_alpha >= 1",
-        )
-        _check(0 <= self.lora_dropout < 1, "lora_dropout must be in [0, 1)")
-        _check(
-            bool(self.lora_target_modules.strip()),
-            "lora_target_modules: all-linear or module names",
-        )
+        check_between(self, "max_tokens")
+        self.check_lora()
         check_choice(self, "precision", PRECISIONS)
-        _check(self.save_steps >= 0, "save_steps must be 0 (only the last step) or positive")
-        check_between(self, "cpu_threads", 0, 1024)
-
-    @property
-    def target_modules(self) -> str | list[str]:
-        names = [m.strip() for m in self.lora_target_modules.split(",") if m.strip()]
-        return "all-linear" if names == ["all-linear"] else names
+        check_between(
+            self, "save_steps", message="save_steps must be 0 (only the last step) or positive"
+        )
+        check_between(self, "cpu_threads")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -210,73 +319,60 @@ class TrainConfig:
 
 @dataclass(frozen=True)
 class GameDataConfig(TrainConfig):
-    source: str = field(
-        default="teacher",
-        metadata={
-            "help": "teacher: play the teacher against the judge on the words; games: stored games",
-            "choices": SOURCES,
-        },
+    source: str = knob(
+        "teacher",
+        "teacher: play the teacher against the judge on the words; games: stored games",
+        choices=SOURCES,
     )
-    teacher: str = field(
-        default="infogain",
-        metadata={
-            "help": "source=teacher: the guesser that plays "
+    teacher: str = knob(
+        "infogain",
+        (
+            "source=teacher: the guesser that plays "
             "(a model spec name; on the command line a games spec)"
-        },
+        ),
     )
-    judge: str = field(
-        default="kb", metadata={"help": "the judge of the teacher's games (and of DPO's rewards)"}
-    )
-    word_list: str = field(
-        default="dbrl/train_sft",
-        metadata={
-            "help": "secrets to play or to select stored games by "
+    judge: str = knob("kb", "the judge of the teacher's games (and of DPO's rewards)")
+    word_list: str = knob(
+        "dbrl/train_sft",
+        (
+            "secrets to play or to select stored games by "
             "(a word list name, or a file on the command line)"
-        },
+        ),
     )
-    split: str = field(
-        default="",
-        metadata={
-            "help": "only words of this split of the word list (empty = all)",
-            "choices": SPLITS,
-        },
+    split: str = knob(
+        "", "only words of this split of the word list (empty = all)", choices=SPLITS, blank="(all)"
     )
-    pool_word_list: str = field(
-        default="dbrl/solved",
-        metadata={
-            "help": "candidate words of an infogain/random teacher and of "
+    pool_word_list: str = knob(
+        "dbrl/solved",
+        (
+            "candidate words of an infogain/random teacher and of "
             "the information-gain reward (empty = every knowledge-base noun)"
-        },
+        ),
     )
-    teacher_samples: int = field(
-        default=1, metadata={"help": "teacher games per word (different seeds)"}
+    teacher_samples: int = knob(1, "teacher games per word (different seeds)", min=1, max=64)
+    max_turns: int = knob(
+        20, "questions per game (also stated in the guesser's prompt)", min=1, max=200
     )
-    max_turns: int = field(
-        default=20, metadata={"help": "questions per game (also stated in the guesser's prompt)"}
+    games_guesser: str = knob(
+        "", "source=games: only games of this guesser model spec (empty = any)"
     )
-    games_guesser: str = field(
-        default="",
-        metadata={"help": "source=games: only games of this guesser model spec (empty = any)"},
-    )
-    games_job: int = field(
-        default=0, metadata={"help": "source=games: only games stored by this job (0 = any)"}
-    )
-    games_file: str = field(
-        default="",
-        metadata={
-            "help": "source=games on the command line: "
+    games_job: int = knob(0, "source=games: only games stored by this job (0 = any)", min=0)
+    games_file: str = knob(
+        "",
+        (
+            "source=games on the command line: "
             "a JSONL file of trajectories (games export or Trajectory.to_dict)"
-        },
+        ),
     )
-    selection: str = field(
-        default="fastest",
-        metadata={
-            "help": "fastest: each word's shortest won games "
-            "(ties kept); won: every won game; all: every game",
-            "choices": SELECTIONS,
-        },
+    selection: str = knob(
+        "fastest",
+        (
+            "fastest: each word's shortest won games "
+            "(ties kept); won: every won game; all: every game"
+        ),
+        choices=SELECTIONS,
     )
-    limit_words: int = field(default=0, metadata={"help": "only the first N words (0 = all)"})
+    limit_words: int = knob(0, "only the first N words (0 = all)", min=0)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -290,9 +386,9 @@ class GameDataConfig(TrainConfig):
             self.source != "teacher" or bool(self.word_list.strip()),
             "word_list: name the words to play",
         )
-        _check(self.split in SPLITS, f"split must be one of {', '.join(repr(s) for s in SPLITS)}")
-        check_between(self, "teacher_samples", 1, 64)
-        check_between(self, "max_turns", 1, 200)
-        _check(self.games_job >= 0, "games_job must be 0 (any) or a job id")
+        check_split(self)
+        check_between(self, "teacher_samples")
+        check_between(self, "max_turns")
+        check_between(self, "games_job", message="games_job must be 0 (any) or a job id")
         check_choice(self, "selection", SELECTIONS)
-        _check(self.limit_words >= 0, "limit_words must be 0 (all) or positive")
+        check_between(self, "limit_words", message="limit_words must be 0 (all) or positive")

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from games.guessers.base import Guesser
 from games.judges.base import Judge, playable_words
@@ -194,6 +194,35 @@ def build_teacher(
     return build(pool)
 
 
+def playable_or_fail(
+    judge: Judge, words: Sequence[str], reporter: Any, *, limit: int, none_left: str
+) -> list[str]:
+    """The first `limit` (0 = all) of `words` that `judge` can play; the words it cannot play are
+    logged as a warning, and none left is a ValueError saying `none_left`."""
+    playable, skipped = playable_words(judge, words)
+    if limit:
+        playable = playable[:limit]
+    if skipped:
+        reporter.log(
+            f"skipped {len(skipped)} words the judge cannot play: {', '.join(skipped[:20])}",
+            level="warning",
+        )
+    if not playable:
+        raise ValueError(none_left)
+    return playable
+
+
+class GameSources(TypedDict, total=False):
+    """What the web app resolved for a game-data run (gather_games' keywords): a run takes them as
+    `**sources` and passes them on."""
+
+    trajectories: Sequence[Trajectory] | None
+    make_teacher: MakeGuesser | None
+    judge: Judge | None
+    words: Sequence[str] | None
+    pool: Sequence[str] | None
+
+
 def gather_games(
     config: Any,
     reporter: Any,
@@ -235,16 +264,13 @@ def gather_games(
             )
         words = read_words(config.word_list)
     judge = judge or build_judge(config.judge)
-    playable, skipped = playable_words(judge, words)
-    if config.limit_words:
-        playable = playable[: config.limit_words]
-    if skipped:
-        reporter.log(
-            f"skipped {len(skipped)} words the judge cannot play: {', '.join(skipped[:20])}",
-            level="warning",
-        )
-    if not playable:
-        raise ValueError("no word of the word list can be played with this judge")
+    playable = playable_or_fail(
+        judge,
+        words,
+        reporter,
+        limit=config.limit_words,
+        none_left="no word of the word list can be played with this judge",
+    )
     teacher = build_teacher(config, playable, make_teacher=make_teacher, pool=pool)
     reporter.log(
         f"playing {len(playable)} words × {config.teacher_samples} "

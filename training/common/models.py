@@ -159,19 +159,37 @@ def run_guesser_format(
     return GuesserFormat.named(resolved, max_turns=max_turns), resolved
 
 
-def lora_config(*, rank: int, alpha: int, dropout: float, target_modules: str | list[str]) -> Any:
-    """A peft LoRA config for causal LMs (never on the LM head: TRL computes log-probs from its
-    weight)."""
+def lora_config(config: Any) -> Any:
+    """A peft LoRA config for causal LMs from a config's lora_* fields (never on the LM head: TRL
+    computes log-probs from its weight)."""
     from peft import LoraConfig
 
     return LoraConfig(
-        r=rank,
-        lora_alpha=alpha,
-        lora_dropout=dropout,
-        target_modules=target_modules,
+        r=config.lora_rank,
+        lora_alpha=config.lora_alpha,
+        lora_dropout=config.lora_dropout,
+        target_modules=config.target_modules,
         task_type="CAUSAL_LM",
         bias="none",
     )
+
+
+def peft_config(config: Any) -> Any:
+    """What a TRL trainer's `peft_config` gets: the LoRA config with config.lora, else None (every
+    weight trained)."""
+    return lora_config(config) if config.lora else None
+
+
+@contextmanager
+def loaded_model(
+    config: Any, model_path: str, adapter_path: str | None
+) -> Iterator[tuple[DeviceSetup, Any, Any]]:
+    """(device setup, model, tokenizer) of a run, inside the config's torch threads on a CPU."""
+    quiet_libraries()
+    setup = device_setup(config.precision)
+    with cpu_threads(config.cpu_threads if setup.device == "cpu" else 0):
+        model, tokenizer = load_model(model_path, adapter=adapter_path)
+        yield setup, model, tokenizer
 
 
 def has_generation_markers(tokenizer: Any) -> bool:

@@ -7,7 +7,9 @@
   resolved config into each checkpoint folder and registers it with `reporter.checkpoint`, and
   stops cooperatively (saving first) when `reporter.should_stop()`.
 - `resume_checkpoint(reporter)`: the checkpoint to continue from, if any.
+- `stored_rows` / `store_rows`: a resumed run's training rows, kept in its output directory.
 - `fit(trainer, callback, resume_from)`: trains, raising StopRequested after a requested stop.
+- `train_and_summarise(...)`: builds a TRL trainer with the callback, logs, fits and summarises.
 - `compact_lm_head_on_cpu()`: TRL's fused LM head scores only the trained positions on a CPU too.
 """
 
@@ -17,7 +19,7 @@ import json
 import math
 import platform
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,8 @@ from transformers import TrainerCallback
 
 from games.llm.chat import MODEL_RUN_CONFIG
 from training.common.config import TrainConfig
-from training.common.models import DeviceSetup
+from training.common.data import read_jsonl, write_jsonl
+from training.common.models import DeviceSetup, count_parameters, peft_config
 from training.reporting import Reporter, StopRequested
 
 RUN_CONFIG = (
@@ -57,7 +60,9 @@ def trainer_arguments(
         bf16=setup.bf16,
         fp16=setup.fp16,
         use_cpu=setup.device == "cpu",
-        activation_checkpointing=config.gradient_checkpointing,
+        # the name transformers 5.18-5.20 (vLLM's pin on GPU workers) know; 5.23+ take it as the
+        # deprecated alias of activation_checkpointing (a FutureWarning) until v6
+        gradient_checkpointing=config.gradient_checkpointing,
         logging_steps=1,
         logging_first_step=True,
         save_strategy="steps",
@@ -68,6 +73,37 @@ def trainer_arguments(
         disable_tqdm=True,
         dataloader_num_workers=0,
         ddp_find_unused_parameters=False,
+    )
+
+
+def trl_trainer(
+    trainer_class: type,
+    args_class: type,
+    config: TrainConfig,
+    model: Any,
+    tokenizer: Any,
+    dataset: Any,
+    *,
+    setup: DeviceSetup,
+    output_dir: str | Path,
+    callbacks: Sequence[Any],
+    arguments: dict[str, Any],
+    **keywords: Any,
+) -> Any:
+    """TRL's `trainer_class` on `dataset`: its `args_class` built from trainer_arguments,
+    max_length = config.max_tokens and the trainer's own `arguments`; a LoRA adapter when
+    config.lora (peft_config); `keywords` (e.g. DPO's ref_model) passed on."""
+    args = args_class(
+        **trainer_arguments(config, setup, output_dir), max_length=config.max_tokens, **arguments
+    )
+    return trainer_class(
+        model=model,
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        peft_config=peft_config(config),
+        callbacks=list(callbacks),
+        **keywords,
     )
 
 
@@ -123,6 +159,28 @@ def resume_checkpoint(reporter: Reporter) -> str | None:
         (p for p in folders if _is_complete(p)), key=lambda p: int(p.name.split("-")[-1])
     )
     return str(folders[-1]) if folders else None
+
+
+def stored_rows(reporter: Reporter, file_name: str, noun: str | None = None) -> list[dict] | None:
+    """A resumed run's rows stored as `file_name` in its output directory (logged as reused
+    `noun` when given), else None: the rows are to be built and stored with store_rows."""
+    cached = Path(reporter.output_dir) / file_name
+    if not (resume_checkpoint(reporter) and cached.is_file()):
+        return None
+    rows = read_jsonl(cached)
+    if noun:
+        reporter.log(f"reusing {len(rows)} stored {noun} from {cached}")
+    return rows
+
+
+def store_rows(
+    reporter: Reporter, file_name: str, rows: list[dict], *, artifact: str, meta: dict[str, Any]
+) -> None:
+    """Write a run's training rows as `file_name` in its output directory, reported as the
+    `artifact` artifact, so that a resumed run trains on the same rows."""
+    cached = Path(reporter.output_dir) / file_name
+    write_jsonl(cached, rows)
+    reporter.artifact(artifact, file_name, cached, meta=meta)
 
 
 def _number(value: Any) -> float | None:
@@ -248,3 +306,28 @@ def summary(trainer: Any, output: Any, callback: ReporterCallback) -> dict[str, 
         "tokens_per_second": callback.last_logs.get("tokens_per_second"),
         "is_adapter": callback.is_adapter,
     }
+
+
+def train_and_summarise(
+    reporter: Reporter,
+    setup: DeviceSetup,
+    run_config: dict[str, Any],
+    resume: str | None,
+    build_trainer: Callable[[list[Any]], Any],
+    *,
+    is_adapter: bool,
+    what: str,
+    details: str = "",
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The common end of a TRL run: `build_trainer(callbacks)` with a ReporterCallback, the log
+    "`what`, N of M parameters trained`details`", the run config in the output directory, fit
+    (continuing from `resume`), and summary() with `extra` and parameters_trained."""
+    callback = ReporterCallback(reporter, run_config, is_adapter=is_adapter)
+    trainer = build_trainer([callback])
+    trainable, total = count_parameters(trainer.model)
+    reporter.log(f"{what}, {trainable:,} of {total:,} parameters trained{details}")
+    if setup.is_main:
+        write_run_config(reporter.output_dir, run_config)
+    output = fit(trainer, callback, resume)
+    return {**summary(trainer, output, callback), **(extra or {}), "parameters_trained": trainable}

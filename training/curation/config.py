@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from training.common.config import check_between, check_choice
+from training.common.config import _check, check_between, check_choice, knob
 
 SOURCES = ("word_lists", "top_nouns", "text")
 SPLIT_UNITS = ("fraction", "count")
@@ -33,181 +33,165 @@ MAX_TEXT_CHARS = 2_000_000
 
 @dataclass(frozen=True)
 class CurationConfig:
-    name: str = field(
-        default="curated/words",
-        metadata={"help": "name of the word list to create; each run adds a new version of it"},
+    name: str = knob(
+        "curated/words", "name of the word list to create; each run adds a new version of it"
     )
     # 1. source
-    source: str = field(
-        default="word_lists",
-        metadata={
-            "help": "word_lists: the union of existing lists (newest versions); top_nouns: "
-            "the most frequent knowledge-base nouns; text: the words pasted below",
-            "choices": SOURCES,
-        },
+    source: str = knob(
+        "word_lists",
+        (
+            "word_lists: the union of existing lists (newest versions); top_nouns: "
+            "the most frequent knowledge-base nouns; text: the words pasted below"
+        ),
+        choices=SOURCES,
     )
-    word_lists: tuple[str, ...] = field(
-        default=("dbrl/solved", "dbrl/unsolved"),
-        metadata={"help": "source=word_lists: word list names, newest version of each"},
+    word_lists: tuple[str, ...] = knob(
+        ("dbrl/solved", "dbrl/unsolved"),
+        "source=word_lists: word list names, newest version of each",
     )
-    top_n: int = field(
-        default=5000, metadata={"help": "source=top_nouns: how many frequent nouns to take"}
-    )
-    words: str = field(
-        default="",
-        metadata={
-            "help": "source=text: one word per line (or comma-separated); "
-            "a TSV line's last column is the word, the one before it its category",
-            "multiline": True,
-        },
+    top_n: int = knob(5000, "source=top_nouns: how many frequent nouns to take", min=1, max=100_000)
+    words: str = knob(
+        "",
+        (
+            "source=text: one word per line (or comma-separated); "
+            "a TSV line's last column is the word, the one before it its category"
+        ),
+        multiline=True,
     )
     # 2. judge filter
-    judge: str = field(
-        default="kb", metadata={"help": "judge of the solvability games (a judge model spec)"}
-    )
-    kb_filter: bool = field(
-        default=True,
-        metadata={
-            "help": "knowledge-base fairness rules: a KB noun, not a duplicate noun, "
+    judge: str = knob("kb", "judge of the solvability games (a judge model spec)")
+    kb_filter: bool = knob(
+        True,
+        (
+            "knowledge-base fairness rules: a KB noun, not a duplicate noun, "
             "not an excluded lexical file, enough features and hypernyms"
-        },
+        ),
     )
-    min_features: int = field(
-        default=10,
-        metadata={
-            "help": "fewest knowledge-base features (relation:concept facts) a fair secret has"
-        },
+    min_features: int = knob(
+        10, "fewest knowledge-base features (relation:concept facts) a fair secret has", min=0
     )
-    min_hypernyms: int = field(
-        default=4,
-        metadata={
-            "help": "fewest 'isa' concepts (hypernym-closure lemmas, a proxy for hypernym depth)"
-        },
+    min_hypernyms: int = knob(
+        4, "fewest 'isa' concepts (hypernym-closure lemmas, a proxy for hypernym depth)", min=0
     )
-    exclude_lexnames: tuple[str, ...] = field(
-        default=(),
-        metadata={
-            "help": "drop words whose most frequent sense is in these WordNet lexical files, e.g. "
+    exclude_lexnames: tuple[str, ...] = knob(
+        (),
+        (
+            "drop words whose most frequent sense is in these WordNet lexical files, e.g. "
             + ",".join(ABSTRACT_LEXNAMES[:4])
             + " (abstract)"
-        },
+        ),
     )
-    fairness_judge: str = field(
-        default="",
-        metadata={
-            "help": "optional LLM judge model spec asked "
+    fairness_judge: str = knob(
+        "",
+        (
+            "optional LLM judge model spec asked "
             "'is this a fair 20Q secret?' per word (empty = none)"
-        },
+        ),
     )
     # 3. solvability
-    guesser: str = field(
-        default="infogain", metadata={"help": "reference guesser (a guesser model spec)"}
+    guesser: str = knob("infogain", "reference guesser (a guesser model spec)")
+    guesser_pool: str = knob(
+        "candidates",
+        (
+            "candidate pool of infogain/random guessers: "
+            "the words entering the games, or every KB noun"
+        ),
+        choices=GUESSER_POOLS,
     )
-    guesser_pool: str = field(
-        default="candidates",
-        metadata={
-            "help": "candidate pool of infogain/random guessers: "
-            "the words entering the games, or every KB noun",
-            "choices": GUESSER_POOLS,
-        },
-    )
-    samples: int = field(default=32, metadata={"help": "k: games per word"})
-    min_solved: int = field(
-        default=1, metadata={"help": "keep words solved in at least this many of the k games"}
-    )
-    max_turns: int = field(default=20, metadata={"help": "questions per game"})
-    answer_noise: float = field(
-        default=0.0,
-        metadata={
-            "help": "probability that a yes/no answer of the judge is flipped "
+    samples: int = knob(32, "k: games per word", min=1, max=256)
+    min_solved: int = knob(1, "keep words solved in at least this many of the k games", min=0)
+    max_turns: int = knob(20, "questions per game", min=1, max=200)
+    answer_noise: float = knob(
+        0.0,
+        (
+            "probability that a yes/no answer of the judge is flipped "
             "(seeded per game and turn); > 0 spreads the solve rates "
             "of a deterministic reference pair such as infogain + kb"
-        },
+        ),
+        min=0,
+        max=0.5,
+        max_open=True,
     )
-    batch_size: int = field(default=256, metadata={"help": "games played in lock-step"})
+    batch_size: int = knob(256, "games played in lock-step", min=1, max=4096)
     # 4. difficulty
-    difficulty: str = field(
-        default="rasch",
-        metadata={
-            "help": "rasch: item difficulty of a Rasch fit "
-            "(games.rating); logit: log((k-c+.5)/(c+.5)); higher is harder",
-            "choices": DIFFICULTY_MODELS,
-        },
+    difficulty: str = knob(
+        "rasch",
+        (
+            "rasch: item difficulty of a Rasch fit "
+            "(games.rating); logit: log((k-c+.5)/(c+.5)); higher is harder"
+        ),
+        choices=DIFFICULTY_MODELS,
     )
     # 5. splits
-    split_by: str = field(
-        default="fraction",
-        metadata={
-            "help": "whether val/test/sft/rl are fractions of the kept words or numbers of words",
-            "choices": SPLIT_UNITS,
-        },
+    split_by: str = knob(
+        "fraction",
+        "whether val/test/sft/rl are fractions of the kept words or numbers of words",
+        choices=SPLIT_UNITS,
     )
-    val: float = field(default=0.05, metadata={"help": "validation split (fraction or count)"})
-    test: float = field(default=0.10, metadata={"help": "test split (fraction or count)"})
-    sft: float = field(default=0.075, metadata={"help": "SFT split (fraction or count)"})
-    rl: float = field(
-        default=0.775,
-        metadata={"help": "RL split (fraction or count); words left over keep no split"},
-    )
-    seed: int = field(default=0, metadata={"help": "seed of the games and of the split assignment"})
+    val: float = knob(0.05, "validation split (fraction or count)", min=0)
+    test: float = knob(0.10, "test split (fraction or count)", min=0)
+    sft: float = knob(0.075, "SFT split (fraction or count)", min=0)
+    rl: float = knob(0.775, "RL split (fraction or count); words left over keep no split", min=0)
+    seed: int = knob(0, "seed of the games and of the split assignment")
     # 6. training subsets (stored in entries' stats["subsets"])
-    rl_band_low: float = field(default=0.1, metadata={"help": "RL band: lowest solve rate"})
-    rl_band_high: float = field(default=0.9, metadata={"help": "RL band: highest solve rate"})
-    rl_band_size: int = field(
-        default=1000, metadata={"help": "RL band: at most this many RL-split words"}
+    rl_band_low: float = knob(0.1, "RL band: lowest solve rate", min=0, max=1)
+    rl_band_high: float = knob(0.9, "RL band: highest solve rate", min=0, max=1)
+    rl_band_size: int = knob(1000, "RL band: at most this many RL-split words", min=0)
+    curriculum: tuple[float, ...] = knob(
+        (0.05, 0.10, 0.33, 0.50, 0.66),
+        "curriculum_<pct>: RL-split words with a solve rate of at least each threshold",
     )
-    curriculum: tuple[float, ...] = field(
-        default=(0.05, 0.10, 0.33, 0.50, 0.66),
-        metadata={
-            "help": "curriculum_<pct>: RL-split words with a solve rate of at least each threshold"
-        },
-    )
-    subset_lists: bool = field(
-        default=False,
-        metadata={
-            "help": "also create a word list <name>/<subset> "
-            "for the RL band and each curriculum subset"
-        },
+    subset_lists: bool = knob(
+        False,
+        ("also create a word list <name>/<subset> for the RL band and each curriculum subset"),
     )
 
     def __post_init__(self) -> None:
         name = self.name.strip()
-        if not name or len(name) > 80 or name != self.name:
-            raise ValueError("name: 1-80 characters without surrounding spaces")
+        _check(
+            bool(name) and len(name) <= 80 and name == self.name,
+            "name: 1-80 characters without surrounding spaces",
+        )
         check_choice(self, "source", SOURCES)
-        if self.source == "word_lists" and not [n for n in self.word_lists if n.strip()]:
-            raise ValueError("word_lists: name at least one word list")
-        if self.source == "top_nouns" and not 1 <= self.top_n <= 100_000:
-            raise ValueError("top_n must be between 1 and 100000")
-        if self.source == "text" and not self.words.strip():
-            raise ValueError("words: paste at least one word (source=text)")
-        if len(self.words) > MAX_TEXT_CHARS:
-            raise ValueError(f"words: at most {MAX_TEXT_CHARS} characters")
-        if not self.judge.strip():
-            raise ValueError("judge: name a judge model spec")
-        if not self.guesser.strip():
-            raise ValueError("guesser: name a guesser model spec")
-        if self.min_features < 0 or self.min_hypernyms < 0:
-            raise ValueError("min_features and min_hypernyms must be 0 or more")
+        _check(
+            self.source != "word_lists" or any(n.strip() for n in self.word_lists),
+            "word_lists: name at least one word list",
+        )
+        if self.source == "top_nouns":
+            check_between(self, "top_n")
+        _check(
+            self.source != "text" or bool(self.words.strip()),
+            "words: paste at least one word (source=text)",
+        )
+        _check(len(self.words) <= MAX_TEXT_CHARS, f"words: at most {MAX_TEXT_CHARS} characters")
+        _check(bool(self.judge.strip()), "judge: name a judge model spec")
+        _check(bool(self.guesser.strip()), "guesser: name a guesser model spec")
+        for minimum in ("min_features", "min_hypernyms"):
+            check_between(self, minimum, message="min_features and min_hypernyms must be 0 or more")
         bad = [n for n in self.exclude_lexnames if not n.startswith("noun.")]
         if bad:
             raise ValueError(
                 f"exclude_lexnames: WordNet noun lexical files look like noun.act, not {bad[0]!r}"
             )
         check_choice(self, "guesser_pool", GUESSER_POOLS)
-        check_between(self, "samples", 1, 256)
-        if not 0 <= self.min_solved <= self.samples:
-            raise ValueError("min_solved must be between 0 and samples")
-        check_between(self, "max_turns", 1, 200)
-        if not 0.0 <= self.answer_noise < 0.5:
-            raise ValueError("answer_noise must be in [0, 0.5)")
-        check_between(self, "batch_size", 1, 4096)
+        check_between(self, "samples")
+        check_between(
+            self, "min_solved", 0, self.samples, "min_solved must be between 0 and samples"
+        )
+        check_between(self, "max_turns")
+        check_between(self, "answer_noise", message="answer_noise must be in [0, 0.5)")
+        check_between(self, "batch_size")
         check_choice(self, "difficulty", DIFFICULTY_MODELS)
         self._check_splits()
-        if not 0.0 <= self.rl_band_low <= self.rl_band_high <= 1.0:
-            raise ValueError("rl_band_low/rl_band_high: need 0 <= low <= high <= 1")
-        if self.rl_band_size < 0:
-            raise ValueError("rl_band_size must be 0 or more")
+        for band in ("rl_band_low", "rl_band_high"):
+            check_between(
+                self, band, message="rl_band_low/rl_band_high: need 0 <= low <= high <= 1"
+            )
+        _check(
+            self.rl_band_low <= self.rl_band_high,
+            "rl_band_low/rl_band_high: need 0 <= low <= high <= 1",
+        )
+        check_between(self, "rl_band_size", message="rl_band_size must be 0 or more")
         if any(not 0.0 < t <= 1.0 for t in self.curriculum) or len(
             set(self.curriculum_names)
         ) != len(self.curriculum):
@@ -216,19 +200,23 @@ class CurationConfig:
     def _check_splits(self) -> None:
         check_choice(self, "split_by", SPLIT_UNITS)
         values = self.split_values
-        if any(not math.isfinite(v) or v < 0 for v in values.values()):
-            raise ValueError("val, test, sft and rl must be finite and 0 or more")
+        for name, value in values.items():  # bounds: the fields' metadata min (0)
+            check_between(self, name, message="val, test, sft and rl must be finite and 0 or more")
+            _check(value != math.inf, "val, test, sft and rl must be finite and 0 or more", name)
         if self.split_by == "fraction":
-            if any(v > 1 for v in values.values()):
-                raise ValueError(
-                    "val, test, sft, rl: fractions must be at most 1 (or set split_by=count)"
-                )
-            if sum(values.values()) > 1 + 1e-9:
-                raise ValueError(
-                    f"val, test, sft, rl: fractions sum to {sum(values.values()):.4g} > 1"
-                )
-        elif any(not float(v).is_integer() for v in values.values()):
-            raise ValueError("val, test, sft, rl: counts must be whole numbers (split_by=count)")
+            _check(
+                all(v <= 1 for v in values.values()),
+                "val, test, sft, rl: fractions must be at most 1 (or set split_by=count)",
+            )
+            _check(
+                sum(values.values()) <= 1 + 1e-9,
+                f"val, test, sft, rl: fractions sum to {sum(values.values()):.4g} > 1",
+            )
+        else:
+            _check(
+                all(float(v).is_integer() for v in values.values() if math.isfinite(v)),
+                "val, test, sft, rl: counts must be whole numbers (split_by=count)",
+            )
 
     @property
     def split_values(self) -> dict[str, float]:

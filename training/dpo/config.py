@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from training.common.config import (
     GameDataConfig,
@@ -11,6 +11,7 @@ from training.common.config import (
     check_choice,
     check_guesser_prompt,
     guesser_prompt_field,
+    knob,
     new_defaults,
 )
 from training.dpo.pairs import REWARDS
@@ -39,68 +40,59 @@ class DPOJobConfig(GameDataConfig):
     (the base model) samples `candidates` next questions per history; chosen/rejected = best/worst
     by `reward`. Batches count preference pairs."""
 
-    word_list: str = field(
-        default="dbrl/paper_rl",
-        metadata={
-            "help": "secrets of the games whose prefixes are histories "
+    word_list: str = knob(
+        "dbrl/paper_rl",
+        (
+            "secrets of the games whose prefixes are histories "
             "(a word list name, or a file on the command line)"
-        },
+        ),
     )
-    selection: str = field(
-        default="all",
-        metadata={
-            "help": "games whose prefixes are histories: fastest, won or all",
-            "choices": ("fastest", "won", "all"),
-        },
+    selection: str = knob(
+        "all",
+        "games whose prefixes are histories: fastest, won or all",
+        choices=("fastest", "won", "all"),
     )
-    prefixes_per_game: int = field(
-        default=4, metadata={"help": "histories drawn from each game (0 = every turn)"}
-    )
-    candidates: int = field(
-        default=4, metadata={"help": "N: next questions the policy samples per history"}
-    )
-    reward: str = field(
-        default="infogain",
-        metadata={
-            "help": "infogain: bits the KB's consistent candidate set shrinks; belief: "
+    prefixes_per_game: int = knob(4, "histories drawn from each game (0 = every turn)", min=0)
+    candidates: int = knob(4, "N: next questions the policy samples per history", min=2, max=64)
+    reward: str = knob(
+        "infogain",
+        (
+            "infogain: bits the KB's consistent candidate set shrinks; belief: "
             "ΔBelief + engine reward; success: mean return of continued games; rating: "
-            "a judge model's 1–5 rating of the question (expected digit) + engine reward",
-            "choices": REWARDS,
-        },
+            "a judge model's 1–5 rating of the question (expected digit) + engine reward"
+        ),
+        choices=REWARDS,
     )
-    rating_model: str = field(
-        default="",
-        metadata={
-            "help": "reward=rating: model spec of the rating judge (hf:FOLDER, "
+    rating_model: str = knob(
+        "",
+        (
+            "reward=rating: model spec of the rating judge (hf:FOLDER, "
             "vllm:FOLDER or openai:URL#MODEL; the policy's own folder reuses the policy)"
-        },
+        ),
     )
-    min_reward_gap: float = field(
-        default=0.25,
-        metadata={"help": "drop pairs whose best−worst reward gap is smaller (bits for infogain)"},
+    min_reward_gap: float = knob(
+        0.25, "drop pairs whose best−worst reward gap is smaller (bits for infogain)", min=0
     )
-    continuations: int = field(
-        default=2, metadata={"help": "reward=success: games played on per candidate"}
+    continuations: int = knob(2, "reward=success: games played on per candidate", min=1, max=64)
+    temperature: float = knob(
+        1.0, "sampling temperature of the candidates", min=0, max=5, min_open=True
     )
-    temperature: float = field(
-        default=1.0, metadata={"help": "sampling temperature of the candidates"}
+    max_new_tokens: int = knob(32, "longest candidate question in tokens", min=1, max=1024)
+    beta: float = knob(
+        0.1, "DPO β: higher stays closer to the reference model", min=0, min_open=True
     )
-    max_new_tokens: int = field(
-        default=32, metadata={"help": "longest candidate question in tokens"}
-    )
-    beta: float = field(
-        default=0.1, metadata={"help": "DPO β: higher stays closer to the reference model"}
-    )
-    loss_type: str = field(
-        default="sigmoid", metadata={"help": "TRL DPO loss", "choices": LOSS_TYPES}
-    )
+    loss_type: str = knob("sigmoid", "TRL DPO loss", choices=LOSS_TYPES)
     guesser_prompt: str = guesser_prompt_field()
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_guesser_prompt(self.guesser_prompt)
-        _check(self.prefixes_per_game >= 0, "prefixes_per_game must be 0 (every turn) or positive")
-        check_between(self, "candidates", 2, 64)
+        check_between(
+            self,
+            "prefixes_per_game",
+            message="prefixes_per_game must be 0 (every turn) or positive",
+        )
+        check_between(self, "candidates")
         check_choice(self, "reward", REWARDS)
         spec = self.rating_model.strip()
         _check(
@@ -109,11 +101,11 @@ class DPOJobConfig(GameDataConfig):
         )
         if spec:
             self.check_rating_model(spec)
-        _check(self.min_reward_gap >= 0, "min_reward_gap must be >= 0")
-        check_between(self, "continuations", 1, 64)
-        _check(0 < self.temperature <= 5, "temperature must be in (0, 5]")
-        check_between(self, "max_new_tokens", 1, 1024)
-        _check(self.beta > 0, "beta must be > 0")
+        check_between(self, "min_reward_gap", message="min_reward_gap must be >= 0")
+        check_between(self, "continuations")
+        check_between(self, "temperature", message="temperature must be in (0, 5]")
+        check_between(self, "max_new_tokens")
+        check_between(self, "beta", message="beta must be > 0")
         check_choice(self, "loss_type", LOSS_TYPES)
 
     def check_rating_model(self, spec: str) -> None:

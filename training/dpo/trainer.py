@@ -8,29 +8,19 @@ import copy
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from games.llm.chat import GuesserFormat
 from games.types import Trajectory
-from training.common.data import MakeGuesser, gather_games, read_jsonl, select_games, write_jsonl
-from training.common.models import (
-    DeviceSetup,
-    count_parameters,
-    cpu_threads,
-    device_setup,
-    load_model,
-    lora_config,
-    quiet_libraries,
-    run_guesser_format,
-)
+from training.common.data import GameSources, gather_games, select_games
+from training.common.models import DeviceSetup, loaded_model, run_guesser_format
 from training.common.trainer import (
-    ReporterCallback,
-    fit,
     resolved_config,
     resume_checkpoint,
-    summary,
-    trainer_arguments,
-    write_run_config,
+    store_rows,
+    stored_rows,
+    train_and_summarise,
+    trl_trainer,
 )
 from training.dpo import pairs as P
 from training.dpo.config import DPOJobConfig
@@ -226,31 +216,19 @@ def build_dpo_trainer(
     from trl import DPOConfig, DPOTrainer
 
     dataset = Dataset.from_list([{k: r[k] for k in ("prompt", "chosen", "rejected")} for r in rows])
-    args = DPOConfig(
-        **trainer_arguments(config, setup, output_dir),
-        max_length=config.max_tokens,
-        beta=config.beta,
-        loss_type=[config.loss_type],
-    )
-    peft_config = (
-        lora_config(
-            rank=config.lora_rank,
-            alpha=config.lora_alpha,
-            dropout=config.lora_dropout,
-            target_modules=config.target_modules,
-        )
-        if config.lora
-        else None
-    )
     ref_model = None if config.lora else copy.deepcopy(model).eval().requires_grad_(False)
-    return DPOTrainer(
-        model=model.train(),
+    return trl_trainer(
+        DPOTrainer,
+        DPOConfig,
+        config,
+        model.train(),
+        tokenizer,
+        dataset,
+        setup=setup,
+        output_dir=output_dir,
+        callbacks=callbacks,
+        arguments=dict(beta=config.beta, loss_type=[config.loss_type]),
         ref_model=ref_model,
-        args=args,
-        train_dataset=dataset,
-        processing_class=tokenizer,
-        peft_config=peft_config,
-        callbacks=list(callbacks),
     )
 
 
@@ -260,36 +238,22 @@ def stored_or_new_pairs(
     model: Any,
     tokenizer: Any,
     *,
-    cached: Path,
-    resume: str | None,
     model_path: str,
     adapter_path: str | None,
     chat_format: GuesserFormat,
-    trajectories: Sequence[Trajectory] | None,
-    make_teacher: MakeGuesser | None,
-    judge,
-    words: Sequence[str] | None,
-    pool: Sequence[str] | None,
+    sources: GameSources,
 ) -> list[dict]:
-    """A resumed run's stored pairs, else pairs built from the selected games (written to
-    `cached` and reported as the dpo-pairs artifact)."""
-    if resume and cached.is_file():
-        rows = read_jsonl(cached)
-        reporter.log(f"reusing {len(rows)} stored pairs from {cached}")
+    """A resumed run's stored pairs, else pairs built from the selected games (stored as the
+    dpo-pairs artifact)."""
+    rows = stored_rows(reporter, PAIRS_FILE, "pairs")
+    if rows is not None:
         return rows
-    if pool is None and config.pool_word_list and words is None:
+    pool = sources.get("pool")
+    if pool is None and config.pool_word_list and sources.get("words") is None:
         from games.wordlists import read_words
 
         pool = read_words(config.pool_word_list)
-    games = gather_games(
-        config,
-        reporter,
-        trajectories=trajectories,
-        make_teacher=make_teacher,
-        judge=judge,
-        words=words,
-        pool=pool,
-    )
+    games = gather_games(config, reporter, **{**sources, "pool": pool})
     games = select_games(games, config.selection)
     rows = build_pairs(
         config,
@@ -297,13 +261,12 @@ def stored_or_new_pairs(
         model,
         tokenizer,
         games,
-        judge=judge,
+        judge=sources.get("judge"),
         pool=pool,
         policy_path=None if adapter_path else model_path,
         chat_format=chat_format,
     )
-    write_jsonl(cached, rows)
-    reporter.artifact("dpo-pairs", PAIRS_FILE, cached, meta={"pairs": len(rows)})
+    store_rows(reporter, PAIRS_FILE, rows, artifact="dpo-pairs", meta={"pairs": len(rows)})
     return rows
 
 
@@ -360,40 +323,26 @@ def run(
     *,
     model_path: str | None = None,
     adapter_path: str | None = None,
-    trajectories: Sequence[Trajectory] | None = None,
-    make_teacher: MakeGuesser | None = None,
-    judge=None,
-    words: Sequence[str] | None = None,
-    pool: Sequence[str] | None = None,
+    **sources: Unpack[GameSources],
 ) -> dict[str, Any]:
     """DPO on pairs built from the selected games' prefixes. Keywords as in
-    training.sft.trainer.run; `pool` is also the candidate set of the infogain reward. A resumed
-    run reuses its stored pairs."""
-    quiet_libraries()
-    setup = device_setup(config.precision)
+    training.sft.trainer.run; the `pool` source is also the candidate set of the infogain reward.
+    A resumed run reuses its stored pairs."""
     model_path = model_path or config.base_model
-    cached = Path(reporter.output_dir) / PAIRS_FILE
     resume = resume_checkpoint(reporter)
     chat_format, prompt_name = run_guesser_format(
         config.guesser_prompt, adapter_path, model_path, max_turns=config.max_turns
     )
-    with cpu_threads(config.cpu_threads if setup.device == "cpu" else 0):
-        model, tokenizer = load_model(model_path, adapter=adapter_path)
+    with loaded_model(config, model_path, adapter_path) as (setup, model, tokenizer):
         rows = stored_or_new_pairs(
             config,
             reporter,
             model,
             tokenizer,
-            cached=cached,
-            resume=resume,
             model_path=model_path,
             adapter_path=adapter_path,
             chat_format=chat_format,
-            trajectories=trajectories,
-            make_teacher=make_teacher,
-            judge=judge,
-            words=words,
-            pool=pool,
+            sources=sources,
         )
         kept = fitting_pairs(config, tokenizer, rows)
         run_config = dpo_run_config(
@@ -405,24 +354,21 @@ def run(
             pairs=len(kept),
             dropped=len(rows) - len(kept),
         )
-        callback = ReporterCallback(reporter, run_config, is_adapter=config.lora)
-        trainer = build_dpo_trainer(
-            config,
-            model,
-            tokenizer,
-            kept,
-            output_dir=reporter.output_dir,
-            setup=setup,
-            callbacks=[callback],
+        return train_and_summarise(
+            reporter,
+            setup,
+            run_config,
+            resume,
+            lambda callbacks: build_dpo_trainer(
+                config,
+                model,
+                tokenizer,
+                kept,
+                output_dir=reporter.output_dir,
+                setup=setup,
+                callbacks=callbacks,
+            ),
+            is_adapter=config.lora,
+            what=f"dpo: {len(kept)} pairs",
+            extra={"pairs": len(kept), "dropped_too_long": len(rows) - len(kept)},
         )
-        trainable, total = count_parameters(trainer.model)
-        reporter.log(f"dpo: {len(kept)} pairs, {trainable:,} of {total:,} parameters trained")
-        if setup.is_main:
-            write_run_config(reporter.output_dir, run_config)
-        output = fit(trainer, callback, resume)
-    return {
-        **summary(trainer, output, callback),
-        "pairs": len(kept),
-        "dropped_too_long": len(rows) - len(kept),
-        "parameters_trained": trainable,
-    }

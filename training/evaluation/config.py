@@ -1,59 +1,47 @@
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from games.types import WIN_RULES
-from training.common.config import check_between, check_choice
-
-SPLITS = ("", "sft", "rl", "val", "test")
+from training.common.config import SPLITS, _check, check_between, check_choice, check_split, knob
 
 
 @dataclass(frozen=True)
 class EvaluationConfig:
-    guesser: str = field(default="infogain", metadata={"help": "name of the guesser model spec"})
-    judge: str = field(default="kb", metadata={"help": "name of the judge model spec"})
-    word_list: str = field(
-        default="dbrl/paper_test", metadata={"help": "word list name (newest version)"}
+    guesser: str = knob("infogain", "name of the guesser model spec")
+    judge: str = knob("kb", "name of the judge model spec")
+    word_list: str = knob("dbrl/paper_test", "word list name (newest version)")
+    split: str = knob(
+        "",
+        "only words of this split (sft, rl, val, test); empty = all",
+        choices=SPLITS,
+        blank="(all)",
     )
-    split: str = field(
-        default="", metadata={"help": "only words of this split (sft, rl, val, test); empty = all"}
+    samples: int = knob(8, "k: games per word (mean@k, pass@k)", min=1, max=256)
+    max_turns: int = knob(20, "questions per game", min=1, max=200)
+    win_rule: str = knob(
+        "reference",
+        (
+            "which questions win: reference (the paper's: the secret named anywhere, "
+            "by lemma or stem) or strict (a guess of the thing itself); "
+            "success under both rules is reported either way"
+        ),
+        choices=WIN_RULES,
     )
-    samples: int = field(default=8, metadata={"help": "k: games per word (mean@k, pass@k)"})
-    max_turns: int = field(default=20, metadata={"help": "questions per game"})
-    win_rule: str = field(
-        default="reference",
-        metadata={
-            "choices": WIN_RULES,
-            "help": (
-                "which questions win: reference (the paper's: the secret named anywhere, "
-                "by lemma or stem) or strict (a guess of the thing itself); "
-                "success under both rules is reported either way"
-            ),
-        },
+    seed: int = knob(0, "seed of the whole evaluation")
+    batch_size: int = knob(64, "games played in lock-step", min=1, max=4096)
+    pool_word_list: str = knob(
+        "", ("candidate pool for infogain/random guessers; empty = the knowledge base's nouns")
     )
-    seed: int = field(default=0, metadata={"help": "seed of the whole evaluation"})
-    batch_size: int = field(default=64, metadata={"help": "games played in lock-step"})
-    pool_word_list: str = field(
-        default="",
-        metadata={
-            "help": "candidate pool for infogain/random guessers; "
-            "empty = the knowledge base's nouns"
-        },
-    )
-    limit: int = field(default=0, metadata={"help": "only the first N words (0 = all)"})
+    limit: int = knob(0, "only the first N words (0 = all)", min=0)
 
     def __post_init__(self) -> None:
-        if not self.guesser.strip():
-            raise ValueError("guesser: name a guesser model spec")
-        if not self.judge.strip():
-            raise ValueError("judge: name a judge model spec")
-        if not self.word_list.strip():
-            raise ValueError("word_list: name a word list")
-        if self.split not in SPLITS:
-            raise ValueError(f"split must be one of {', '.join(repr(s) for s in SPLITS)}")
-        check_between(self, "samples", 1, 256)
-        check_between(self, "max_turns", 1, 200)
-        check_choice(self, "win_rule", WIN_RULES)
-        check_between(self, "batch_size", 1, 4096)
-        if self.limit < 0:
-            raise ValueError("limit must be 0 (all words) or positive")
+        _check(bool(self.guesser.strip()), "guesser: name a guesser model spec")
+        _check(bool(self.judge.strip()), "judge: name a judge model spec")
+        _check(bool(self.word_list.strip()), "word_list: name a word list")
+        check_split(self)
+        check_between(self, "samples")
+        check_between(self, "max_turns")
+        check_choice(self, "win_rule")
+        check_between(self, "batch_size")
+        check_between(self, "limit", message="limit must be 0 (all words) or positive")

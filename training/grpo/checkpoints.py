@@ -47,15 +47,7 @@ def load_policy(config: GRPOConfig, base_path: str, resume: str | None):
         model, tokenizer = load_model(base_path)
         if resume:
             return PeftModel.from_pretrained(model, resume, is_trainable=True), tokenizer
-        return get_peft_model(
-            model,
-            lora_config(
-                rank=config.lora_rank,
-                alpha=config.lora_alpha,
-                dropout=config.lora_dropout,
-                target_modules=config.target_modules,
-            ),
-        ), tokenizer
+        return get_peft_model(model, lora_config(config)), tokenizer
     return load_model(resume or base_path)
 
 

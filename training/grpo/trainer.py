@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from games.judges.base import Judge, playable_words
+from games.judges.base import Judge
 from games.llm.chat import GuesserFormat
 from games.types import Trajectory
+from training.common.data import playable_or_fail
 from training.common.models import (
     DeviceSetup,
     count_parameters,
@@ -164,17 +165,13 @@ def training_secrets(
         from games.wordlists import read_words
 
         words = read_words(config.word_list)
-    secrets, skipped = playable_words(judge, words)
-    if config.limit_words:
-        secrets = secrets[: config.limit_words]
-    if skipped:
-        reporter.log(
-            f"skipped {len(skipped)} words the judge cannot play: {', '.join(skipped[:20])}",
-            level="warning",
-        )
-    if not secrets:
-        raise ValueError("no training secret can be played with this judge")
-    return secrets
+    return playable_or_fail(
+        judge,
+        words,
+        reporter,
+        limit=config.limit_words,
+        none_left="no training secret can be played with this judge",
+    )
 
 
 def record(

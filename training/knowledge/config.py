@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from games.kb.knowledge import DEFAULT_SENSE, SENSE_MODES
-from training.common.config import TrainConfig, _check, check_between, check_choice, new_defaults
+from training.common.config import (
+    TrainConfig,
+    _check,
+    check_between,
+    check_choice,
+    knob,
+    new_defaults,
+)
 
 
 @dataclass(frozen=True)
@@ -16,47 +23,43 @@ class KnowledgeJobConfig(TrainConfig):
     """Plain causal-LM training (every token) on sentences pairing each pool word with its facts.
     Defaults suit a tiny model trained from scratch (a higher learning rate than SFT)."""
 
-    word_list: str = field(
-        default="dbrl/solved",
-        metadata={
-            "help": "every candidate word, held-out ones included "
+    word_list: str = knob(
+        "dbrl/solved",
+        (
+            "every candidate word, held-out ones included "
             "(a word list name, or a file on the command line)"
-        },
+        ),
     )
-    sense: str = field(
-        default=DEFAULT_SENSE,
-        metadata={
-            "help": "which senses of a word count (as for the KB judge)",
-            "choices": SENSE_MODES,
-        },
+    sense: str = knob(
+        DEFAULT_SENSE, "which senses of a word count (as for the KB judge)", choices=SENSE_MODES
     )
-    sequences_per_word: int = field(
-        default=4,
-        metadata={
-            "help": "sequences per word, alternating statements "
+    sequences_per_word: int = knob(
+        4,
+        (
+            "sequences per word, alternating statements "
             '("A poodle is a kind of dog.") and answered questions ending in the word '
             '("Is it a kind of dog? Yes. ... Is it a poodle? Yes.")'
-        },
+        ),
+        min=1,
+        max=64,
     )
-    facts_per_sequence: int = field(
-        default=8,
-        metadata={
-            "help": "facts per sequence: the most specific half always, the rest drawn at random"
-        },
+    facts_per_sequence: int = knob(
+        8,
+        "facts per sequence: the most specific half always, the rest drawn at random",
+        min=1,
+        max=64,
     )
-    negatives_per_sequence: int = field(
-        default=2, metadata={"help": "question sequences: facts of other words answered No"}
+    negatives_per_sequence: int = knob(
+        2, "question sequences: facts of other words answered No", min=0, max=32
     )
-    gloss: bool = field(
-        default=True, metadata={"help": "statement sequences end with the word's WordNet gloss"}
-    )
-    limit_words: int = field(default=0, metadata={"help": "only the first N words (0 = all)"})
+    gloss: bool = knob(True, "statement sequences end with the word's WordNet gloss")
+    limit_words: int = knob(0, "only the first N words (0 = all)", min=0)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         _check(bool(self.word_list.strip()), "word_list: name the pool of words")
         check_choice(self, "sense", SENSE_MODES)
-        check_between(self, "sequences_per_word", 1, 64)
-        check_between(self, "facts_per_sequence", 1, 64)
-        check_between(self, "negatives_per_sequence", 0, 32)
-        _check(self.limit_words >= 0, "limit_words must be 0 (all) or positive")
+        check_between(self, "sequences_per_word")
+        check_between(self, "facts_per_sequence")
+        check_between(self, "negatives_per_sequence")
+        check_between(self, "limit_words", message="limit_words must be 0 (all) or positive")

@@ -4,11 +4,9 @@ with the same trainer as SFT (training.sft.trainer.train_sft)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from training.common.data import read_jsonl, write_jsonl
-from training.common.trainer import resume_checkpoint
+from training.common.trainer import store_rows, stored_rows
 from training.knowledge.config import KnowledgeJobConfig
 from training.reporting import Reporter
 
@@ -29,11 +27,8 @@ def run(
     from games.wordlists import read_words
     from training.sft.trainer import train_sft
 
-    cached = Path(reporter.output_dir) / TEXTS_FILE
-    if resume_checkpoint(reporter) and cached.is_file():
-        rows = read_jsonl(cached)
-        reporter.log(f"reusing {len(rows)} stored knowledge sequences from {cached}")
-    else:
+    rows = stored_rows(reporter, TEXTS_FILE, "knowledge sequences")
+    if rows is None:
         from training.knowledge.data import knowledge_texts
 
         pool = list(words) if words is not None else read_words(config.word_list)
@@ -56,8 +51,9 @@ def run(
             )
         if not rows:
             raise ValueError("no word of the pool is in the knowledge base")
-        write_jsonl(cached, rows)
-        reporter.artifact("knowledge-texts", TEXTS_FILE, cached, meta={"sequences": len(rows)})
+        store_rows(
+            reporter, TEXTS_FILE, rows, artifact="knowledge-texts", meta={"sequences": len(rows)}
+        )
         reporter.log(f"{len(rows)} knowledge sequences for {len({r['word'] for r in rows})} words")
     result = train_sft(
         config,

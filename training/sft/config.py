@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from training.common.config import (
     GameDataConfig,
     check_between,
     check_guesser_prompt,
     guesser_prompt_field,
+    knob,
 )
 
 
@@ -18,20 +19,22 @@ class SFTJobConfig(GameDataConfig):
     (weight decay 0.01, β 0.9/0.95), global batch 256, 650 tokens; the teacher's fastest won game
     per word (ties kept); only the question of each turn is trained."""
 
-    recovery_per_game: int = field(
-        default=0,
-        metadata={
-            "help": "source=teacher: DAgger-style rows per game — "
+    recovery_per_game: int = knob(
+        0,
+        (
+            "source=teacher: DAgger-style rows per game — "
             "the game cut at a random turn, 1–2 wrong guesses appended (answered No), "
             "the teacher's next question trained (0 = none)"
-        },
+        ),
+        min=0,
+        max=16,
     )
     guesser_prompt: str = guesser_prompt_field()
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_guesser_prompt(self.guesser_prompt)
-        check_between(self, "recovery_per_game", 0, 16)
+        check_between(self, "recovery_per_game")
         if self.recovery_per_game and self.source != "teacher":
             raise ValueError(
                 "recovery_per_game needs source=teacher (the teacher labels the recovery)"

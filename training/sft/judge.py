@@ -12,14 +12,13 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from games.llm.chat import judge_messages
 from games.types import Trajectory, Verdict
 from training.common.config import GameDataConfig, check_between
-from training.common.data import MakeGuesser, gather_games, read_jsonl, select_games, write_jsonl
-from training.common.trainer import resume_checkpoint
+from training.common.data import GameSources, gather_games, select_games
+from training.common.trainer import store_rows, stored_rows
 from training.reporting import Reporter
 
 EXAMPLES_FILE = "judge_examples.jsonl"
@@ -40,14 +39,16 @@ class JudgeSFTJobConfig(GameDataConfig):
     cross_questions: int = field(
         default=4,
         metadata={
+            "min": 0,
+            "max": 256,
             "help": "questions of other games asked about each secret, "
-            "answered by the reference judge"
+            "answered by the reference judge",
         },
     )
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        check_between(self, "cross_questions", 0, 256)
+        check_between(self, "cross_questions")
 
 
 def judge_example(secret: str, question: str, verdict: Verdict) -> dict:
@@ -96,30 +97,16 @@ def run(
     *,
     model_path: str | None = None,
     adapter_path: str | None = None,
-    trajectories: Sequence[Trajectory] | None = None,
-    make_teacher: MakeGuesser | None = None,
-    judge=None,
-    words: Sequence[str] | None = None,
-    pool: Sequence[str] | None = None,
+    **sources: Unpack[GameSources],
 ) -> dict[str, Any]:
-    """Keywords as in training.sft.trainer.run; `judge` is the reference judge."""
+    """Keywords as in training.sft.trainer.run; the `judge` source is the reference judge."""
     from games.registry import build_judge
     from training.sft.trainer import train_sft
 
-    cached = Path(reporter.output_dir) / EXAMPLES_FILE
-    if resume_checkpoint(reporter) and cached.is_file():
-        rows = read_jsonl(cached)
-    else:
-        judge = judge or build_judge(config.judge)
-        games = gather_games(
-            config,
-            reporter,
-            trajectories=trajectories,
-            make_teacher=make_teacher,
-            judge=judge,
-            words=words,
-            pool=pool,
-        )
+    rows = stored_rows(reporter, EXAMPLES_FILE)
+    if rows is None:
+        judge = sources.get("judge") or build_judge(config.judge)
+        games = gather_games(config, reporter, **{**sources, "judge": judge})
         rows = judge_examples(
             select_games(games, config.selection),
             judge,
@@ -128,8 +115,9 @@ def run(
         )
         if not rows:
             raise ValueError("no question to learn from")
-        write_jsonl(cached, rows)
-        reporter.artifact("judge-examples", EXAMPLES_FILE, cached, meta={"examples": len(rows)})
+        store_rows(
+            reporter, EXAMPLES_FILE, rows, artifact="judge-examples", meta={"examples": len(rows)}
+        )
     counts = {v: sum(r["verdict"] == v for r in rows) for v in ("yes", "no", "finished")}
     reporter.log(f"{len(rows)} judge examples: {counts}")
     result = train_sft(

@@ -11,40 +11,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from trl import SFTTrainer
 
-from games.types import Trajectory
+from games.llm.chat import GuesserFormat
 from training.common.chat import encode_prompt_completion
 from training.common.config import TrainConfig
-from training.common.data import (
-    MakeGuesser,
-    build_teacher,
-    gather_games,
-    read_jsonl,
-    select_games,
-    write_jsonl,
-)
+from training.common.data import GameSources, build_teacher, gather_games, select_games
 from training.common.models import (
     DeviceSetup,
-    count_parameters,
-    cpu_threads,
-    device_setup,
     has_generation_markers,
-    load_model,
-    lora_config,
-    quiet_libraries,
+    loaded_model,
     run_guesser_format,
 )
 from training.common.trainer import (
-    ReporterCallback,
-    fit,
     resolved_config,
     resume_checkpoint,
-    summary,
-    trainer_arguments,
-    write_run_config,
+    store_rows,
+    stored_rows,
+    train_and_summarise,
+    trl_trainer,
 )
 from training.reporting import Reporter
 from training.sft.config import SFTJobConfig
@@ -89,35 +76,27 @@ def build_sft_trainer(
     else:
         columns = ("prompt", "completion") if completion_only else ("text",)
         dataset = Dataset.from_list([{c: r[c] for c in columns} for r in rows])
-    args = SFTConfig(
-        **trainer_arguments(config, setup, output_dir),
-        max_length=config.max_tokens,
-        completion_only_loss=completion_only and not pretokenized,
-        assistant_only_loss=completion_only
-        and not pretokenized
-        and has_generation_markers(tokenizer),
-        packing=False,
-        # each optimizer step's rows stay a random draw; only its micro-batches are cut by length
-        # (less padding: turn-level rows range from the prompt alone to a 20-turn history)
-        train_sampling_strategy="batch_rebalance",
-    )
-    peft_config = (
-        lora_config(
-            rank=config.lora_rank,
-            alpha=config.lora_alpha,
-            dropout=config.lora_dropout,
-            target_modules=config.target_modules,
-        )
-        if config.lora
-        else None
-    )
-    return SFTTrainer(
-        model=model,
-        args=args,
-        train_dataset=dataset,
-        processing_class=tokenizer,
-        peft_config=peft_config,
-        callbacks=list(callbacks),
+    return trl_trainer(
+        SFTTrainer,
+        SFTConfig,
+        config,
+        model,
+        tokenizer,
+        dataset,
+        setup=setup,
+        output_dir=output_dir,
+        callbacks=callbacks,
+        arguments=dict(
+            completion_only_loss=completion_only and not pretokenized,
+            assistant_only_loss=completion_only
+            and not pretokenized
+            and has_generation_markers(tokenizer),
+            packing=False,
+            # each optimizer step's rows stay a random draw; only its micro-batches are cut by
+            # length (less padding: turn-level rows range from the prompt alone to a 20-turn
+            # history)
+            train_sampling_strategy="batch_rebalance",
+        ),
     )
 
 
@@ -141,11 +120,8 @@ def train_sft(
             config.guesser_prompt, adapter_path, model_path, max_turns=config.max_turns
         )[1]
         resolved = {**(resolved or {}), "guesser_prompt": prompt_name}
-    quiet_libraries()
-    setup = device_setup(config.precision)
     resume = resume_checkpoint(reporter)
-    with cpu_threads(config.cpu_threads if setup.device == "cpu" else 0):
-        model, tokenizer = load_model(model_path, adapter=adapter_path)
+    with loaded_model(config, model_path, adapter_path) as (setup, model, tokenizer):
         if completion_only:
             kept = [r for r in rows if fits(tokenizer, r, config.max_tokens)]
         else:  # TRL appends the end-of-sequence token
@@ -158,6 +134,7 @@ def train_sft(
             )
         if not kept:
             raise ValueError("no training example fits in max_tokens")
+        accumulation = setup.accumulation(config.global_batch_size, config.per_device_batch_size)
         run_config = resolved_config(
             kind,
             config,
@@ -166,41 +143,71 @@ def train_sft(
             device=setup.device,
             world_size=setup.world_size,
             precision="bf16" if setup.bf16 else "fp16" if setup.fp16 else "fp32",
-            gradient_accumulation_steps=setup.accumulation(
-                config.global_batch_size, config.per_device_batch_size
-            ),
+            gradient_accumulation_steps=accumulation,
             examples=len(kept),
             dropped_too_long=dropped,
             loss="completion (question) tokens" if completion_only else "every token",
             assistant_only_loss=completion_only and has_generation_markers(tokenizer),
             **(resolved or {}),
         )
-        callback = ReporterCallback(reporter, run_config, is_adapter=config.lora)
-        trainer = build_sft_trainer(
+        return train_and_summarise(
+            reporter,
+            setup,
+            run_config,
+            resume,
+            lambda callbacks: build_sft_trainer(
+                config,
+                model,
+                tokenizer,
+                kept,
+                output_dir=reporter.output_dir,
+                setup=setup,
+                completion_only=completion_only,
+                callbacks=callbacks,
+            ),
+            is_adapter=config.lora,
+            what=f"{kind}: {len(kept)} examples",
+            details=f", {accumulation} accumulation steps on {setup.device} × {setup.world_size}",
+            extra={"examples": len(kept), "dropped_too_long": dropped},
+        )
+
+
+def new_examples(
+    config: SFTJobConfig, reporter: Reporter, chat_format: GuesserFormat, sources: GameSources
+) -> tuple[list[dict], int]:
+    """The turn examples (and recovery examples) of the selected games, stored for a resume, and
+    the number of games."""
+    games = gather_games(config, reporter, **sources)
+    chosen = select_games(games, config.selection)
+    if not chosen:
+        raise ValueError(f"no game left after selection={config.selection} ({len(games)} games)")
+    rows = turn_examples(chosen, chat_format)
+    if config.recovery_per_game:
+        teacher = build_teacher(
             config,
-            model,
-            tokenizer,
-            kept,
-            output_dir=reporter.output_dir,
-            setup=setup,
-            completion_only=completion_only,
-            callbacks=[callback],
+            (t.secret for t in chosen),
+            make_teacher=sources.get("make_teacher"),
+            pool=sources.get("pool"),
         )
-        trainable, total = count_parameters(trainer.model)
+        recovery = recovery_examples(
+            chosen, teacher, chat_format, per_game=config.recovery_per_game, seed=config.seed
+        )
         reporter.log(
-            f"{kind}: {len(kept)} examples, {trainable:,} of {total:,} parameters trained, "
-            f"{trainer.args.gradient_accumulation_steps} accumulation steps on {setup.device} × "
-            f"{setup.world_size}"
+            f"{len(recovery)} recovery examples (wrong guesses, then the teacher's next question)"
         )
-        if setup.is_main:
-            write_run_config(reporter.output_dir, run_config)
-        output = fit(trainer, callback, resume)
-    return {
-        **summary(trainer, output, callback),
-        "examples": len(kept),
-        "dropped_too_long": dropped,
-        "parameters_trained": trainable,
-    }
+        rows += recovery
+    store_rows(
+        reporter,
+        EXAMPLES_FILE,
+        rows,
+        artifact="sft-examples",
+        meta={"examples": len(rows), "games": len(chosen)},
+    )
+    reporter.log(
+        f"{len(rows)} turn examples from {len(chosen)} games on "
+        f"{len({t.secret for t in chosen})} words (selection={config.selection})"
+    )
+    return rows, len(chosen)
 
 
 def run(
@@ -209,61 +216,20 @@ def run(
     *,
     model_path: str | None = None,
     adapter_path: str | None = None,
-    trajectories: Sequence[Trajectory] | None = None,
-    make_teacher: MakeGuesser | None = None,
-    judge=None,
-    words: Sequence[str] | None = None,
-    pool: Sequence[str] | None = None,
+    **sources: Unpack[GameSources],
 ) -> dict[str, Any]:
     """Turn-level SFT on the selected games. `model_path` (+ `adapter_path`, merged) is the base
-    (default: config.base_model as a folder / hub id); the other keywords are resolved inputs
-    (see training.common.data.gather_games). A resumed run reuses its stored examples."""
-    cached = Path(reporter.output_dir) / EXAMPLES_FILE
+    (default: config.base_model as a folder / hub id); `sources` are the resolved inputs of
+    training.common.data.gather_games. A resumed run reuses its stored examples."""
     base = model_path or config.base_model
     chat_format = run_guesser_format(
         config.guesser_prompt, adapter_path, base, max_turns=config.max_turns
     )[0]
-    if resume_checkpoint(reporter) and cached.is_file():
-        rows = read_jsonl(cached)
-        reporter.log(f"reusing {len(rows)} stored examples from {cached}")
-        n_games = len({r["game"] for r in rows})
+    rows = stored_rows(reporter, EXAMPLES_FILE, "examples")
+    if rows is None:
+        rows, n_games = new_examples(config, reporter, chat_format, sources)
     else:
-        games = gather_games(
-            config,
-            reporter,
-            trajectories=trajectories,
-            make_teacher=make_teacher,
-            judge=judge,
-            words=words,
-            pool=pool,
-        )
-        chosen = select_games(games, config.selection)
-        if not chosen:
-            raise ValueError(
-                f"no game left after selection={config.selection} ({len(games)} games)"
-            )
-        rows = turn_examples(chosen, chat_format)
-        if config.recovery_per_game:
-            teacher = build_teacher(
-                config, (t.secret for t in chosen), make_teacher=make_teacher, pool=pool
-            )
-            recovery = recovery_examples(
-                chosen, teacher, chat_format, per_game=config.recovery_per_game, seed=config.seed
-            )
-            reporter.log(
-                f"{len(recovery)} recovery examples "
-                "(wrong guesses, then the teacher's next question)"
-            )
-            rows += recovery
-        n_games = len(chosen)
-        write_jsonl(cached, rows)
-        reporter.artifact(
-            "sft-examples", EXAMPLES_FILE, cached, meta={"examples": len(rows), "games": n_games}
-        )
-        reporter.log(
-            f"{len(rows)} turn examples from {n_games} games on "
-            f"{len({t.secret for t in chosen})} words (selection={config.selection})"
-        )
+        n_games = len({r["game"] for r in rows})
     result = train_sft(
         config,
         reporter,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import math
+import re
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from training.common.config import build_checked
 from webapp.core.hygiene import check_text
 
 
@@ -269,11 +271,21 @@ def build_config(kind: JobKind, params: dict[str, Any] | None) -> Any:
     if errors:
         raise ValidationError(errors)
     try:
-        return cls(**values)
-    except (TypeError, ValueError) as exc:
-        message = str(exc)
-        field = next((n for n in fields if message.startswith(n)), "__all__")
-        raise ValidationError({field: [message]}) from exc
+        return build_checked(cls, **values)
+    except (TypeError, ValueError) as exc:  # ConfigErrors: every failed check, each at its field
+        messages = getattr(exc, "messages", None) or [str(exc)]
+        named = getattr(exc, "fields", None) or [None] * len(messages)
+        for name, message in zip(named, messages):
+            errors.setdefault(name or _field_named_by(message, fields), []).append(message)
+        raise ValidationError(errors) from exc
+
+
+def _field_named_by(message: str, fields: typing.Iterable[str]) -> str:
+    """The field a check's message starts with ("samples must be …" → samples), else __all__."""
+    first = re.match(r"[A-Za-z_]\w*", message)
+    if first and first.group() in fields:
+        return first.group()
+    return max((n for n in fields if message.startswith(n)), key=len, default="__all__")
 
 
 def config_to_dict(config: Any) -> dict[str, Any]:

@@ -213,3 +213,21 @@ def recovery_turns(chat):
         Turn(index=i, question=q, verdict=verdicts[a], feedback=a)
         for i, (q, a) in enumerate(zip(asked, answers))
     ]
+
+
+@pytest.mark.parametrize("enabled", [False, True])
+def test_gradient_checkpointing_reaches_trl_under_the_name_every_supported_transformers_knows(
+    enabled, tmp_path
+):
+    """GPU workers run transformers 5.18-5.20 (vLLM's pin), whose TrainingArguments have no
+    activation_checkpointing; TRL's configs default gradient_checkpointing to True, so the
+    config's value must be passed, off included."""
+    from trl import SFTConfig
+
+    from training.common.config import TrainConfig
+    from training.common.trainer import trainer_arguments
+
+    cpu = DeviceSetup("cpu", False, False, world_size=1, rank=0)
+    keywords = trainer_arguments(TrainConfig(gradient_checkpointing=enabled), cpu, tmp_path)
+    assert "activation_checkpointing" not in keywords
+    assert SFTConfig(**keywords).gradient_checkpointing is enabled

@@ -100,7 +100,7 @@ def test_admin_add_with_the_broker_down_stores_the_job_for_the_sweep_without_a_5
     rclient, broker_down
 ):
     """The admin's own transaction commits after the view: the failure is logged, not raised."""
-    response = rclient.post("/admin/jobs/job/add/", {"kind": "smoke", "config": '{"steps": 2}'})
+    response = rclient.post("/admin/jobs/job/add/", {"kind": "smoke", **SMOKE})
     job = Job.objects.get()
     assert response.status_code == 302 and broker_down.call_count == 1
     assert job.status == JobStatus.QUEUED and job.published_at is None

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -32,6 +32,7 @@ from games.engine import judge_seed
 from games.judges.base import JudgeRequest
 from games.types import Turn as TurnData
 from games.types import Verdict
+from training.common.config import _check, check_between, knob
 from training.reporting import StopRequested
 from webapp.catalog.builders import judge_for
 from webapp.catalog.models import ModelSpec
@@ -41,76 +42,66 @@ from webapp.play.exports import games_selection
 from webapp.play.models import Turn
 
 RULE_VERDICTS = (Verdict.FINISHED.value, Verdict.REPEATED.value)
+SOURCES = ("games", "gold")
+UNKNOWN_MODES = ("distinct", "ignore")
 
 
 @dataclass(frozen=True)
 class DisagreementsConfig:
-    judges: tuple[str, ...] = field(
-        default=("kb", "kb-any-sense"), metadata={"help": "judge model specs to compare"}
+    judges: tuple[str, ...] = knob(("kb", "kb-any-sense"), "judge model specs to compare")
+    include_human: bool = knob(
+        False,
+        ("also count people's verdicts from games where they answered (stored human:<name> votes)"),
     )
-    include_human: bool = field(
-        default=False,
-        metadata={
-            "help": "also count people's verdicts from games where they answered "
-            "(stored human:<name> votes)"
-        },
+    source: str = knob(
+        "games",
+        (
+            "games: questions of stored games; gold: re-judge the gold set to score these "
+            "judges (queues nothing)"
+        ),
+        choices=SOURCES,
     )
-    source: str = field(
-        default="games",
-        metadata={
-            "help": "games: questions of stored games; gold: re-judge the gold set to score these "
-            "judges (queues nothing)",
-            "choices": ("games", "gold"),
-        },
+    from_job: int = knob(0, "only games of this job (0 = any)", min=0)
+    from_word_list: str = knob("", "only games on this word list")
+    from_guesser: str = knob("", "only games with this guesser model spec")
+    unknown: str = knob(
+        "distinct",
+        (
+            "distinct: an unknown vote disagrees with yes/no; ignore: compare only the "
+            "judges that answered"
+        ),
+        choices=UNKNOWN_MODES,
     )
-    from_job: int = field(default=0, metadata={"help": "only games of this job (0 = any)"})
-    from_word_list: str = field(default="", metadata={"help": "only games on this word list"})
-    from_guesser: str = field(
-        default="", metadata={"help": "only games with this guesser model spec"}
+    controls: float = knob(
+        0.05, "share of agreeing questions queued as controls (seeded)", min=0, max=1
     )
-    unknown: str = field(
-        default="distinct",
-        metadata={
-            "help": "distinct: an unknown vote disagrees with yes/no; ignore: compare only the "
-            "judges that answered",
-            "choices": ("distinct", "ignore"),
-        },
-    )
-    controls: float = field(
-        default=0.05, metadata={"help": "share of agreeing questions queued as controls (seeded)"}
-    )
-    labels_needed: int = field(default=3, metadata={"help": "annotators per queued item"})
-    seed: int = field(default=0, metadata={"help": "seed of the control sample"})
-    limit: int = field(default=0, metadata={"help": "at most this many questions (0 = all)"})
-    batch_size: int = field(
-        default=256, metadata={"help": "questions per judge call and per stored batch"}
-    )
+    labels_needed: int = knob(3, "annotators per queued item", min=1, max=20)
+    seed: int = knob(0, "seed of the control sample")
+    limit: int = knob(0, "at most this many questions (0 = all)", min=0)
+    batch_size: int = knob(256, "questions per judge call and per stored batch", min=1, max=10_000)
 
     def __post_init__(self) -> None:
         names = [n.strip() for n in self.judges]
-        if any(not n for n in names) or len(set(names)) != len(names):
-            raise ValueError("judges must be distinct, non-empty model spec names")
-        if self.source not in ("games", "gold"):
-            raise ValueError("source must be games or gold")
-        if self.unknown not in ("distinct", "ignore"):
-            raise ValueError("unknown must be distinct or ignore")
+        _check(
+            all(names) and len(set(names)) == len(names),
+            "judges must be distinct, non-empty model spec names",
+        )
+        _check(self.source in SOURCES, "source must be games or gold", "source")
+        _check(self.unknown in UNKNOWN_MODES, "unknown must be distinct or ignore", "unknown")
         voters = len(names) + (1 if self.include_human else 0)
-        if self.source == "games" and voters < 2:
-            raise ValueError(
-                "judges: comparing needs at least two voters (two judges, or one judge and people)"
-            )
-        if self.source == "gold" and (not names or self.include_human):
-            raise ValueError(
-                "judges: scoring on the gold set needs at least one judge and no people's votes"
-            )
-        if not 0.0 <= self.controls <= 1.0:
-            raise ValueError("controls must be between 0 and 1")
-        if not 1 <= self.labels_needed <= 20:
-            raise ValueError("labels_needed must be between 1 and 20")
-        if self.from_job < 0 or self.limit < 0:
-            raise ValueError("from_job and limit must be 0 or positive")
-        if not 1 <= self.batch_size <= 10_000:
-            raise ValueError("batch_size must be between 1 and 10000")
+        _check(
+            self.source != "games" or voters >= 2,
+            "judges: comparing needs at least two voters (two judges, or one judge and people)",
+        )
+        _check(
+            self.source != "gold" or (bool(names) and not self.include_human),
+            "judges: scoring on the gold set needs at least one judge and no people's votes",
+        )
+        check_between(self, "controls")
+        check_between(self, "labels_needed")
+        for name in ("from_job", "limit"):
+            check_between(self, name, message="from_job and limit must be 0 or positive")
+        check_between(self, "batch_size")
 
 
 def turns_selection(config: DisagreementsConfig):

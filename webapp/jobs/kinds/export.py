@@ -3,45 +3,42 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from training.common.config import _check, check_between, knob
 from training.reporting import StopRequested
 from webapp.play.exports import export_games, games_selection
 
 FORMATS = ("jsonl", "parquet")
+MODES = ("", "model", "human_guesser", "human_judge")
 
 
 @dataclass(frozen=True)
 class ExportConfig:
-    job: int = field(default=0, metadata={"help": "only games of this job (0 = any)"})
-    word_list: str = field(default="", metadata={"help": "only games on this word list"})
-    guesser: str = field(default="", metadata={"help": "only games with this guesser model spec"})
-    judge: str = field(default="", metadata={"help": "only games with this judge model spec"})
-    mode: str = field(
-        default="",
-        metadata={
-            "help": "model, human_guesser or human_judge (empty = all)",
-            "choices": ("", "model", "human_guesser", "human_judge"),
-        },
-    )
-    finished_only: bool = field(default=True, metadata={"help": "skip games still being played"})
-    formats: str = field(
-        default="jsonl,parquet", metadata={"help": "jsonl and/or parquet, comma-separated"}
-    )
-    limit: int = field(default=0, metadata={"help": "at most this many games (0 = all)"})
+    job: int = knob(0, "only games of this job (0 = any)", min=0)
+    word_list: str = knob("", "only games on this word list")
+    guesser: str = knob("", "only games with this guesser model spec")
+    judge: str = knob("", "only games with this judge model spec")
+    mode: str = knob("", "model, human_guesser or human_judge (empty = all)", choices=MODES)
+    finished_only: bool = knob(True, "skip games still being played")
+    formats: str = knob("jsonl,parquet", "jsonl and/or parquet, comma-separated")
+    limit: int = knob(0, "at most this many games (0 = all)", min=0)
 
     def __post_init__(self) -> None:
         wanted = [f.strip() for f in self.formats.split(",") if f.strip()]
-        if not wanted or any(f not in FORMATS for f in wanted):
-            raise ValueError(f"formats must be a comma-separated subset of {', '.join(FORMATS)}")
-        if self.job < 0 or self.limit < 0:
-            raise ValueError("job and limit must be 0 or positive")
-        if self.mode not in ("", "model", "human_guesser", "human_judge"):
-            raise ValueError("mode must be model, human_guesser, human_judge or empty")
+        _check(
+            bool(wanted) and all(f in FORMATS for f in wanted),
+            f"formats must be a comma-separated subset of {', '.join(FORMATS)}",
+        )
+        for name in ("job", "limit"):
+            check_between(self, name, message="job and limit must be 0 or positive")
+        _check(
+            self.mode in MODES, "mode must be model, human_guesser, human_judge or empty", "mode"
+        )
 
     @property
     def format_list(self) -> list[str]:

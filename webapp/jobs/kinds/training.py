@@ -12,13 +12,14 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from training.common.config import knob
 from training.dpo.config import DPOJobConfig
 from webapp.catalog.models import ModelKind, ModelRole, ModelSpec, WordListEntry
 from webapp.catalog.selectors import word_list_latest
@@ -34,12 +35,12 @@ class DPOWebConfig(DPOJobConfig):
     games registry spec. Every other check is DPOJobConfig's (only the spec syntax check of
     `rating_model` is skipped: a name is not KIND:TARGET)."""
 
-    rating_model: str = field(
-        default="",
-        metadata={
-            "help": "reward=rating: the model spec of the rating judge (an active transformers, "
+    rating_model: str = knob(
+        "",
+        (
+            "reward=rating: the model spec of the rating judge (an active transformers, "
             "vLLM or OpenAI-compatible model; the base model's own spec reuses the policy)"
-        },
+        ),
     )
 
     def check_rating_model(self, spec: str) -> None:
