@@ -48,7 +48,11 @@ def make_parser() -> argparse.ArgumentParser:
         "--words", required=True, help="a file or a shipped list such as dbrl/paper_test"
     )
     ev.add_argument(
-        "--pool", help="candidate words for the infogain/random guessers (default: the KB's nouns)"
+        "--pool",
+        help=(
+            "candidate words: the infogain/random guessers' pool (default: the KB's nouns); for a "
+            "model guesser the words it knows (words outside it are counted in outside_pool)"
+        ),
     )
     ev.add_argument("--samples", type=int, default=1, help="k games per word")
     ev.add_argument("--max-turns", type=int, default=20)
@@ -62,6 +66,11 @@ def make_parser() -> argparse.ArgumentParser:
     ev.add_argument("--batch", type=int, default=64, help="games played in lock-step")
     ev.add_argument("--limit", type=int, help="only the first N words")
     ev.add_argument("--json", action="store_true", help="print one JSON object")
+    ev.add_argument(
+        "--save-games",
+        metavar="FILE",
+        help="write every game as one JSON line (gzip when FILE ends in .gz), token ids left out",
+    )
     je = sub.add_parser(
         "judge-eval", help="measure a judge against reference answers (triples.parquet columns)"
     )
@@ -107,12 +116,12 @@ def run_eval(args) -> dict:
     pool = read_words(args.pool) if args.pool else None
     judge = build_judge(args.judge)
     playable, skipped = playable_words(judge, words)
-    if pool is not None:  # the secret must be among the candidates
+    pool_guesser = args.guesser in ("infogain", "random")
+    outside_pool = [w for w in playable if pool is not None and w not in set(pool)]
+    if pool is not None and pool_guesser:  # the secret must be among the candidates
         pool = list(dict.fromkeys([*pool, *playable]))
     guesser = (
-        build_guesser(args.guesser, pool=pool)
-        if args.guesser in ("infogain", "random")
-        else build_guesser(args.guesser)
+        build_guesser(args.guesser, pool=pool) if pool_guesser else build_guesser(args.guesser)
     )
     config = GameConfig(max_turns=args.max_turns, win_rule=args.win_rule)
     jobs = [(w, s) for s in range(args.samples) for w in playable]
@@ -124,17 +133,41 @@ def run_eval(args) -> dict:
         trajectories += rollout(guesser, judge, [w for w, _ in chunk], seeds=seeds, config=config)
     elapsed = time.perf_counter() - start
     summary = summarise(trajectories, k=args.samples)
+    if args.save_games:
+        save_games(trajectories, args.save_games)
+    sampling = getattr(guesser, "sampling", None)
     return {
         **summary.to_dict(),
         "guesser": args.guesser,
         "judge": args.judge,
         "words": args.words,
+        "pool": args.pool,
+        "outside_pool": len(outside_pool) if pool is not None and not pool_guesser else None,
+        "sampling": sampling.__dict__ if sampling is not None else None,
         "max_turns": args.max_turns,
         "seed": args.seed,
         "skipped_words": len(skipped),
         "skipped_examples": skipped[:10],
         "seconds": round(elapsed, 2),
     }
+
+
+TOKEN_FIELDS = ("messages", "prompt_token_ids", "token_ids", "logprobs")
+
+
+def save_games(trajectories, path: str) -> None:
+    """One JSON line per game (games.types.Trajectory.to_dict), without the per-token extras."""
+    import gzip
+
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "wt", encoding="utf-8") as out:
+        for traj in trajectories:
+            game = traj.to_dict()
+            for turn in game["turns"]:
+                turn["extra"] = {
+                    k: v for k, v in (turn.get("extra") or {}).items() if k not in TOKEN_FIELDS
+                }
+            out.write(json.dumps(game) + "\n")
 
 
 def run_judge_eval(args) -> dict:

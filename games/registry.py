@@ -5,7 +5,9 @@ Specs: `kb` (or `kb:any`, `kb:first` for other sense modes; `:closed` appended, 
 `hf:PATH` (a transformers folder or hub id), `openai:URL#MODEL`, `vllm:PATH`, and for judges
 `learned` (the shipped weights) or `learned:PATH`, `kb+learned` (or `kb+learned:PATH`) and
 `ensemble:SPEC,SPEC,...`. Heavy modules are imported only when a spec needs them. LLM guessers
-take `question_extraction=` (`reply`, the default, or `first_question`; games.llm.chat).
+take `question_extraction=` (`reply`, the default, or `first_question`; games.llm.chat) and
+`candidate_pool=` (words whose guesses the model scores after each answer: its top candidates); a
+shipped guesser's folder (games/data/models/*) gives its sampling unless `sampling=` does.
 """
 
 from __future__ import annotations
@@ -99,9 +101,12 @@ def build_guesser(spec: str, *, pool: Iterable[str] | None = None, **options: An
         from games.guessers.llm import LLMGuesser
         from games.llm.chat import GuesserFormat
 
-        sampling = options.pop("sampling", None)
+        sampling = options.pop("sampling", None) or _shipped_sampling(kind, target)
         name = options.pop("name", None)
         kwargs = {"sampling": sampling} if sampling is not None else {}
+        if options.get("candidate_pool") is not None:  # the model's belief over its pool
+            kwargs["candidate_pool"] = list(options.pop("candidate_pool"))
+        options.pop("candidate_pool", None)
         extraction = options.pop(
             "question_extraction", None
         )  # reply (the default) or first_question
@@ -115,3 +120,15 @@ def build_guesser(spec: str, *, pool: Iterable[str] | None = None, **options: An
             _backend(kind, target, options), name=name or spec, chat_format=chat_format, **kwargs
         )
     raise SpecError(f"unknown guesser spec {spec!r}; use one of: {', '.join(GUESSER_KINDS)}")
+
+
+def _shipped_sampling(kind: str, target: str):
+    """The sampling a shipped guesser's folder records (games.llm.chat.model_play_settings), so it
+    plays as it was evaluated; None for any other model."""
+    if kind == "openai":
+        return None
+    from games.llm.base import SamplingParams
+    from games.llm.chat import model_play_settings
+
+    recorded = model_play_settings(target).get("sampling")
+    return SamplingParams(**recorded) if isinstance(recorded, dict) else None

@@ -30,6 +30,11 @@ class LLMGuesser(LLMPlayer, Guesser):
     text and the `finish_reason`. `question_extraction` says what of the reply is asked
     (games.llm.chat.extract_question): the whole reply (`reply`, the default, as the paper) or
     its first question (`first_question`, an ablation).
+
+    With a `candidate_pool` (the words a guesser trained in the knowledge-base world knows), each
+    ask also reports the `top_k` pool words the answers so far leave most likely, as
+    `Ask.top_candidates`: the information-gain guesser's posterior over that pool (scoring every
+    pool word with the model instead costs seconds per question on a CPU).
     """
 
     def __init__(
@@ -40,6 +45,8 @@ class LLMGuesser(LLMPlayer, Guesser):
         chat_format: GuesserFormat = GuesserFormat(),
         name: str | None = None,
         question_extraction: str = DEFAULT_QUESTION_EXTRACTION,
+        candidate_pool: Sequence[str] | None = None,
+        top_k: int = 5,
     ):
         if question_extraction not in QUESTION_EXTRACTIONS:
             raise ValueError(
@@ -49,6 +56,25 @@ class LLMGuesser(LLMPlayer, Guesser):
         super().__init__(backend, sampling, name)
         self.question_extraction = question_extraction
         self.chat_format = chat_format
+        self.candidate_pool = list(dict.fromkeys(candidate_pool or ()))
+        self.top_k = top_k
+        self._pool_tracker = None
+
+    def pool_candidates(self, state: GuesserState) -> list[tuple[str, float]]:
+        """The `top_k` pool words after the game so far, by the information-gain guesser's
+        posterior over the pool (the knowledge base's reading of each answer)."""
+        import numpy as np
+
+        from games.guessers.infogain import InfoGainGuesser
+
+        if self._pool_tracker is None:
+            self._pool_tracker = InfoGainGuesser(pool=self.candidate_pool, top_k=self.top_k)
+        tracked = state.data.setdefault(  # shares the history: the tracker catches up by itself
+            "pool_tracker", GuesserState(seed=state.seed, history=state.history)
+        )
+        p = self._pool_tracker.posterior(tracked)
+        words = self._pool_tracker.model.words
+        return [(words[i], float(p[i])) for i in np.argsort(-p, kind="stable")[: self.top_k]]
 
     def ask_batch(self, states: Sequence[GuesserState]) -> list[Ask]:
         if not states:
@@ -57,7 +83,7 @@ class LLMGuesser(LLMPlayer, Guesser):
         seeds = [turn_seed(state.seed, len(state.history)) for state in states]
         generations = self.backend.generate(chats, self.sampling, seeds=seeds)
         asks = []
-        for chat, gen in zip(chats, generations):
+        for state, chat, gen in zip(states, chats, generations):
             extra = {
                 "messages": chat,
                 "prompt_token_ids": list(gen.prompt_token_ids)
@@ -69,6 +95,10 @@ class LLMGuesser(LLMPlayer, Guesser):
                 "finish_reason": gen.finish_reason,
             }
             asks.append(
-                Ask(question=extract_question(gen.text, self.question_extraction), extra=extra)
+                Ask(
+                    question=extract_question(gen.text, self.question_extraction),
+                    top_candidates=self.pool_candidates(state) if self.candidate_pool else None,
+                    extra=extra,
+                )
             )
         return asks

@@ -52,6 +52,8 @@ GUESSER_PROMPTS = {
 }
 DEFAULT_GUESSER_PROMPT = "paper"
 MODEL_RUN_CONFIG = "training_config.json"  # what a training run writes into each checkpoint folder
+# how a shipped guesser plays (games/data/models/*): its prompt, sampling, pool, judge, provenance
+MODEL_PLAY_SETTINGS = "guesser.json"
 
 JUDGE_SYSTEM_PROMPT = (
     "You are the Answerer in a game of 20 Questions.\n"
@@ -129,10 +131,27 @@ class GuesserFormat:
         )
 
 
+def model_play_settings(folder: str | Path | None) -> dict:
+    """What a shipped guesser's folder says about how it plays (MODEL_PLAY_SETTINGS: `sampling`,
+    `guesser_prompt`, `pool`, `judge`, `max_turns`, `win_rule`, provenance); {} without one."""
+    path = Path(folder) / MODEL_PLAY_SETTINGS if folder else None
+    if path is None or not path.is_file():
+        return {}
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return settings if isinstance(settings, dict) else {}
+
+
 def model_guesser_prompt(*folders: str | Path | None) -> str | None:
-    """The guesser prompt recorded by the training run of the first of `folders` (an adapter
-    folder, then its base) that records one, or None (not trained here, or a hub id)."""
+    """The guesser prompt a shipped guesser's play settings name, else the one recorded by the
+    training run of the first of `folders` (an adapter folder, then its base) that records one,
+    or None (not trained here, or a hub id)."""
     for folder in folders:
+        shipped = model_play_settings(folder).get("guesser_prompt")
+        if shipped in GUESSER_PROMPTS:
+            return shipped
         path = Path(folder) / MODEL_RUN_CONFIG if folder else None
         if path is None or not path.is_file():
             continue

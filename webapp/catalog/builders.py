@@ -7,6 +7,7 @@ from functools import lru_cache
 
 from games.guessers.base import Guesser
 from games.judges.base import Judge
+from games.llm.base import SamplingParams
 from games.registry import build_guesser, build_judge
 from webapp.catalog.models import ModelKind, ModelSpec
 
@@ -36,6 +37,25 @@ def _backend_options(spec: ModelSpec) -> dict:
     options = {}
     if spec.adapter_path and spec.kind in ModelKind.TRAINABLE:
         options["adapter"] = spec.adapter_path
+    return options
+
+
+def _guesser_options(spec: ModelSpec) -> dict:
+    """A language-model guesser plays with the spec's sampling; one that knows a word pool
+    (options.pool_word_list) reports the pool words the answers leave (its top candidates)."""
+    options = _backend_options(spec)
+    if spec.kind not in ModelKind.LLM:
+        return options
+    if spec.sampling:
+        options["sampling"] = SamplingParams(**spec.sampling)
+    pool = (spec.options or {}).get("pool_word_list")
+    if pool:
+        from webapp.catalog.selectors import word_list_latest
+
+        word_list = word_list_latest(pool)
+        if word_list is not None:
+            words = word_list.entries.order_by("word__text").values_list("word__text", flat=True)
+            options["candidate_pool"] = tuple(words)
     return options
 
 
@@ -72,6 +92,6 @@ def guesser_for(spec: ModelSpec, pool: list[str] | None = None) -> Guesser:
             spec.pk,
             spec_string(spec),
             spec.name,
-            tuple(sorted(_backend_options(spec).items())),
+            tuple(sorted(_guesser_options(spec).items())),
             tuple(pool) if pool is not None else None,
         )

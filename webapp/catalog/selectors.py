@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from django.db.models import Count, Max, OuterRef, Subquery
+from django.db.models import Count, Max, OuterRef, Q, Subquery
 
 from webapp.catalog.models import ModelKind, ModelRole, ModelSpec, WordList
 from webapp.core.exceptions import ApplicationError
@@ -54,6 +54,12 @@ def model_specs_for(role: str):
     """The active model specs that can take `role` ("guesser", "judge"; any other: every one)."""
     qs = ModelSpec.objects.filter(is_active=True)
     return qs.filter(role__in=ModelRole.able_to(role)) if ModelRole.able_to(role) else qs
+
+
+def model_specs_to_play(role: str):
+    """The model specs people may play against in `role`: model_specs_for(role) without training
+    bases (options.opponent false, e.g. the untrained tiny-llama)."""
+    return model_specs_for(role).filter(~Q(options__has_key="opponent") | Q(options__opponent=True))
 
 
 def judge_sureness(p_yes, verdict) -> str:

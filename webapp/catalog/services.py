@@ -251,6 +251,14 @@ def _shipped_learned_description() -> str:
     )
 
 
+# a model that plays only in jobs (a training base), never offered as an opponent on /play/
+TRAINING_BASE_OPTIONS = {"opponent": False}
+TINY_DESCRIPTION = (
+    "Tiny Llama built from scratch on this machine, untrained: a base for training jobs "
+    "(not offered as an opponent; its questions are token soup)."
+)
+
+
 def seed_model_specs(tiny_model_dir: Path | None = None) -> list[str]:
     created = []
     specs = [
@@ -265,15 +273,18 @@ def seed_model_specs(tiny_model_dir: Path | None = None) -> list[str]:
                 role=ModelRole.GUESSER,
                 path=str(tiny_model_dir),
                 sampling={"temperature": 1.0, "max_new_tokens": 24},
-                description=(
-                    "Tiny Llama built from scratch on this machine (untrained: a smoke-test model)."
-                ),
+                options=TRAINING_BASE_OPTIONS,
+                description=TINY_DESCRIPTION,
             )
         )
     for spec in specs:
         _, was_created = ModelSpec.objects.get_or_create(name=spec["name"], defaults=spec)
         if was_created:
             created.append(spec["name"])
+    # an older seed offered the untrained model as an opponent: now a training base only
+    ModelSpec.objects.filter(name="tiny-llama", options={}).update(
+        options=TRAINING_BASE_OPTIONS, description=TINY_DESCRIPTION
+    )
     for name, old in SUPERSEDED_DESCRIPTIONS.items():
         current = next(s["description"] for s in specs if s["name"] == name)
         ModelSpec.objects.filter(name=name, description=old).update(description=current)

@@ -5,11 +5,13 @@ from django.core.management.base import BaseCommand
 
 from webapp.accounts.services import roles_ensure
 from webapp.catalog.services import seed_model_specs, seed_word_lists
+from webapp.catalog.shipped import seed_shipped
 
 
 class Command(BaseCommand):
     help = (
-        "Create roles, import the shipped word lists and register the default models (idempotent)."
+        "Create roles, import the shipped word lists, register the default models and the shipped "
+        "trained guessers, and import their stored evaluation (idempotent)."
     )
 
     def add_arguments(self, parser):
@@ -29,7 +31,11 @@ class Command(BaseCommand):
                 self.stdout.write(f"building the tiny model in {tiny_dir} ...")
                 build_tiny_model(tiny_dir)
         specs = seed_model_specs(tiny_dir)
+        shipped = seed_shipped()
+        lists, specs = lists + shipped["word_lists"], specs + shipped["guessers"]
         self.stdout.write(
             f"seed: {len(lists)} word lists imported ({', '.join(lists) or 'none new'}); "
-            f"{len(specs)} model specs registered ({', '.join(specs) or 'none new'})"
+            f"{len(specs)} model specs registered ({', '.join(specs) or 'none new'}); "
+            f"{len(shipped['evaluations'])} shipped evaluations imported "
+            f"({', '.join(shipped['evaluations']) or 'none new'})"
         )

@@ -1,0 +1,296 @@
+"""`python -m bench.learning.ship [--work var/bench-learning] [--seed 0]`: the learning benchmark's
+SFT, StarPO and CIA guessers of one seed as small fp16 folders under games/data/models/ (weights,
+tokenizer, the run's config, `guesser.json` with how they play and their provenance, MODEL_CARD.md),
+and the world's pool and splits as word files under games/data/models/pool/.
+
+Numbers on the cards are those of the shipped weights (the run's own evaluation stages in --work)
+beside the ones recorded in bench/results/learning.json for the same seed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench.learning.card import model_card
+
+ROOT = Path(__file__).resolve().parents[2]
+MODELS = ROOT / "games" / "data" / "models"
+RESULTS = ROOT / "bench" / "results" / "learning.json"
+ARMS = {
+    "sft": "SFT on an imperfect information-gain teacher's games (from the knowledge stage)",
+    "starpo": "GRPO with trajectory-level advantages (StarPO), from the SFT model",
+    "cia": "GRPO with per-turn advantages and ΔBelief shaping (CIA, λ = 0.1), from the SFT model",
+}
+SPLITS = ("pool", "sft", "rl", "val", "test")
+PLAY = {  # exactly how bench.learning.evaluate plays its guessers
+    "guesser_prompt": "short",
+    "sampling": {"temperature": 1.0, "max_new_tokens": 24},
+    "judge": "kb:closed",
+    "max_turns": 20,
+    "win_rule": "reference",
+    "samples_per_word": 8,
+}
+KEPT = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json")
+KEPT_OPTIONAL = ("chat_template.jinja", "special_tokens_map.json", "training_config.json")
+
+
+def model_name(arm: str) -> str:
+    return f"tiny-20q-{arm}"
+
+
+def stage(work: Path, name: str):
+    path = work / f"stage-{name}.json"
+    return json.loads(path.read_text(encoding="utf-8"))[0] if path.is_file() else None
+
+
+def headline(result: dict | None) -> dict | None:
+    """An evaluation's summary without its per-word tables and example."""
+    if not result:
+        return None
+    dropped = ("per_word", "strict_per_word", "bits_per_word", "example")
+    return {k: v for k, v in result.items() if k not in dropped}
+
+
+def run_commit(work: Path) -> str:
+    """The commit checked out when the run started (its scale.json was written then)."""
+    started = datetime.fromtimestamp((work / "scale.json").stat().st_mtime, UTC)
+    out = subprocess.run(
+        ["git", "rev-list", "-1", f"--before={started.isoformat()}", "HEAD"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return out.stdout.strip()
+
+
+def write_pool(work: Path, out: Path) -> dict[str, str]:
+    world = stage(work, "world")
+    out.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for split in SPLITS:
+        (out / f"{split}.txt").write_text("\n".join(world[split]) + "\n", encoding="utf-8")
+        files[split] = str((out / f"{split}.txt").relative_to(ROOT))
+    return files
+
+
+def save_fp16(checkpoint: Path, out: Path) -> None:
+    """The checkpoint's weights (an adapter merged) in float16, with its tokenizer and files."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from training.common.models import load_model
+
+    if (checkpoint / "adapter_config.json").is_file():
+        run = json.loads((checkpoint / "training_config.json").read_text(encoding="utf-8"))
+        model, _ = load_model(run["resolved"]["model_path"], adapter=str(checkpoint))
+    else:
+        model = AutoModelForCausalLM.from_pretrained(checkpoint, dtype=torch.float32)
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    model.to(torch.float16).save_pretrained(out, safe_serialization=True)
+    for name in (*KEPT, *KEPT_OPTIONAL):
+        if name != "config.json" and (checkpoint / name).is_file():
+            shutil.copyfile(checkpoint / name, out / name)
+
+
+def fp16_check(checkpoint: Path, shipped: Path, words: list[str], samples: int = 2) -> dict:
+    """Seeded games of the original and the fp16 weights on the same words and seeds: how many
+    games came out identical, and success and valid questions of each."""
+    from games.judges.kb import KBJudge
+    from games.llm.base import SamplingParams
+    from games.llm.chat import GuesserFormat
+    from games.metrics import summarise
+    from games.registry import build_guesser
+    from games.rollout import rollout
+    from games.types import GameConfig
+
+    config = GameConfig(max_turns=PLAY["max_turns"], win_rule=PLAY["win_rule"])
+    secrets = [w for w in words for _ in range(samples)]
+    seeds = list(range(len(secrets)))
+    played = {}
+    for label, folder in (("fp32", checkpoint), ("fp16", shipped)):
+        guesser = build_guesser(f"hf:{folder}", sampling=SamplingParams(**PLAY["sampling"]))
+        guesser.chat_format = GuesserFormat.named(PLAY["guesser_prompt"])
+        played[label] = rollout(guesser, KBJudge(closed=True), secrets, seeds=seeds, config=config)
+    same = sum(
+        [t.question for t in a.turns] == [t.question for t in b.turns]
+        for a, b in zip(played["fp32"], played["fp16"])
+    )
+    out: dict = {"games": len(secrets), "identical_games": same}
+    for label, games in played.items():
+        s = summarise(games)
+        out[label] = {"success": round(s.success_rate, 4), "invalid_rate": round(s.invalid_rate, 4)}
+    return out
+
+
+SAME_TRAINING = ("games", "teacher_examples", "recovery_examples", "naming_examples", "steps")
+
+
+def training_matches(training: dict, recorded: dict) -> dict:
+    """Whether this run trained on what the recorded run did: its example counts, steps and first
+    and last loss (SFT), or its config (GRPO), compared field by field."""
+    keys = [k for k in (*SAME_TRAINING, "loss_first_last", "config") if k in recorded]
+    return {
+        "compared": keys,
+        "same": all(training.get(k) == recorded[k] for k in keys),
+        "source": "bench/results/learning.json runs.<arm>.<seed>.training",
+    }
+
+
+def ship_arm(
+    arm: str, work: Path, seed: int, pool_files: dict, commit: str, check_words: int
+) -> dict:
+    checkpoint, training = stage(work, f"{arm}-s{seed}")
+    checkpoint = Path(checkpoint)
+    out = MODELS / model_name(arm)
+    save_fp16(checkpoint, out)
+    recorded = json.loads(RESULTS.read_text(encoding="utf-8"))
+    recorded_run = recorded["runs"][arm].get(str(seed), {})
+    world = stage(work, "world")
+    settings = {
+        **PLAY,
+        "pool": pool_files["pool"],
+        "held_out": pool_files["test"],
+        "provenance": {
+            "arm": arm,
+            "trained": ARMS[arm],
+            "seed": seed,
+            "world_seed": json.loads((work / "scale.json").read_text())["world_seed"],
+            "bench_commit": commit,
+            "command": f"python -m bench.learning --until seed-{seed}",
+            "scale": json.loads((work / "scale.json").read_text(encoding="utf-8")),
+            "checkpoint": str(checkpoint),
+            "training": {k: v for k, v in training.items() if k != "per_step"},
+            "training_matches_recorded": training_matches(
+                training, recorded_run.get("training", {})
+            ),
+            "shipped_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        },
+        "results": {
+            "shipped": {
+                split: headline(stage(work, f"eval-{arm}-s{seed}-{split}"))
+                for split in ("test", "val", "rl")
+            },
+            "recorded": {
+                "source": f"bench/results/learning.json runs.{arm}.{seed}",
+                **{
+                    split: headline(recorded_run.get(split))
+                    for split in ("test", "val", "rl")
+                    if recorded_run
+                },
+            },
+        },
+        "fp16_check": fp16_check(checkpoint, out, world["val"][:check_words]),
+    }
+    (out / "guesser.json").write_text(json.dumps(settings, indent=1) + "\n", encoding="utf-8")
+    (out / "MODEL_CARD.md").write_text(model_card(model_name(arm), settings), encoding="utf-8")
+    return {
+        "name": model_name(arm),
+        "bytes": sum(f.stat().st_size for f in out.iterdir()),
+        "fp16_check": settings["fp16_check"],
+    }
+
+
+def eval_command(name: str, settings: dict, games_file: Path) -> list[str]:
+    """The `python -m games eval` run of a shipped guesser on its held-out words, as recorded."""
+    return [
+        "python",
+        "-m",
+        "games",
+        "eval",
+        f"--guesser=hf:games/data/models/{name}",
+        f"--judge={settings['judge']}",
+        f"--words={settings['held_out']}",
+        f"--pool={settings['pool']}",
+        f"--samples={settings['samples_per_word']}",
+        f"--max-turns={settings['max_turns']}",
+        f"--win-rule={settings['win_rule']}",
+        "--seed=0",
+        "--json",
+        f"--save-games={games_file.relative_to(ROOT)}",
+    ]
+
+
+def evaluate_shipped(names: list[str]) -> dict:
+    """Play every shipped guesser on its held-out words with `python -m games eval` and store the
+    games (games/data/models/evaluation/<name>.jsonl.gz) and an index with each run's command,
+    commit, digest and summary: the snapshot the web app's seed imports."""
+    import hashlib
+    import sys
+
+    out = MODELS / "evaluation"
+    out.mkdir(exist_ok=True)
+    index_file = out / "evaluation.json"
+    index = json.loads(index_file.read_text()) if index_file.is_file() else {"guessers": {}}
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    for name in names:
+        settings = json.loads((MODELS / name / "guesser.json").read_text(encoding="utf-8"))
+        games_file = out / f"{name}.jsonl.gz"
+        command = eval_command(name, settings, games_file)
+        run = subprocess.run(
+            [sys.executable, *command[1:]], cwd=ROOT, capture_output=True, text=True, check=True
+        )
+        summary = json.loads(run.stdout)
+        index["guessers"][name] = {
+            "file": games_file.name,
+            "digest": hashlib.sha256(games_file.read_bytes()).hexdigest(),
+            "command": " ".join(command),
+            "commit": commit,
+            "played_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "samples": settings["samples_per_word"],
+            "max_turns": settings["max_turns"],
+            "win_rule": settings["win_rule"],
+            "seed": 0,
+            "summary": summary,
+        }
+        index_file.write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
+        settings["results"]["cli"] = {
+            **{k: index["guessers"][name][k] for k in ("command", "commit", "played_at")},
+            **summary,
+        }
+        (MODELS / name / "guesser.json").write_text(json.dumps(settings, indent=1) + "\n")
+        (MODELS / name / "MODEL_CARD.md").write_text(model_card(name, settings), encoding="utf-8")
+        print(json.dumps({name: summary}), flush=True)
+    return index
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.learning.ship", description=__doc__)
+    parser.add_argument("--work", type=Path, default=Path("var/bench-learning"))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--arms", default="sft+starpo+cia")
+    parser.add_argument(
+        "--check-words", type=int, default=50, help="validation words of the fp16 check (×2 games)"
+    )
+    parser.add_argument(
+        "--evaluate",
+        action="store_true",
+        help="play the shipped guessers on their held-out words (the seed's snapshot) and exit",
+    )
+    args = parser.parse_args(argv)
+    if args.evaluate:
+        evaluate_shipped([model_name(arm) for arm in args.arms.split("+")])
+        return 0
+    import torch
+
+    torch.set_num_threads(2)
+    pool_files = write_pool(args.work, MODELS / "pool")
+    commit = run_commit(args.work)
+    shipped = [
+        ship_arm(arm, args.work, args.seed, pool_files, commit, args.check_words)
+        for arm in args.arms.split("+")
+    ]
+    print(json.dumps({"commit": commit, "models": shipped}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
