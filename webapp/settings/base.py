@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "webapp.jobs",
     "webapp.labelling",
     "webapp.leaderboards",
+    "webapp.arena",
 ]
 
 MIDDLEWARE = [
@@ -180,6 +181,9 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "PlayRoleEnum": ["guesser", "answerer"],
         "GameRoleEnum": ["guesser", "answerer", "none"],
+        # two `verdict` choice sets: a person's answer in a game (arena) and a label's verdict
+        "HumanVerdictEnum": ["yes", "no", "unknown", "invalid", "finished"],
+        "LabelVerdictEnum": ["yes", "no", "unclear", "invalid"],
     },
 }
 

@@ -1,0 +1,163 @@
+"""Arena services: pairing from stored battles, outcomes, what counts, exclusions, rate limit."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import override_settings
+
+from games import rules
+from games.types import Verdict
+from tests.webapp.arena.support import STRONG, WEAK, play_out, seed_arena, stored_battle
+from tests.webapp.play.support import visitor_of
+from webapp.arena import board, selectors, services
+from webapp.arena.models import ArenaExclusion
+from webapp.catalog.models import ModelKind
+from webapp.core.exceptions import ApplicationError
+from webapp.play import services as play_services
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def user(db):
+    return get_user_model().objects.create_user("ada", password="pw-ada-123456")
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    monkeypatch.setattr(play_services, "draw_secret", lambda words, judge: "dog")
+
+
+def test_pairing_takes_the_pair_that_met_least_counting_unfinished_battles(user):
+    seed_arena(("third-guesser", ModelKind.INFOGAIN))
+    stored_battle(STRONG, WEAK, "a")
+    stored_battle(WEAK, STRONG, "")  # unfinished: still a meeting
+    stored_battle(STRONG, "third-guesser", "tie")
+    battle = services.battle_start(visitor=visitor_of(user), rng=random.Random(3))
+    assert {battle.guesser_a.name, battle.guesser_b.name} == {WEAK, "third-guesser"}
+    meetings = services.pair_meetings()
+    assert meetings[frozenset((WEAK, "third-guesser"))] == 1
+    assert meetings[frozenset((STRONG, WEAK))] == 2  # both side orders of one pair add up
+
+
+def test_sides_are_random_and_pairs_balance_over_many_starts(arena, user):
+    seed = random.Random(0)
+    sides = {battle_side for _ in range(6) for battle_side in [_start_side(user, seed)]}
+    assert sides == {STRONG, WEAK}  # the strong guesser was drawn on both sides
+
+
+def _start_side(user, rng) -> str:
+    return services.battle_start(visitor=visitor_of(user), rng=rng).guesser_a.name
+
+
+def test_a_played_battle_has_its_outcome_the_strong_side_wins(arena, user, drawn):
+    visitor = visitor_of(user)
+    battle = services.battle_start(visitor=visitor, word_list="dbrl/paper_test")
+    battle = play_out(battle, visitor, "dog")
+    strong_side = "a" if battle.guesser_a.name == STRONG else "b"
+    assert battle.outcome == strong_side
+    assert battle.word == "dog" and battle.word_in_kb is True
+    assert battle.game_a.secret == battle.game_b.secret == "dog"
+    rows, meta = board.arena_board()
+    assert meta["battles"] == 1
+    assert [r["name"] for r in rows] == [STRONG, WEAK] and rows[0]["wins"] == 1
+
+
+def test_a_kept_word_is_typed_at_the_end_and_an_unknown_word_is_kept_flagged(arena, user):
+    visitor = visitor_of(user)
+    battle = services.battle_start(visitor=visitor)
+    assert battle.word_source == "kept" and not battle.word
+    battle = play_out(battle, visitor, "?", answer=lambda secret, q: Verdict.NO.value)
+    context = selectors.battle_context(battle)
+    assert context["needs_word"] and not context["over"]
+    battle = services.battle_finish(
+        public_id=battle.public_id, visitor=visitor, word="Flibbertigibbet"
+    )
+    assert battle.outcome == "tie"  # both failed
+    assert battle.word == "flibbertigibbet" and battle.word_in_kb is False
+    assert board.arena_board()[1]["battles"] == 1  # kept, not dropped
+
+
+def test_a_win_must_name_the_typed_word(arena, user):
+    visitor = visitor_of(user)
+    battle = services.battle_start(visitor=visitor)
+
+    def answer(secret, question):  # "That's my word" at each side's first guess of one thing
+        return Verdict.FINISHED.value if rules.guessed_thing(question) else Verdict.NO.value
+
+    battle = play_out(battle, visitor, "?", answer=answer)
+    won = [g for g in (battle.game_a, battle.game_b) if g.won]
+    assert won, "a side should have been told it found the word"
+    with pytest.raises(ApplicationError, match="does not name"):
+        services.battle_finish(public_id=battle.public_id, visitor=visitor, word="xylophone")
+    assert not services.battle_get(battle.public_id, visitor).finished
+
+
+def test_half_finished_and_given_up_battles_count_nowhere(arena, user):
+    stored_battle(STRONG, WEAK, "a")
+    stored_battle(STRONG, WEAK, "")  # half-finished
+    visitor = visitor_of(user)
+    given_up = services.battle_start(visitor=visitor)
+    services.battle_abandon(public_id=given_up.public_id, visitor=visitor)
+    assert board.arena_board()[1]["battles"] == 1
+    assert services.pair_meetings()[frozenset((STRONG, WEAK))] == 3
+    with pytest.raises(ApplicationError):
+        services.battle_finish(public_id=given_up.public_id, visitor=visitor, word="dog")
+
+
+def test_excluded_people_are_left_out_and_the_exclusion_is_recorded(arena, user):
+    researcher = get_user_model().objects.create_user("rita", password="pw-rita-123456")
+    stored_battle(STRONG, WEAK, "a", player=user)
+    stored_battle(STRONG, WEAK, "b", guest_key="g1")
+    stored_battle(STRONG, WEAK, "a")
+    services.person_exclude(by=researcher, user=user, reason="answered at random")
+    services.person_exclude(by=researcher, guest_key="g1")
+    assert board.arena_board()[1]["battles"] == 1
+    record = ArenaExclusion.objects.get(player=user)
+    assert record.excluded_by == researcher and record.created_at is not None
+    services.person_include(by=researcher, user=user)
+    assert board.arena_board()[1]["battles"] == 2
+    record.refresh_from_db()
+    assert record.lifted_by == researcher and record.lifted_at is not None
+
+
+def test_names_are_hidden_until_the_end(arena, user, drawn):
+    visitor = visitor_of(user)
+    battle = services.battle_start(visitor=visitor, word_list="dbrl/paper_test")
+    data = selectors.battle_api_data(battle)
+    assert STRONG not in str(data) and WEAK not in str(data)
+    assert str(battle.game_a.pk) not in str([s.get("game_id") for s in data["sides"]])
+    battle = play_out(battle, visitor, "dog")
+    data = selectors.battle_api_data(battle)
+    assert {s["name"] for s in data["sides"]} == {STRONG, WEAK}
+    assert any(t["top"] for s in data["sides"] for t in s["turns"])  # infogain's candidates
+
+
+@override_settings(ARENA_START_LIMIT=(2, 3600))
+def test_starting_battles_is_rate_limited_per_person(arena, user):
+    visitor = visitor_of(user)
+    for _ in range(2):
+        services.battle_start(visitor=visitor)
+    with pytest.raises(ApplicationError) as err:
+        services.battle_start(visitor=visitor)
+    assert err.value.status == 429
+    other = get_user_model().objects.create_user("bo", password="pw-bo-1234567")
+    services.battle_start(visitor=visitor_of(other))  # another person is not limited by it
+
+
+def test_someone_else_cannot_answer_a_battle(arena, user):
+    battle = services.battle_start(visitor=visitor_of(user))
+    other = get_user_model().objects.create_user("eve", password="pw-eve-123456")
+    with pytest.raises(ApplicationError) as err:
+        services.battle_get(battle.public_id, visitor_of(other))
+    assert err.value.status == 403
+
+
+def test_training_bases_are_not_drawn(db):
+    specs = seed_arena(("untrained-base", ModelKind.INFOGAIN))
+    specs["untrained-base"].options = {"opponent": False}
+    specs["untrained-base"].save()
+    assert [s.name for s in services.arena_guessers()] == [WEAK, STRONG]

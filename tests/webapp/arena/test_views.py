@@ -1,0 +1,148 @@
+"""Arena pages and API: a battle through the test client, names hidden until the end, the board on
+/leaderboards/ and the API, and the researcher page."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+
+from tests.webapp.arena.support import STRONG, WEAK, stored_battle
+from tests.webapp.play.support import truthful_verdict
+from webapp.arena.models import ArenaExclusion, Battle
+from webapp.leaderboards.services import leaderboards_refresh
+from webapp.play import services as play_services
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def player(client, arena):
+    user = get_user_model().objects.create_user("ada", password="pw-ada-123456")
+    client.force_login(user)
+    return user
+
+
+@pytest.fixture
+def researcher(client, arena):
+    user = get_user_model().objects.create_user("rita", password="pw-rita-123456")
+    user.groups.add(Group.objects.get_or_create(name="researcher")[0])
+    client.force_login(user)
+    return user
+
+
+def _names_in(text: str) -> set[str]:
+    return {n for n in (STRONG, WEAK) if n in text}
+
+
+def test_a_battle_through_the_pages_hides_names_until_the_end(client, player, monkeypatch):
+    monkeypatch.setattr(play_services, "draw_secret", lambda words, judge: "dog")
+    response = client.post("/arena/start/", {"word_list": "dbrl/paper_test"})
+    battle = Battle.objects.get()
+    assert response.status_code == 302 and str(battle.public_id) in response["Location"]
+    page = client.get(response["Location"]).content.decode()
+    assert _names_in(page) == set()
+    assert f"/play/{battle.game_a_id}/" not in page and f"/games/{battle.game_a_id}" not in page
+    assert 'data-shortcut="y"' in page and page.count('data-shortcut="y"') == 1
+    for _ in range(60):
+        battle.refresh_from_db()
+        if battle.finished:
+            break
+        api = client.get(f"/api/arena/battles/{battle.public_id}/").json()
+        assert _names_in(str(api)) == set()
+        side = next(s for s in api["sides"] if s["side"] == api["active_side"])
+        panel = client.post(
+            f"/arena/{battle.public_id}/answer/",
+            {
+                "side": side["side"],
+                "verdict": truthful_verdict("dog", side["pending"]),
+                "expected_index": side["next_index"],
+            },
+            HTTP_HX_REQUEST="true",
+        )
+        assert panel.status_code == 200
+    page = client.get(f"/arena/{battle.public_id}/").content.decode()
+    assert _names_in(page) == {STRONG, WEAK} and "top candidates" in page
+
+
+def test_the_api_starts_answers_and_finishes_a_kept_word_battle(client, player):
+    start = client.post("/api/arena/battles/", {}, content_type="application/json")
+    assert start.status_code == 201
+    body = start.json()
+    assert body["state"] == "playing" and body["word"] is None
+    url = f"/api/arena/battles/{body['id']}/"
+    for _ in range(60):
+        if body["needs_word"]:
+            break
+        side = next(s for s in body["sides"] if s["side"] == body["active_side"])
+        body = client.post(
+            url + "answer/",
+            {"side": side["side"], "verdict": "no", "expected_index": side["next_index"]},
+            content_type="application/json",
+        ).json()
+    wrong = client.post(
+        url + "answer/",
+        {"side": "a", "verdict": "yes", "expected_index": 0},
+        content_type="application/json",
+    )
+    assert wrong.status_code == 409
+    done = client.post(url + "finish/", {"word": "teapot"}, content_type="application/json")
+    assert done.status_code == 200
+    assert done.json()["state"] == "finished" and done.json()["outcome"] == "tie"
+    assert {s["name"] for s in done.json()["sides"]} == {STRONG, WEAK}
+
+
+def test_another_person_cannot_read_a_battle(client, player):
+    body = client.post("/api/arena/battles/", {}, content_type="application/json").json()
+    client.logout()
+    assert client.get(f"/api/arena/battles/{body['id']}/").status_code == 403
+    assert client.get(f"/arena/{body['id']}/").status_code == 404
+
+
+def test_the_board_is_read_from_the_snapshot_on_the_leaderboards_page_and_api(client, arena):
+    assert client.get("/api/arena/board/").status_code == 404
+    for outcome in ["a"] * 4 + ["tie"]:
+        stored_battle(STRONG, WEAK, outcome)
+    stored_battle(STRONG, WEAK, "")  # unfinished: not counted
+    leaderboards_refresh()
+    board = client.get("/api/arena/board/").json()
+    assert board["meta"]["battles"] == 5
+    assert [r["name"] for r in board["rows"]] == [STRONG, WEAK]
+    assert board["rows"][0]["wins"] == 4 and board["rows"][0]["preliminary"] is True
+    page = client.get("/leaderboards/").content.decode()
+    assert 'id="arena-table"' in page and STRONG in page and "preliminary" in page
+
+
+def test_people_page_is_for_researchers_and_excludes_with_a_record(client, researcher):
+    ada = get_user_model().objects.create_user("ada", password="pw-ada-123456")
+    stored_battle(STRONG, WEAK, "a", player=ada)
+    page = client.get("/arena/people/")
+    assert page.status_code == 200 and "ada" in page.content.decode()
+    client.post("/arena/people/", {"user_id": ada.pk, "action": "exclude", "reason": "spam"})
+    record = ArenaExclusion.objects.get(player=ada)
+    assert record.excluded_by == researcher and record.reason == "spam"
+    client.force_login(ada)
+    assert client.get("/arena/people/").status_code == 403
+
+
+def test_the_start_page_and_nav_link(client, arena):
+    page = client.get("/arena/").content.decode()
+    assert 'action="/arena/start/"' in page
+    assert 'href="/arena/"' in client.get("/").content.decode()
+
+
+def test_a_running_battles_games_are_hidden_everywhere_games_are_shown(client, player):
+    body = client.post("/api/arena/battles/", {}, content_type="application/json").json()
+    battle = Battle.objects.get()
+    game = battle.game_a
+    game.status, game.outcome = "finished", "lost"  # one side over: home lists finished games
+    game.save()
+    assert _names_in(client.get("/").content.decode()) == set()  # the recent games
+    link = f'href="/games/{game.pk}/"'
+    for url in ("/", "/games/", "/players/ada/"):  # (the filter lists every guesser's name)
+        assert link not in client.get(url).content.decode(), url
+    for url in (f"/games/{game.pk}/", f"/play/{game.pk}/", f"/api/games/{game.pk}/"):
+        assert client.get(url).status_code == 404, url
+    client.post(f"/api/arena/battles/{body['id']}/finish/", {"give_up": True}, "application/json")
+    assert link in client.get("/games/").content.decode()  # over: shown as any game
+    assert client.get(f"/games/{game.pk}/").status_code == 200

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class ArenaConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "webapp.arena"
+    label = "arena"

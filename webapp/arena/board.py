@@ -1,0 +1,50 @@
+"""The Arena board (a leaderboard snapshot, board "arena") and the "arena words" word list: both
+computed from the battles that count (webapp.arena.selectors.counted_battles) by the housekeeping
+refresh, never at request time."""
+
+from __future__ import annotations
+
+from games.arena import MIN_BATTLES, ratings
+from webapp.arena.selectors import counted_battles
+from webapp.catalog.models import WordList
+from webapp.catalog.selectors import word_list_latest
+from webapp.catalog.services import word_list_version_create
+
+ARENA = "arena"  # the board's name among the leaderboard snapshots
+ARENA_WORDS = "arena words"  # the word list of the words people chose
+
+
+def arena_board() -> tuple[list[dict], dict]:
+    """(rows, meta): every guesser's Bradley–Terry rating with its 95% bootstrap interval, best
+    first, over the finished battles of people not excluded."""
+    battles = list(counted_battles().values_list("guesser_a__name", "guesser_b__name", "outcome"))
+    rows = [
+        {"rank": k + 1, **r.to_dict()}
+        for k, r in enumerate(ratings(battles, min_battles=MIN_BATTLES))
+    ]
+    return rows, {"battles": len(battles), "min_battles": MIN_BATTLES}
+
+
+def arena_words_refresh(*, created_by=None) -> WordList | None:
+    """A new version of "arena words" when people's finished battles hold words its newest version
+    lacks (None otherwise). Words the knowledge base does not know are kept, marked in_kb false."""
+    found: dict[str, dict] = {}
+    for word, in_kb in counted_battles().order_by("id").values_list("word", "word_in_kb"):
+        entry = found.setdefault(
+            word, {"word": word, "stats": {"in_kb": bool(in_kb), "battles": 0}}
+        )
+        entry["stats"]["battles"] += 1
+    if not found:
+        return None
+    latest = word_list_latest(ARENA_WORDS)
+    known = set(latest.entries.values_list("word__text", flat=True)) if latest else set()
+    if set(found) <= known:
+        return None
+    return word_list_version_create(
+        name=ARENA_WORDS,
+        entries=sorted(found.values(), key=lambda e: e["word"]),
+        source="arena battles",
+        description="The words people chose in Arena battles (in_kb: the knowledge base knows it).",
+        provenance={"battles": sum(e["stats"]["battles"] for e in found.values())},
+        created_by=created_by,
+    )

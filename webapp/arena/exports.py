@@ -1,0 +1,103 @@
+"""Battles as JSONL and Parquet (one row per battle, each side's turns nested), with a fixed
+schema through webapp.core.exports like the games export."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from webapp.arena.models import Battle
+from webapp.arena.selectors import counted_battles
+from webapp.core.exports import jsonl_line, parquet_bytes
+from webapp.play.models import Turn
+
+TURN_FIELDS = ("index", "question", "verdict", "candidates_left", "top_candidates", "latency_ms")
+
+
+@lru_cache(maxsize=1)
+def schema():
+    import pyarrow as pa
+
+    time = pa.timestamp("us", tz="UTC")
+    turn = pa.struct(
+        [
+            ("index", pa.int64()),
+            ("question", pa.string()),
+            ("verdict", pa.string()),
+            ("candidates_left", pa.int64()),
+            ("top_candidates", pa.string()),
+            ("latency_ms", pa.float64()),
+        ]
+    )
+    side = [
+        ("game_id", pa.int64()),
+        ("guesser", pa.string()),
+        ("won", pa.bool_()),
+        ("questions", pa.int64()),
+        ("turns", pa.list_(turn)),
+    ]
+    columns = [
+        ("id", pa.int64()),
+        ("public_id", pa.string()),
+        ("player", pa.string()),
+        ("word", pa.string()),
+        ("word_in_kb", pa.bool_()),
+        ("word_source", pa.string()),
+        ("outcome", pa.string()),
+        ("counted", pa.bool_()),
+        ("created_at", time),
+        ("finished_at", time),
+    ]
+    for s in ("a", "b"):
+        columns += [(f"{s}_{name}", kind) for name, kind in side]
+    return pa.schema(columns)
+
+
+def battle_rows(battles=None) -> list[dict]:
+    """Finished battles (default: all, excluded people's marked counted false), oldest first."""
+    battles = Battle.objects.exclude(outcome="") if battles is None else battles
+    battles = list(battles.select_related("game_a", "game_b", "guesser_a", "guesser_b", "player"))
+    counted = set(counted_battles().values_list("id", flat=True))
+    game_ids = [g for b in battles for g in (b.game_a_id, b.game_b_id)]
+    turns: dict[int, list[dict]] = {}
+    for t in (
+        Turn.objects.filter(game_id__in=game_ids)
+        .order_by("game_id", "index")
+        .values("game_id", *TURN_FIELDS)
+    ):
+        turns.setdefault(t.pop("game_id"), []).append(t)
+    rows = []
+    for b in sorted(battles, key=lambda b: b.pk):
+        row = {
+            "id": b.pk,
+            "public_id": str(b.public_id),
+            "player": b.player.get_username() if b.player else "guest",
+            "word": b.word,
+            "word_in_kb": b.word_in_kb,
+            "word_source": b.word_source,
+            "outcome": b.outcome,
+            "counted": b.pk in counted,
+            "created_at": b.created_at,
+            "finished_at": b.finished_at,
+        }
+        for s, game, spec in (("a", b.game_a, b.guesser_a), ("b", b.game_b, b.guesser_b)):
+            row.update(
+                {
+                    f"{s}_game_id": game.pk,
+                    f"{s}_guesser": spec.name,
+                    f"{s}_won": game.won,
+                    f"{s}_questions": game.n_turns,
+                    f"{s}_turns": turns.get(game.pk, []),
+                }
+            )
+        rows.append(row)
+    return rows
+
+
+def battles_export(fmt: str) -> bytes:
+    """Every finished battle as JSONL or Parquet bytes."""
+    rows = battle_rows()
+    if fmt == "jsonl":
+        return "".join(jsonl_line(r) for r in rows).encode()
+    if fmt == "parquet":
+        return parquet_bytes(rows, schema())
+    raise ValueError(f"unknown export format {fmt!r}: use jsonl or parquet")

@@ -1,0 +1,90 @@
+"""The arena: a battle links two games of "The model asks" on the word one person holds; an
+exclusion leaves a person's battles out of the ratings (bad-faith answers)."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+
+class BattleOutcome(models.TextChoices):
+    PLAYING = "", "not finished"
+    A = "a", "A won"
+    B = "b", "B won"
+    TIE = "tie", "tie"
+
+
+class Battle(models.Model):
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    game_a = models.OneToOneField("play.Game", on_delete=models.PROTECT, related_name="battle_as_a")
+    game_b = models.OneToOneField("play.Game", on_delete=models.PROTECT, related_name="battle_as_b")
+    guesser_a = models.ForeignKey(
+        "catalog.ModelSpec", on_delete=models.PROTECT, related_name="battles_as_a"
+    )
+    guesser_b = models.ForeignKey(
+        "catalog.ModelSpec", on_delete=models.PROTECT, related_name="battles_as_b"
+    )
+    player = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="arena_battles",
+    )
+    guest_key = models.CharField(max_length=64, blank=True, help_text="hashed IP of a guest")
+    word_source = models.CharField(
+        max_length=16, help_text="kept (typed at the end) or word_list (drawn)"
+    )
+    word = models.CharField(max_length=100, blank=True, help_text="the person's word")
+    word_in_kb = models.BooleanField(
+        null=True, blank=True, help_text="whether the knowledge base knows the word"
+    )
+    outcome = models.CharField(
+        max_length=4, choices=BattleOutcome.choices, default=BattleOutcome.PLAYING, blank=True
+    )
+    abandoned = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["outcome"]), models.Index(fields=["created_at"])]
+
+    def __str__(self) -> str:
+        return f"battle {self.pk} ({self.outcome or 'unfinished'})"
+
+    @property
+    def finished(self) -> bool:
+        return bool(self.outcome)
+
+
+class ArenaExclusion(models.Model):
+    """A person whose battles count nowhere (a signed-in user, or a guest by hashed IP), with who
+    excluded them and when; lifting keeps the record."""
+
+    player = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="arena_exclusions",
+    )
+    guest_key = models.CharField(max_length=64, blank=True)
+    reason = models.CharField(max_length=300, blank=True)
+    excluded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    lifted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    lifted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        who = self.player.get_username() if self.player_id else f"guest {self.guest_key[:8]}"
+        return f"{who} excluded{' (lifted)' if self.lifted_at else ''}"

@@ -1,0 +1,133 @@
+"""Reads for the arena pages: a battle as its person sees it (no guesser names before the end),
+the battles that count for the ratings, and the people a researcher may exclude."""
+
+from __future__ import annotations
+
+from django.db.models import Count, Q, QuerySet
+
+from games import rules
+from webapp.arena.models import ArenaExclusion, Battle
+from webapp.arena.services import SIDES, games_over
+from webapp.play.models import Game, GameOutcome, GameStatus
+from webapp.play.selectors import ANSWER_LABELS
+
+TOP_CANDIDATES = 3  # candidates shown per turn at the end
+
+
+def counted_battles() -> QuerySet[Battle]:
+    """Finished battles of people not excluded: the ones the ratings and exports count."""
+    excluded = ArenaExclusion.objects.filter(lifted_at__isnull=True)
+    users = excluded.filter(player__isnull=False).values("player_id")
+    guests = excluded.filter(player__isnull=True).exclude(guest_key="").values("guest_key")
+    return (
+        Battle.objects.exclude(outcome="")
+        .filter(abandoned=False)
+        .exclude(player_id__in=users)
+        .exclude(Q(player__isnull=True) & Q(guest_key__in=guests))
+    )
+
+
+def _side(battle: Battle, side: str, game: Game, reveal: bool) -> dict:
+    turns = list(game.turns.order_by("index"))
+    over = game.status != GameStatus.PLAYING
+    pending = None if over else (game.state or {}).get("pending")
+    row = {
+        "side": side,
+        "label": side.upper(),
+        "over": over,
+        "won": game.outcome == GameOutcome.WON,
+        "abandoned": game.status == GameStatus.ABANDONED,
+        "n_turns": game.n_turns,
+        "max_turns": int((game.config or {}).get("max_turns", 20)),
+        "next_index": game.n_turns,
+        "pending": pending["question"] if pending else None,
+        "pending_guess": bool(
+            pending and not game.secret and rules.guessed_thing(pending["question"])
+        ),
+        "turns": [
+            {
+                "number": t.index + 1,
+                "question": t.question,
+                "answer": ANSWER_LABELS.get(t.verdict, t.verdict),
+                "top": [w for w, _ in (t.top_candidates or [])[:TOP_CANDIDATES]] if reveal else [],
+            }
+            for t in turns
+        ],
+    }
+    if reveal:
+        row["name"] = (battle.guesser_a if side == "a" else battle.guesser_b).name
+    return row
+
+
+def active_side(sides: list[dict]) -> str | None:
+    """The side the keys answer: of those with a question waiting, the one with fewer questions
+    answered (A on a tie), so the turn alternates A, B, A, ..."""
+    waiting = [s for s in sides if s["pending"]]
+    return min(waiting, key=lambda s: s["n_turns"])["side"] if waiting else None
+
+
+def battle_context(battle: Battle) -> dict:
+    """What the battle page shows. Names and candidates only once the battle is over."""
+    over = battle.finished or battle.abandoned
+    sides = [_side(battle, s, battle.game_a if s == "a" else battle.game_b, over) for s in SIDES]
+    active = active_side(sides) if not over else None
+    for s in sides:
+        s["active"] = s["side"] == active
+    return {
+        "battle": battle,
+        "sides": sides,
+        "over": over,
+        "active": active,
+        "answered": sum(s["n_turns"] for s in sides),
+        "needs_word": not over and games_over(battle) and not battle.word,
+        "shown_word": battle.word if battle.word_source == "word_list" or over else "",
+        "winner": {"a": "A", "b": "B"}.get(battle.outcome, ""),
+    }
+
+
+def battle_api_data(battle: Battle) -> dict:
+    context = battle_context(battle)
+    return {
+        "id": str(battle.public_id),
+        "state": "finished"
+        if battle.finished
+        else ("abandoned" if battle.abandoned else "playing"),
+        "outcome": battle.outcome or None,
+        "word": context["shown_word"] or None,
+        "word_in_kb": battle.word_in_kb,
+        "needs_word": context["needs_word"],
+        "active_side": context["active"],
+        "sides": [
+            {k: v for k, v in s.items() if k not in ("active", "label")} for s in context["sides"]
+        ],
+    }
+
+
+def people_rows() -> list[dict]:
+    """Everyone who started a battle, most battles first, with counts and any active exclusion."""
+    rows = (
+        Battle.objects.values("player_id", "player__username", "guest_key")
+        .annotate(
+            battles=Count("id"),
+            finished=Count("id", filter=~Q(outcome="")),
+        )
+        .order_by("-battles")
+    )
+    active = ArenaExclusion.objects.filter(lifted_at__isnull=True).select_related("excluded_by")
+    by_user = {e.player_id: e for e in active if e.player_id}
+    by_guest = {e.guest_key: e for e in active if not e.player_id}
+    out = []
+    for r in rows:
+        guest = r["player_id"] is None
+        exclusion = by_guest.get(r["guest_key"]) if guest else by_user.get(r["player_id"])
+        out.append(
+            {
+                "user_id": r["player_id"],
+                "name": f"guest {r['guest_key'][:8]}" if guest else r["player__username"],
+                "guest_key": r["guest_key"] if guest else "",
+                "battles": r["battles"],
+                "finished": r["finished"],
+                "exclusion": exclusion,
+            }
+        )
+    return out
