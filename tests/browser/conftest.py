@@ -54,9 +54,22 @@ def browser():
             os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = before
 
 
+VIEWPORTS = {
+    "desktop": {"viewport": {"width": 1280, "height": 900}},
+    "phone": {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True},
+}
+
+
+@pytest.fixture(autouse=True, params=list(VIEWPORTS), ids=list(VIEWPORTS))
+def viewport(request) -> str:
+    """Every browser test runs on a desktop screen and on a phone's (390 px wide, touch).
+    Autouse, so a page a test asks for at run time (request.getfixturevalue) is sized too."""
+    return request.param
+
+
 @pytest.fixture
-def page(browser, live_server, transactional_db):
-    context = browser.new_context(base_url=live_server.url, viewport={"width": 1200, "height": 900})
+def page(browser, live_server, transactional_db, viewport):
+    context = browser.new_context(base_url=live_server.url, **VIEWPORTS[viewport])
     page = context.new_page()
     page.set_default_timeout(15_000)
     errors: list[str] = []
@@ -75,7 +88,9 @@ def play_catalog(browser, transactional_db):
 
 
 def screenshot(page, name: str) -> Path:
+    """A full-page screenshot; a phone's gets "-phone" in its name (the desktop's keeps it)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / f"{name}.png"
+    phone = page.viewport_size["width"] == VIEWPORTS["phone"]["viewport"]["width"]
+    path = SCREENSHOTS / f"{name}{'-phone' if phone else ''}.png"
     page.screenshot(path=str(path), full_page=True)
     return path

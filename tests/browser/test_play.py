@@ -27,6 +27,19 @@ def wait_past_turn(page, index: int) -> int:
     return int(page.locator("#game-panel").get_attribute("data-next-index"))
 
 
+# How many text nodes on the page show the text to the eye (not those only read out).
+VISIBLE_COUNT = """text => {
+    const walk = document.createTreeWalker(document.querySelector("main"), NodeFilter.SHOW_TEXT);
+    let count = 0;
+    while (walk.nextNode()) {
+        const el = walk.currentNode.parentElement;
+        if (walk.currentNode.data.includes(text) && !el.closest(".visually-hidden")
+            && el.getClientRects().length && getComputedStyle(el).visibility !== "hidden") count++;
+    }
+    return count;
+}"""
+
+
 def test_play_a_whole_game_as_the_guesser_to_a_win(page, play_catalog, monkeypatch):
     monkeypatch.setattr(services, "draw_secret", lambda words, judge: "dog")
     page.goto("/play/")
@@ -118,6 +131,27 @@ def test_keyboard_shortcuts_send_questions_and_keep_focus(page, play_catalog, mo
     screenshot(page, "06-keyboard")
 
 
+def test_a_shortcut_pressed_before_the_panel_settles_stays_on_the_page(
+    page, play_catalog, monkeypatch
+):
+    """htmx binds a swapped-in panel only when it settles: a key pressed in between must still
+    send the question through htmx, not as a native form post that reloads the page."""
+    monkeypatch.setattr(services, "draw_secret", lambda words, judge: "violin")
+    page.goto("/play/")
+    page.click("#start-asking")
+    new_game_id(page)
+    page.evaluate("htmx.config.defaultSettleDelay = 2000; window.samePage = true")
+    page.fill("#question-input", "Is it a kind of musical instrument?")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector("#play-turn-1 .verdict-yes")
+    page.wait_for_function("document.activeElement.id === 'question-input'")
+    page.keyboard.type("Is it a kind of drum?")
+    page.keyboard.press("Control+Enter")  # within the 2 s before the new panel settles
+    page.wait_for_selector("#play-turn-2 .verdict-no")
+    assert page.evaluate("window.samePage === true")  # no reload
+    assert page.inner_text("#announcer") == "Question 2: “Is it a kind of drum?” — Answer: No."
+
+
 def test_the_trajectory_page_renders_its_charts(page, play_catalog):
     game = model_game("dog", ["Is it a kind of animal?", "Is it a kind of plant?", "Is it a dog?"])
     page.goto("/games/")  # people's games by default: the model game is one click away
@@ -182,3 +216,96 @@ def test_thats_my_word_only_on_a_guess_and_it_can_be_undone(page, play_catalog):
     game = Game.objects.get(pk=game_id)
     assert (game.status, game.n_turns) == ("playing", index)
     screenshot(page, "09-undo")
+
+
+def test_a_slow_guessers_first_question_shows_progress_at_once_and_is_shown_once(
+    page, play_catalog, monkeypatch
+):
+    import time
+
+    from webapp.catalog import builders
+
+    slow_seconds = 3.0
+    real = builders.guesser_for
+
+    class SlowGuesser:  # the real guesser, but its questions take slow_seconds
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def ask(self, state):
+            time.sleep(slow_seconds)
+            return self.inner.ask(state)
+
+    monkeypatch.setattr(builders, "guesser_for", lambda spec, **kw: SlowGuesser(real(spec, **kw)))
+    refused: list[str] = []  # the thinking state and its request stay within the CSP
+    page.on("console", lambda m: refused.append(m.text) if "Content Security" in m.text else None)
+    page.goto("/play/")
+    began = time.perf_counter()
+    page.click("#start-judging")
+    new_game_id(page)
+    page.wait_for_selector("#thinking [role=status]")
+    shown = time.perf_counter() - began
+    assert "The model is thinking of its first question…" in page.inner_text("#game-panel")
+    assert shown < slow_seconds, shown  # progress before the model has answered
+    screenshot(page, "10-first-question-thinking")
+    question = page.inner_text("#pending-question")  # loaded by the page's own request
+    asked = time.perf_counter() - began
+    print(f"start: progress shown after {shown:.2f} s, question after {asked:.2f} s")
+    assert page.evaluate(VISIBLE_COUNT, question) == 1  # in the panel only
+    assert page.inner_text("#announcer-next") == f"infogain asks: “{question}”"  # read out, hidden
+    assert not page.is_visible("#announcer")  # nothing answered yet
+    assert refused == []
+
+
+def test_answer_keys_work_anywhere_on_the_page_and_are_named(page, play_catalog):
+    page.goto("/play/")
+    page.click("#start-judging")
+    new_game_id(page)
+    first = page.inner_text("#pending-question")
+    assert "work anywhere on this page" in page.inner_text("#shortcuts-note")
+    page.click("h1")  # focus leaves the game panel
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    assert not page.evaluate(
+        "document.getElementById('game-panel').contains(document.activeElement)"
+    )
+    page.keyboard.press("n")
+    assert wait_past_turn(page, 0) >= 1
+    assert "You answered: No" in page.inner_text("#announcer")
+    page.click("h1")
+    page.keyboard.press("d")  # Don't know
+    wait_past_turn(page, 1)
+    game = Game.objects.get(pk=int(page.url.rstrip("/").rsplit("/", 1)[1]))
+    assert [t.verdict for t in game.turns.order_by("index")][:2] == ["no", "unknown"]
+    assert game.turns.get(index=0).question == first
+    screenshot(page, "11-keys-anywhere")
+
+
+def test_a_guest_signs_up_from_the_end_screen_and_keeps_the_game(page, play_catalog):
+    from django.contrib.auth import get_user_model
+
+    page.goto("/play/")
+    page.click("#start-asking")
+    game_id = new_game_id(page)
+    page.once("dialog", lambda dialog: dialog.accept())  # "Give up this game?"
+    page.click(".give-up button")
+    page.click("#keep-games a[href^='/accounts/signup/']")
+    page.wait_for_url(lambda url: f"/accounts/signup/?next=/play/{game_id}/" in url)
+    page.fill("#id_username", "ada")
+    page.fill("#id_password1", "correct-horse-battery")
+    page.fill("#id_password2", "correct-horse-battery!")
+    page.click("form.account-form button[type=submit]")
+    page.wait_for_selector("#field-password2 .errorlist")
+    assert "didn’t match" in page.inner_text("#field-password2")
+    assert page.get_attribute("#id_password2", "aria-invalid") == "true"
+    assert "1 game you played as a guest" in page.inner_text("#guest-games-note")
+    screenshot(page, "12-sign-up-errors")
+    page.fill("#id_password1", "correct-horse-battery")
+    page.fill("#id_password2", "correct-horse-battery")
+    page.click("form.account-form button[type=submit]")
+    page.wait_for_url(f"**/play/{game_id}/")
+    assert "now in your history" in page.inner_text("main")
+    assert page.locator("#keep-games").count() == 0
+    assert Game.objects.get(pk=game_id).player == get_user_model().objects.get(username="ada")

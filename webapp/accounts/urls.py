@@ -7,14 +7,6 @@ from webapp.accounts.throttles import login_rate_limited
 app_name = "accounts"
 urlpatterns = [
     path("signup/", views.signup, name="signup"),
-    path(
-        "login/",
-        login_rate_limited(
-            auth_views.LoginView.as_view(
-                template_name="accounts/form.html", extra_context=views.LOGIN_PAGE
-            )
-        ),
-        name="login",
-    ),
+    path("login/", login_rate_limited(views.LoginPage.as_view()), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
 ]

@@ -3,4 +3,7 @@ from django.urls import path
 from webapp.core import views
 
 app_name = "core"
-urlpatterns = [path("", views.home, name="home")]
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("favicon.ico", views.FaviconRedirect.as_view(), name="favicon"),
+]

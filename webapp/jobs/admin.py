@@ -1,43 +1,13 @@
-from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
-from django.http import HttpResponseRedirect
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
 
+from webapp.core.admin import ViewOnlyAdmin
 from webapp.core.exceptions import ApplicationError
 from webapp.jobs import registry, services
+from webapp.jobs.forms import config_form_class, queue_from_form
 from webapp.jobs.models import Artifact, Checkpoint, Job, JobLog, Metric, WorkerHeartbeat
-
-
-class JobAddForm(forms.ModelForm):
-    """The admin's add form: same validation as the dashboard and the API (config dataclass +
-    references)."""
-
-    kind = forms.ChoiceField(choices=[])
-    config = forms.JSONField(
-        required=False, initial=dict, help_text="config fields as JSON; defaults fill the rest"
-    )
-
-    class Meta:
-        model = Job
-        fields = ["kind", "config"]
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["kind"].choices = [(k, k) for k in sorted(registry.REGISTRY)]
-
-    def clean(self):
-        data = super().clean()
-        if "kind" in data:
-            try:
-                kind = registry.get_kind(data["kind"])
-                config = registry.build_config(kind, data.get("config") or {})
-                kind.check_references(config)
-            except ValidationError as exc:
-                for field, errors in exc.message_dict.items():
-                    self.add_error(
-                        "config" if field != "kind" else "kind", [f"{field}: {e}" for e in errors]
-                    )
-        return data
 
 
 @admin.register(Job)
@@ -75,31 +45,38 @@ class JobAdmin(admin.ModelAdmin):
     )
     actions = ["cancel_jobs", "retry_jobs"]
 
-    def get_form(self, request, obj=None, **kwargs):
-        if obj is None:
-            kwargs["form"] = JobAddForm
-        return super().get_form(request, obj, **kwargs)
-
-    def get_readonly_fields(self, request, obj=None):
-        return () if obj is None else self.readonly_fields
-
-    def get_fields(self, request, obj=None):
-        return ["kind", "config"] if obj is None else super().get_fields(request, obj)
-
-    def save_model(self, request, obj, form, change):
-        if change:
-            return super().save_model(request, obj, form, change)
-        job = services.job_submit(
-            kind=form.cleaned_data["kind"],
-            params=form.cleaned_data.get("config") or {},
-            user=request.user,
-        )
-        obj.pk = job.pk
-        obj.__dict__.update({k: v for k, v in job.__dict__.items() if not k.startswith("_")})
-
-    def response_add(self, request, obj, post_url_continue=None):
-        messages.success(request, f"Queued {obj.kind} job {obj.pk}.")
-        return HttpResponseRedirect(f"/jobs/{obj.pk}/")
+    def add_view(self, request, form_url="", extra_context=None):
+        """Choose a kind, then fill in the dashboard's form generated from its config dataclass;
+        it queues through services.job_submit, so an invalid config is refused before any Job
+        exists, with its errors at the fields."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        name = request.POST.get("kind") or request.GET.get("kind") or ""
+        try:
+            kind = registry.get_kind(name) if name else None
+        except ValidationError:
+            kind = None
+            messages.error(request, f"There is no job kind {name[:40]!r}; choose one below.")
+        form = config_form_class(kind)(request.POST or None) if kind else None
+        if form is not None and request.method == "POST":
+            try:
+                job = queue_from_form(form, kind, request.user)
+            except services.JobNotPublished as exc:
+                messages.warning(request, exc.message)
+                return redirect("jobs:detail", job_id=exc.job_id)
+            if job is not None:
+                messages.success(request, f"Queued {kind.name} job {job.pk}.")
+                return redirect("jobs:detail", job_id=job.pk)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": f"Add {kind.name} job" if kind else "Add job: choose a kind",
+            "kinds": sorted(registry.REGISTRY.values(), key=lambda k: k.name),
+            "kind": kind,
+            "form": form,
+            **(extra_context or {}),
+        }
+        return TemplateResponse(request, "admin/jobs/job/add_job.html", context)
 
     @admin.action(description="Cancel the selected jobs")
     def cancel_jobs(self, request, queryset):
@@ -127,9 +104,8 @@ class JobAdmin(admin.ModelAdmin):
             )
 
 
-class JobPartAdmin(admin.ModelAdmin):
-    """Rows that belong to a job (metrics, logs, checkpoints, artifacts): the job is picked by
-    id."""
+class JobPartAdmin(ViewOnlyAdmin):
+    """Rows a job stored (metrics, logs, checkpoints, artifacts): shown, never edited here."""
 
     raw_id_fields = ("job",)
 
@@ -164,6 +140,6 @@ class ArtifactAdmin(JobPartAdmin):
 
 
 @admin.register(WorkerHeartbeat)
-class WorkerHeartbeatAdmin(admin.ModelAdmin):
+class WorkerHeartbeatAdmin(ViewOnlyAdmin):
     list_display = ("hostname", "queues", "active_job_id", "last_seen")
     search_fields = ("hostname",)

@@ -11,6 +11,8 @@ from django.core.exceptions import ValidationError
 
 from webapp.catalog.models import ModelKind, WordList
 from webapp.catalog.selectors import model_specs_for
+from webapp.jobs import registry, services
+from webapp.jobs.models import Job
 from webapp.jobs.registry import JobKind
 
 # fields that name database objects get a select box of what exists
@@ -25,6 +27,15 @@ REFERENCE_CHOICES["pool_word_list"] = lambda: [("", "(default)"), *REFERENCE_CHO
 REFERENCE_CHOICES["games_judge"] = REFERENCE_CHOICES[
     "judge"
 ]  # the judge job: whose stored verdicts are learned
+for name, role in [
+    ("teacher", "guesser"),
+    ("games_guesser", "guesser"),
+    ("from_guesser", "guesser"),
+]:
+    REFERENCE_CHOICES[name] = REFERENCE_CHOICES[role]
+REFERENCE_CHOICES["fairness_judge"] = REFERENCE_CHOICES["judge"]
+for name in ("from_word_list", "val_word_list"):
+    REFERENCE_CHOICES[name] = REFERENCE_CHOICES["word_list"]
 # dpo's rating judge: any active LLM (the kinds webapp.jobs.kinds.training.check_dpo accepts)
 REFERENCE_CHOICES["rating_model"] = lambda: [
     (s.name, s.name) for s in model_specs_for("").filter(kind__in=ModelKind.LLM)
@@ -58,7 +69,9 @@ def _form_field(field: dataclasses.Field, annotation) -> forms.Field:
         )
     if "choices" in field.metadata:
         return forms.ChoiceField(
-            choices=[(c, c or "(none)") for c in field.metadata["choices"]],
+            choices=[
+                (c, c or field.metadata.get("blank", "(none)")) for c in field.metadata["choices"]
+            ],
             initial=default,
             label=label,
             help_text=help_text,
@@ -66,13 +79,14 @@ def _form_field(field: dataclasses.Field, annotation) -> forms.Field:
         )
     if kind is bool:
         return forms.BooleanField(initial=default, required=False, label=label, help_text=help_text)
-    if kind is int:
-        return forms.IntegerField(
-            initial=default, required=not optional, label=label, help_text=help_text
-        )
-    if kind is float:
-        return forms.FloatField(
-            initial=default, required=not optional, label=label, help_text=help_text
+    if kind in (int, float):
+        # the bounds the config's check_between reads, as HTML min/max; the check alone judges
+        # (one message per rule, shown with every other failed check)
+        bounds = {k: field.metadata[k] for k in ("min", "max") if field.metadata.get(k) is not None}
+        widget = forms.NumberInput(attrs={**bounds, **({"step": "any"} if kind is float else {})})
+        number_field = forms.IntegerField if kind is int else forms.FloatField
+        return number_field(
+            initial=default, required=not optional, label=label, help_text=help_text, widget=widget
         )
     if typing.get_origin(kind) in (list, tuple):
         initial = ", ".join(str(v) for v in (default or ()))
@@ -85,16 +99,48 @@ def _form_field(field: dataclasses.Field, annotation) -> forms.Field:
     )
 
 
-def config_form_class(kind: JobKind) -> type[forms.Form]:
+class ConfigForm(forms.Form):
+    """A job kind's launch form: its fields come from the config dataclass and clean() runs the
+    config's own checks, so every invalid field is reported at once, each at its field."""
+
+    job_kind: JobKind
+
+    def clean(self):
+        data = super().clean()
+        params = {k: v for k, v in data.items() if v is not None}
+        try:
+            config = registry.build_config(self.job_kind, params)
+            self.job_kind.check_references(config)
+        except ValidationError as exc:
+            add_validation_errors(self, exc)
+        return data
+
+
+def config_form_class(kind: JobKind) -> type[ConfigForm]:
     cls = kind.config_class()
     hints = typing.get_type_hints(cls)
     fields = {f.name: _form_field(f, hints[f.name]) for f in dataclasses.fields(cls)}
-    return type(f"{cls.__name__}Form", (forms.Form,), fields)
+    return type(f"{cls.__name__}Form", (ConfigForm,), {**fields, "job_kind": kind})
 
 
 def add_validation_errors(form: forms.Form, error: ValidationError) -> None:
     """Show a service's ValidationError next to the fields it names."""
     for field, messages in getattr(error, "message_dict", {"__all__": error.messages}).items():
         target = field if field in form.fields else None
+        if target and form.has_error(target):
+            continue  # the form could not parse it; the config checked its default instead
         for message in messages:
             form.add_error(target, message)
+
+
+def queue_from_form(form: ConfigForm, kind: JobKind, user) -> Job | None:
+    """Queue the bound form's config through services.job_submit: the job, or None with the errors
+    on the form (the form's or the service's). JobNotPublished passes through."""
+    if not form.is_valid():
+        return None
+    params = {k: v for k, v in form.cleaned_data.items() if v is not None}
+    try:
+        return services.job_submit(kind=kind.name, params=params, user=user)
+    except ValidationError as exc:
+        add_validation_errors(form, exc)
+        return None

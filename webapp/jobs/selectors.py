@@ -8,7 +8,7 @@ from collections import defaultdict
 from django.conf import settings
 from django.utils import timezone
 
-from webapp.jobs.models import Job, JobLog, Metric, WorkerHeartbeat
+from webapp.jobs.models import ACTIVE_STATUSES, Job, JobLog, Metric, WorkerHeartbeat
 
 QUEUES = ("cpu", "gpu")
 
@@ -78,3 +78,8 @@ def jobs_list(kind: str | None = None, status: str | None = None, limit: int = 1
     if status:
         jobs = jobs.filter(status=status)
     return jobs[:limit]
+
+
+def jobs_any_active() -> bool:
+    """Whether any job is queued, running or stopping (the dashboard's runs refresh while so)."""
+    return Job.objects.filter(status__in=ACTIVE_STATUSES).exists()

@@ -13,13 +13,14 @@ from django.views.decorators.http import require_POST
 
 from webapp.accounts.roles import RESEARCHER, role_required
 from webapp.core.exceptions import ApplicationError
-from webapp.core.hygiene import InputError, parse_ids
-from webapp.jobs import registry, selectors, services
-from webapp.jobs.forms import add_validation_errors, config_form_class
+from webapp.core.hygiene import InputError, parse_id, parse_ids
+from webapp.jobs import formatting, registry, selectors, services
+from webapp.jobs.forms import config_form_class, queue_from_form
 from webapp.jobs.kinds.evaluation import evaluation_results, standard_evaluation
 from webapp.jobs.models import Artifact, Job, JobStatus
 
 QUICK_EVAL = standard_evaluation("infogain")
+COMPARE_MAX = 10  # jobs on one compare page
 
 
 @role_required(RESEARCHER)
@@ -36,8 +37,23 @@ def dashboard(request):
             "quick_eval": QUICK_EVAL,
             "filter_kind": kind or "",
             "filter_status": status or "",
+            "live": selectors.jobs_any_active(),
         },
     )
+
+
+@role_required(RESEARCHER)
+def runs(request):
+    """The dashboard's runs table body (htmx polls it while any job is queued or running)."""
+    kind, status = request.GET.get("kind") or None, request.GET.get("status") or None
+    context = {
+        "jobs": selectors.jobs_list(kind, status),
+        "filter_kind": kind or "",
+        "filter_status": status or "",
+        "live": selectors.jobs_any_active(),
+        "selected": {parse_id(i) for i in request.GET.getlist("ids")} - {None},  # kept ticked
+    }
+    return render(request, "jobs/partials/runs.html", context)
 
 
 @role_required(RESEARCHER)
@@ -48,16 +64,13 @@ def launch(request, kind: str):
         raise Http404(f"no job kind {kind}") from None
     form_class = config_form_class(job_kind)
     form = form_class(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        params = {k: v for k, v in form.cleaned_data.items() if v is not None}
+    if request.method == "POST":
         try:
-            job = services.job_submit(kind=kind, params=params, user=request.user)
-        except ValidationError as exc:
-            add_validation_errors(form, exc)
+            job = queue_from_form(form, job_kind, request.user)
         except services.JobNotPublished as exc:
             messages.warning(request, exc.message)
             return redirect("jobs:detail", job_id=exc.job_id)
-        else:
+        if job is not None:
             messages.success(request, f"Queued {kind} job {job.pk}.")
             return redirect("jobs:detail", job_id=job.pk)
     return render(request, "jobs/launch.html", {"form": form, "kind": job_kind})
@@ -87,7 +100,7 @@ def detail(request, job_id: int):
         "job": job,
         "logs": selectors.job_log_tail(job),
         # rows, not the dict: a result key such as "items" must not shadow dict methods in templates
-        "result_rows": [(k, v) for k, v in result.items() if k != "by_difficulty"],
+        "result_rows": formatting.result_rows(result, skip=("by_difficulty",)),
         "by_difficulty": sorted((result.get("by_difficulty") or {}).items()),
         "checkpoints": job.checkpoints.all(),
         "artifacts": job.artifacts.all(),
@@ -150,23 +163,39 @@ def action(request, job_id: int, verb: str):
         return redirect("jobs:detail", job_id=exc.job_id)
     except ApplicationError as exc:
         messages.error(request, exc.message)
+    if request.htmx:  # the run page's status block, swapped in place
+        return detail(request, job.pk)
     return redirect("jobs:detail", job_id=job.pk)
 
 
 @role_required(RESEARCHER)
+def cancel_confirm(request, job_id: int):
+    """The Cancel button's question without JavaScript (htmx asks with hx-confirm)."""
+    job = get_object_or_404(Job, pk=job_id)
+    return render(request, "jobs/cancel_confirm.html", {"job": job})
+
+
+@role_required(RESEARCHER)
 def compare(request):
-    try:
-        ids = parse_ids(request.GET.getlist("ids"))
-    except InputError:
-        ids = []
-    jobs = list(Job.objects.filter(pk__in=ids[:10]).order_by("pk"))
+    tokens = (p.strip() for text in request.GET.getlist("ids") for p in text.split(","))
+    asked = list(dict.fromkeys(p[:40] for p in tokens if p))
+    numbers = {p: n for p in asked if (n := parse_id(p)) is not None}
+    wanted = list(dict.fromkeys(numbers.values()))
+    shown = wanted[:COMPARE_MAX]
+    jobs = list(Job.objects.filter(pk__in=shown).order_by("pk"))
+    found = {j.pk for j in jobs}
+    # named back as asked: unknown ids and what is not an id at all
+    missing = [p for p in asked if p not in numbers or numbers[p] in set(shown) - found]
     return render(
         request,
         "jobs/compare.html",
         {
             "jobs": jobs,
+            "final": formatting.final_metrics(jobs),
             "diff": selectors.config_diff(jobs),
             "ids": ",".join(str(j.pk) for j in jobs),
+            "missing": missing,
+            "beyond": len(wanted) - len(shown),
         },
     )
 

@@ -1,19 +1,19 @@
 from django.contrib import admin
 
+from webapp.core.admin import ViewOnly, ViewOnlyAdmin, ViewOnlyInline
 from webapp.labelling.models import Assignment, DisagreementItem, JudgeVote, Label
 
 
 @admin.register(JudgeVote)
-class JudgeVoteAdmin(admin.ModelAdmin):
+class JudgeVoteAdmin(ViewOnlyAdmin):
     list_display = ("secret", "question", "judge_name", "verdict", "p_yes", "item", "created_at")
     list_filter = ("judge_name", "verdict")
     search_fields = ("secret", "question", "judge_name")
     raw_id_fields = ("item", "turn", "judge_spec", "user", "job")
 
 
-class LabelInline(admin.TabularInline):
+class LabelInline(ViewOnlyInline):
     model = Label
-    extra = 0
     raw_id_fields = ("annotator",)
 
 
@@ -44,7 +44,7 @@ class ItemAnnotatorAdmin(admin.ModelAdmin):
 
 
 @admin.register(Label)
-class LabelAdmin(ItemAnnotatorAdmin):
+class LabelAdmin(ViewOnly, ItemAnnotatorAdmin):
     list_display = ("item", "annotator", "verdict", "seconds", "created_at")
     list_filter = ("verdict",)
 

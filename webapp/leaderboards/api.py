@@ -27,7 +27,9 @@ class LeaderboardApi(APIView):
         description=(
             "`models`: model-vs-model success (mean@k with a 95% interval, pass@k, turns) by "
             "guesser, one board per word list / judge / max turns (`key`; the list is in `keys`). "
-            "`humans`: people's win rates with Wilson intervals. `ability`: one Rasch (1PL) fit "
+            "`humans`: people's win rates with Wilson intervals, ranked within each word list "
+            "(`word_list_key` on every row; `meta.word_lists` lists them, most played first). "
+            "`ability`: one Rasch (1PL) fit "
             "over people and models, abilities in logits. Snapshots are recomputed every five "
             "minutes."
         ),

@@ -13,11 +13,8 @@ Boards
   ``games.metrics.summarise`` does), mean turns (all / solved), games, words. Rows with fewer than
   ``PRELIMINARY_GAMES`` games are marked preliminary. An index snapshot (board ``models_index``)
   lists the keys.
-- ``humans``: person-asks games played under the strict win rule (as people play since issue 22;
-  older reference-rule games, which a question listing many words could win, do not count), by
-  signed-in player: win rate with a Wilson interval, mean questions in won games; ranked by the
-  interval's lower end so one lucky game does not top the board. Guests (no account) are pooled
-  into one unranked "guests" row at the end. The meta lists the word lists the games drew from.
+- ``humans``: people's win rates, one ranking per word list (``webapp.leaderboards.people``).
+- ``arena``: Bradley–Terry ratings of guessers from people's Arena battles (webapp.arena.board).
 - ``ability``: one Rasch fit over people (their strict-rule games) and guesser models
   (model-vs-model games) with words as items, so people and models are ranked on one scale; a
   model's win counts only if its winning question also wins under the strict rule, so everyone is
@@ -48,12 +45,14 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from games import rules
-from games.metrics import mean_at_k_interval, pass_at_k, wilson_interval, won_under
+from games.metrics import mean_at_k_interval, pass_at_k, won_under
 from games.rating import rasch_fit, theta_interval
 from games.types import WIN_RULES, GameConfig
+from webapp.arena.board import ARENA, arena_board, arena_words_refresh
 from webapp.catalog.models import ModelSpec, WordList
 from webapp.jobs.models import JobStatus
 from webapp.leaderboards.models import LeaderboardSnapshot
+from webapp.leaderboards.people import PEOPLE_RULE, humans_board, people_games
 from webapp.play.models import Game, GameMode, GameOutcome, Turn
 
 MODELS, MODELS_INDEX, HUMANS, ABILITY = "models", "models_index", "humans", "ability"
@@ -65,7 +64,7 @@ DEFAULT_MAX_TURNS = GameConfig().max_turns
 DEFAULT_WIN_RULE = GameConfig().win_rule
 FINISHED = (GameOutcome.WON, GameOutcome.LOST)
 _WON = Q(outcome=GameOutcome.WON)
-PEOPLE_RULE = ABILITY_RULE = "strict"  # the rule people play under (webapp.play.services)
+ABILITY_RULE = PEOPLE_RULE  # everyone on the rule people play under
 DIGITS = 6
 
 
@@ -372,81 +371,10 @@ def _model_row(guesser_id: int, name: str, words: dict[str, list], win_rule: str
     }
 
 
-def _people_games() -> QuerySet[Game]:
-    """Person-asks games played under the people's rule."""
-    return Game.objects.filter(mode=GameMode.HUMAN_GUESSER, config__win_rule=PEOPLE_RULE)
-
-
-def humans_board() -> tuple[list[dict], dict]:
-    people = _people_games()
-    per_player = (
-        people.filter(outcome__in=(*FINISHED, GameOutcome.ABANDONED))
-        .values("player_id", "player__username")
-        .annotate(
-            games=Count("id", filter=Q(outcome__in=FINISHED)),
-            wins=Count("id", filter=_WON),
-            abandoned=Count("id", filter=Q(outcome=GameOutcome.ABANDONED)),
-            won_turns=Sum("n_turns", filter=_WON),
-            last=Max(Coalesce("finished_at", "created_at")),
-        )
-        .order_by()
-    )
-    rows, guests = [], None
-    for p in per_player:
-        if not p["games"]:
-            continue
-        lo, hi = wilson_interval(p["wins"], p["games"])
-        row = {
-            "player_id": p["player_id"],
-            "name": p["player__username"] if p["player_id"] else "guests",
-            "kind": "user" if p["player_id"] else "guests",
-            "games": p["games"],
-            "wins": p["wins"],
-            "win_rate": _r(p["wins"] / p["games"]),
-            "win_rate_lo": _r(lo),
-            "win_rate_hi": _r(hi),
-            "mean_questions_solved": _r(p["won_turns"] / p["wins"]) if p["wins"] else None,
-            "abandoned": p["abandoned"],
-            "last_played_at": _iso(p["last"]),
-            "rank": None,
-        }
-        if p["player_id"]:
-            rows.append(row)
-        else:
-            guests = row
-    rows.sort(key=lambda r: (-r["win_rate_lo"], -r["win_rate"], -r["games"], r["name"]))
-    for rank, row in enumerate(rows, 1):
-        row["rank"] = rank
-    if guests:
-        rows.append(guests)  # everyone without an account, pooled; not ranked
-    lists = (
-        people.filter(outcome__in=FINISHED)
-        .values("word_list__name", "word_list__version")
-        .annotate(games=Count("id"))
-        .order_by("-games", "word_list__name")
-    )
-    meta = {
-        "players": sum(1 for r in rows if r["kind"] == "user"),
-        "games": sum(r["games"] for r in rows),
-        "guest_games": guests["games"] if guests else 0,
-        "ranked_by": "lower end of the 95% Wilson interval of the win rate",
-        "win_rule": PEOPLE_RULE,
-        "word_lists": [
-            {
-                "name": wl["word_list__name"] or "a chosen word",
-                "version": wl["word_list__version"],
-                "games": wl["games"],
-            }
-            for wl in lists
-        ],
-    }
-    return rows, meta
-
-
 def ability_board(finishing_jobs: Iterable[int] = ()) -> tuple[list[dict], dict]:
     turns = _ability_turns_q()
     humans = (
-        _people_games()
+        people_games()
         .filter(turns, outcome__in=FINISHED, player__isnull=False)
         .order_by("pk")
         .values_list("player_id", "secret", "outcome")
@@ -560,6 +488,7 @@ def leaderboards_refresh(
     index, boards = models_boards(finishing_jobs)
     humans = humans_board()
     ability = ability_board(finishing_jobs)
+    arena = arena_board()
     written = 0
     with transaction.atomic():
         for key, (rows, meta) in boards.items():
@@ -569,10 +498,13 @@ def leaderboards_refresh(
         )
         written += _snapshot_store(board=HUMANS, key="", rows=humans[0], meta=humans[1], now=now)
         written += _snapshot_store(board=ABILITY, key="", rows=ability[0], meta=ability[1], now=now)
+        written += _snapshot_store(board=ARENA, key="", rows=arena[0], meta=arena[1], now=now)
+    arena_words_refresh()  # a new "arena words" version when people chose new words
     return {
         "models_keys": len(boards),
         "humans_rows": len(humans[0]),
         "ability_rows": len(ability[0]),
+        "arena_rows": len(arena[0]),
         "snapshots_written": written,
         "computed_at": now.isoformat(),
     }

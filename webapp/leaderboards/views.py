@@ -28,11 +28,33 @@ def _models_context(request) -> dict:
     }
 
 
+def _people_context(request) -> dict:
+    """The People board of one word list (`?people=<key>`, default the most played list)."""
+    humans = leaderboard_latest(services.HUMANS)
+    lists = humans.meta.get("word_lists", []) if humans else []
+    keys = [wl.get("key") for wl in lists]
+    wanted = request.GET.get("people") or None
+    key = wanted if wanted in keys else (keys[0] if keys else None)
+    return {
+        "humans": humans,
+        "people_lists": lists,
+        "people_key": key,
+        "people_key_missing": wanted is not None and wanted not in keys,
+        "people_rows": [
+            r for r in (humans.rows if humans else []) if r.get("word_list_key") == key
+        ],
+    }
+
+
 @require_GET
 def index(request):
     context = _models_context(request)
-    if request.htmx and request.GET.get("board") == services.MODELS:
+    board = request.GET.get("board")
+    if request.htmx and board == services.MODELS:
         return render(request, "leaderboards/partials/models.html", context)
+    context.update(_people_context(request))
+    if request.htmx and board == services.HUMANS:
+        return render(request, "leaderboards/partials/humans.html", context)
     ability = leaderboard_latest(services.ABILITY)
     chart = [
         {
@@ -45,10 +67,8 @@ def index(request):
         }
         for r in (ability.rows[:CHART_ROWS] if ability else [])
     ]
-    humans = leaderboard_latest(services.HUMANS)
-    snapshots = [s for s in (context["models"], ability, humans) if s]
+    snapshots = [s for s in (context["models"], ability, context["humans"]) if s]
     context.update(
-        humans=humans,
         ability=ability,
         ability_chart=chart,
         chart_rows=CHART_ROWS,

@@ -1,11 +1,11 @@
 from django.contrib import admin
 
+from webapp.core.admin import ViewOnlyAdmin, ViewOnlyInline
 from webapp.play.models import Game, Turn
 
 
-class TurnInline(admin.TabularInline):
+class TurnInline(ViewOnlyInline):
     model = Turn
-    extra = 0
     fields = (
         "index",
         "question",
@@ -16,11 +16,10 @@ class TurnInline(admin.TabularInline):
         "candidates_left",
     )
     readonly_fields = fields
-    can_delete = False
 
 
 @admin.register(Game)
-class GameAdmin(admin.ModelAdmin):
+class GameAdmin(ViewOnlyAdmin):
     list_display = (
         "id",
         "secret",
@@ -42,7 +41,7 @@ class GameAdmin(admin.ModelAdmin):
 
 
 @admin.register(Turn)
-class TurnAdmin(admin.ModelAdmin):
+class TurnAdmin(ViewOnlyAdmin):
     list_display = (
         "game",
         "index",

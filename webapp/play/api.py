@@ -91,6 +91,8 @@ class GameDetailApi(APIView):
         game, visitor = _game_or_404(game_id), visitor_from_request(request)
         if game_blinded(game, visitor):  # its secret is being labelled: no judge's answer may show
             raise Http404("no such game")
+        if selectors.in_running_battle(game):  # it would name an Arena battle's guesser
+            raise Http404("no such game")
         return Response(GameOutputSerializer(selectors.game_api_data(game, visitor)).data)
 
 

@@ -20,7 +20,21 @@ class GameStartForm(forms.Form):
     judge = forms.CharField(required=False, max_length=100)
     guesser = forms.CharField(required=False, max_length=100)
     word_list = forms.CharField(required=False, max_length=100)
-    draw_word = forms.BooleanField(required=False, help_text="draw the word from the word list")
+    # the model asks: "" = the person thinks of a word, "on" = drawn from word_list, "pick" = the
+    # person's word typed in `secret` (a pool guesser's word, picked with autocomplete)
+    draw_word = forms.ChoiceField(
+        required=False,
+        choices=[("", "think of one"), ("on", "draw one"), ("pick", "pick one")],
+        label="Your word",
+    )
+    secret = forms.CharField(required=False, max_length=100, label="Your word from its pool")
+
+    def clean(self):
+        data = super().clean()
+        if data.get("draw_word") == "pick" and not (data.get("secret") or "").strip():
+            self.add_error("secret", "type a word from its pool, or choose another option")
+        return data
+
     max_turns = forms.IntegerField(required=False, min_value=1, max_value=MAX_TURNS_LIMIT)
 
 

@@ -13,7 +13,12 @@ from games import rules
 from games.types import GameConfig, Verdict
 from webapp.catalog import builders
 from webapp.catalog.models import ModelKind, ModelRole, ModelSpec
-from webapp.catalog.selectors import model_specs_for, word_list_summaries
+from webapp.catalog.selectors import (
+    model_specs_for,
+    model_specs_to_play,
+    word_list_latest,
+    word_list_summaries,
+)
 from webapp.play import services
 from webapp.play.models import Game, GameMode, GameOutcome, GameStatus, Turn
 from webapp.play.records import trajectory_of
@@ -56,10 +61,39 @@ def secret_visible(game: Game, visitor: Visitor | None) -> bool:
     return game.mode == GameMode.HUMAN_JUDGE and visitor is not None and visitor.can_continue(game)
 
 
+def pool_guessers(guessers) -> tuple[dict[str, dict], dict[str, list[str]]]:
+    """The guessers that know only a word pool (shipped trained guessers: options.pool_word_list)
+    with that pool's name, size and their measured held-out success; and each pool's words."""
+    notes, pools = {}, {}
+    for spec in guessers:
+        name = (spec.options or {}).get("pool_word_list")
+        word_list = word_list_latest(name) if name else None
+        if word_list is None:
+            continue
+        if name not in pools:
+            pools[name] = list(
+                word_list.entries.order_by("word__text").values_list("word__text", flat=True)
+            )
+        success = (spec.options.get("held_out_success") or {}).get("rate")
+        notes[spec.name] = {
+            "pool": name,
+            "size": len(pools[name]),
+            "success": None if success is None else round(100 * success, 1),
+        }
+    return notes, pools
+
+
 def new_game_choices() -> dict:
+    guessers = list(model_specs_to_play("guesser"))
+    notes, pools = pool_guessers(guessers)
+    for spec in guessers:
+        spec.pool_note = notes.get(spec.name)
     return {
         "judges": list(model_specs_for("judge")),
-        "guessers": list(model_specs_for("guesser")),
+        "guessers": guessers,
+        "pool_notes": notes,
+        "pools": pools,
+        "first_pool": next(iter(pools), ""),
         "word_lists": [wl.name for wl in word_list_summaries()],
         "default_judge": default_judge(),
         "default_guesser": DEFAULT_GUESSER,
@@ -107,6 +141,7 @@ def game_play_context(game: Game, visitor: Visitor) -> dict:
             rules.guessed_thing(pending["question"]) if pending and not game.secret else None
         ),
         "can_undo": owner and services.undoable_turn(game) is not None,
+        "awaiting_first": services.awaits_first_question(game),
     }
 
 
@@ -304,6 +339,18 @@ def games_filtered(games: QuerySet[Game], **values) -> QuerySet[Game]:
     )
 
 
+def without_running_battles(games: QuerySet[Game]) -> QuerySet[Game]:
+    """`games` without those of an Arena battle still going: they would name its anonymous
+    guessers before the end (webapp.arena)."""
+    return games.exclude(battle_as_a__isnull=False, battle_as_a__finished_at__isnull=True).exclude(
+        battle_as_b__isnull=False, battle_as_b__finished_at__isnull=True
+    )
+
+
+def in_running_battle(game: Game) -> bool:
+    return not without_running_battles(Game.objects.filter(pk=game.pk)).exists()
+
+
 def game_list(
     *,
     player: str = "",
@@ -324,6 +371,7 @@ def game_list(
     games = Game.objects.select_related("guesser", "judge", "player", "word_list").order_by(
         "-created_at", "-pk"
     )
+    games = without_running_battles(games)
     games = games_filtered(
         games,
         guesser=guesser,
@@ -454,9 +502,9 @@ def player_games(*, user) -> QuerySet[Game]:
 
 
 def turn_announcement(context: dict) -> str:
-    """One sentence for the aria-live region after an action: what was just answered and what is
-    next."""
-    game, turns, pending = context["game"], context["turns"], context["pending"]
+    """One sentence for the visible aria-live region after an action: what was just answered, or
+    how the game ended (the guesser's next question is in the panel, and announced apart)."""
+    game, turns = context["game"], context["turns"]
     parts = []
     if turns:
         last = turns[-1]
@@ -480,9 +528,7 @@ def turn_announcement(context: dict) -> str:
             parts.append(f"The word was “{game.secret}”.")
         elif context["needs_secret"]:
             parts.append("Please type your word to finish.")
-    elif pending:
-        parts.append(f"The guesser asks: “{pending['question'][:200]}”")
-    return " ".join(parts)
+    return " ".join(parts)  # the guesser's next question is announced apart (game_panel.html)
 
 
 ROLE_OF_MODE = {GameMode.HUMAN_GUESSER: "guesser", GameMode.HUMAN_JUDGE: "answerer"}

@@ -28,26 +28,18 @@ from games.types import GameConfig, JudgeAnswer, Outcome, Verdict
 from games.types import Turn as TurnData
 from webapp.accounts.roles import is_researcher
 from webapp.catalog import builders
-from webapp.catalog.models import ModelSpec, Word, WordList
-from webapp.catalog.selectors import (
-    ModelSpecUnavailable,
-    model_spec_active,
-    model_specs_for,
-    word_list_latest,
-)
+from webapp.catalog.models import Word, WordList
+from webapp.catalog.selectors import ModelSpecUnavailable, model_spec_active, word_list_latest
 from webapp.core.exceptions import ApplicationError
 from webapp.labelling.models import JudgeVote
+from webapp.play.judge_checks import KB_JUDGE, LEARNED_JUDGE, judge_check
+from webapp.play.judge_checks import build_model as _build
 from webapp.play.models import Game, GameMode, GameOutcome, GameStatus, Turn
 from webapp.play.records import trajectory_of, turn_row
 from webapp.play.visitors import Visitor
 
 ROLE_GUESSER, ROLE_ANSWERER = "guesser", "answerer"  # the person's role in the game
 ROLES = (ROLE_GUESSER, ROLE_ANSWERER)
-KB_JUDGE, LEARNED_JUDGE = "kb", "learned"
-CHECK_JUDGES = (
-    KB_JUDGE,
-    LEARNED_JUDGE,
-)  # the cheap judges a person's answers are compared with (see judge_check)
 DEFAULT_GUESSER, DEFAULT_WORD_LIST = "infogain", "dbrl/paper_test"
 MAX_TURNS_LIMIT = 50
 HUMAN_VERDICTS = (Verdict.YES, Verdict.NO, Verdict.UNKNOWN, Verdict.INVALID, Verdict.FINISHED)
@@ -87,9 +79,12 @@ def game_start(
     word_list: str | None = None,
     secret: str | None = None,
     max_turns: int | None = None,
+    ask_first: bool = True,
 ) -> Game:
     """A new game. As `guesser` the person asks and a model judges a secret drawn from a word list;
-    as `answerer` a model asks about the person's word (typed, drawn, or kept to themselves)."""
+    as `answerer` a model asks about the person's word (typed, drawn, or kept to themselves), its
+    first question asked now, or with `ask_first=False` later by `game_first_question` (the page
+    shows progress meanwhile instead of waiting for a slow model)."""
     config = _config(max_turns)
     game = Game(
         player=visitor.user,
@@ -135,10 +130,36 @@ def game_start(
     game.full_clean(
         exclude=[] if game.secret else ["secret"]
     )  # a kept word is confirmed at the end
-    plan = _guesser_plan(game, []) if game.mode == GameMode.HUMAN_JUDGE else None
+    asks_now = ask_first and game.mode == GameMode.HUMAN_JUDGE
+    plan = _guesser_plan(game, []) if asks_now else None
     with transaction.atomic():
         game.save()
         if plan is not None:
+            _apply(game, plan)
+            game.save()
+    return game
+
+
+def awaits_first_question(game: Game) -> bool:
+    """A game a model asks in that was started without its first question."""
+    return (
+        game.mode == GameMode.HUMAN_JUDGE
+        and game.status == GameStatus.PLAYING
+        and game.n_turns == 0
+        and not (game.state or {}).get("pending")
+    )
+
+
+def game_first_question(*, game_id: int, visitor: Visitor) -> Game:
+    """The model guesser's first question of a game started with `ask_first=False` (nothing to
+    do once it has one, so a repeated request is harmless)."""
+    game = _visible_game(game_id, visitor)
+    if not awaits_first_question(game):
+        return game
+    plan = _guesser_plan(game, [])  # the guesser: no lock held
+    with transaction.atomic():
+        game = _locked_game(game_id, visitor)
+        if awaits_first_question(game):
             _apply(game, plan)
             game.save()
     return game
@@ -339,117 +360,6 @@ def default_judge() -> str:
     return LEARNED_JUDGE
 
 
-def judge_check(secret: str, turns: Sequence[TurnData], config: GameConfig | None = None) -> dict:
-    """Every answer a person gave that another judge would give differently, for each active judge
-    of CHECK_JUDGES: `judges` (per judge: how many answers it could compare and where it differs,
-    with what it would have said and, for the learned judge, its p_yes) and `differences` (per
-    question where any judge differs, every judge's answer). The top-level fields (`available`,
-    `judge`, `compared`, `disagreements` with `kb` and `kb_raw`, ...) are the first comparable
-    judge's (the knowledge base's), as before there were several."""
-    specs = {s.name: s for s in model_specs_for("judge").filter(name__in=CHECK_JUDGES)}
-    answered = [t for t in turns if t.extra.get("judge") == "human"]
-    checks, answers = (
-        [],
-        [],
-    )  # answers: per comparable judge, its answer to each question (by turn index)
-    for name in (n for n in CHECK_JUDGES if n in specs):
-        check, said = _one_judge_check(specs[name], secret, answered, config or GameConfig())
-        checks.append(check)
-        if check["available"]:
-            answers.append((check, said))
-    if not checks:
-        return {
-            "available": False,
-            "judges": [],
-            "differences": [],
-            "note": "No knowledge-base or learned judge is registered, so nothing was compared.",
-        }
-    main = next((c for c in checks if c["available"]), checks[0])
-    legacy = {
-        key: main[key]
-        for key in ("available", "judge", "note", "checked", "ungrounded", "compared")
-        if key in main
-    }
-    if main["available"]:
-        legacy["disagreements"] = [
-            {
-                "index": d["index"],
-                "question": d["question"],
-                "you": d["you"],
-                "kb": d["said"],
-                "kb_raw": d["raw"],
-            }
-            for d in main["disagreements"]
-        ]
-    differing = sorted({d["index"] for c, _ in answers for d in c["disagreements"]})
-    by_index = {t.index: t for t in answered}
-    differences = [
-        {
-            "index": i,
-            "question": by_index[i].question,
-            "you": by_index[i].verdict.value,
-            "answers": [{"judge": c["judge"], **said[i]} for c, said in answers],
-        }
-        for i in differing
-    ]
-    return {**legacy, "judges": checks, "differences": differences}
-
-
-def _one_judge_check(
-    spec: ModelSpec, secret: str, answered: Sequence[TurnData], config: GameConfig
-) -> tuple[dict, dict[int, dict]]:
-    """One judge against the person's answers: its summary, and its answer to each question by
-    index."""
-    unavailable = {"available": False, "judge": spec.name, "kind": spec.kind}
-    try:
-        judge = _build(builders.judge_for, spec)
-    except ApplicationError as err:  # e.g. missing weights: the other judges are still compared
-        return {**unavailable, "note": err.message}, {}
-    try:
-        judge.check_secret(secret)
-    except UnknownSecretError:
-        return {
-            **unavailable,
-            "note": f"“{secret}” is not in the knowledge base, "
-            f"so {spec.name}'s answers could not be compared.",
-        }, {}
-    said, disagreements, ungrounded = {}, [], 0
-    for turn in answered:
-        decided = rules.rule_verdict(turn.question, secret, config)  # a win or a wrong guess
-        if decided is not None and decided[0] in (Verdict.FINISHED, Verdict.NO):
-            answer = JudgeAnswer(decided[0], raw=f"rule: {decided[1]}")
-        else:
-            answer = judge.judge(secret, turn.question)
-        differs = answer.verdict is not Verdict.UNKNOWN and answer.verdict is not turn.verdict
-        said[turn.index] = {
-            "said": answer.verdict.value,
-            "raw": answer.raw,
-            "p_yes": answer.p_yes,
-            "differs": differs,
-        }
-        ungrounded += answer.verdict is Verdict.UNKNOWN
-        if differs:
-            disagreements.append(
-                {
-                    "index": turn.index,
-                    "question": turn.question,
-                    "you": turn.verdict.value,
-                    "said": answer.verdict.value,
-                    "raw": answer.raw,
-                    "p_yes": answer.p_yes,
-                }
-            )
-    return {
-        "available": True,
-        "judge": spec.name,
-        "kind": spec.kind,
-        "checked": len(answered),
-        "ungrounded": ungrounded,
-        "compared": len(answered) - ungrounded,
-        "disagreements": disagreements,
-    }, said
-
-
 def draw_secret(words: Sequence[str], judge: Judge | None) -> str:
     """A random word of the list that the judge can play with."""
     for word in _rng.sample(list(words), min(len(words), MAX_DRAW_TRIES)):
@@ -472,15 +382,6 @@ def _config(max_turns: int | None) -> GameConfig:
     if not 1 <= int(max_turns) <= MAX_TURNS_LIMIT:
         raise ApplicationError(f"A game has between 1 and {MAX_TURNS_LIMIT} questions.")
     return GameConfig(max_turns=int(max_turns), win_rule=PEOPLE_WIN_RULE)
-
-
-def _build(factory, spec: ModelSpec):
-    try:
-        return factory(spec)
-    except Exception as err:  # a missing model folder, an unreachable server, ...
-        raise ApplicationError(
-            f"The model “{spec.name}” cannot be used right now ({err}).", status=503
-        ) from err
 
 
 def _word_list(name: str) -> WordList:

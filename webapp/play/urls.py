@@ -14,6 +14,7 @@ urlpatterns = [
         include(
             [
                 path("", views.game_play, name="game"),
+                path("first-question/", views.first_question, name="first-question"),
                 path("ask/", views.question_submit, name="ask"),
                 path("answer/", views.answer_submit, name="answer"),
                 path("undo/", views.answer_undo, name="undo"),

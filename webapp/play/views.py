@@ -35,9 +35,10 @@ def _game_or_404(game_id: int):
 
 
 def _shown_game_or_404(request, game_id: int):
-    """The game and the visitor, or a 404 when the game is hidden while its secret is labelled."""
+    """The game and the visitor, or a 404 when the game is hidden while its secret is labelled or
+    while its Arena battle goes on (it would name the battle's anonymous guesser)."""
     game, visitor = _game_or_404(game_id), visitor_from_request(request)
-    if game_blinded(game, visitor):
+    if game_blinded(game, visitor) or selectors.in_running_battle(game):
         raise Http404("no such game")
     return game, visitor
 
@@ -81,13 +82,16 @@ def game_start(request):
     models = (
         {"judge": data["judge"] or None} if person_asks else {"guesser": data["guesser"] or None}
     )
-    draws_word = person_asks or data["draw_word"]
+    draws_word = person_asks or data["draw_word"] == "on"
+    picked = data["secret"] if not person_asks and data["draw_word"] == "pick" else None
     try:
         game = services.game_start(
             visitor=visitor_from_request(request),
             role=data["role"],
             max_turns=data["max_turns"],
             word_list=(data["word_list"] or None) if draws_word else None,
+            secret=picked or None,
+            ask_first=False,  # the game page asks for the model's first question, showing progress
             **models,
         )
     except ApplicationError as err:
@@ -106,12 +110,12 @@ def game_play(request, game_id: int):
     return render(request, "play/game.html", context)
 
 
-def _act(request, game_id: int, form_class, act):
+def _act(request, game_id: int, form_class, act, counted: bool = True):
     """Run one player action and answer with the refreshed game panel (or a redirect without
-    htmx)."""
+    htmx). `counted`: the action counts against the guest limit."""
     visitor = visitor_from_request(request)
     form = form_class(request.POST)
-    error, status = _guest_refusal(request)
+    error, status = _guest_refusal(request) if counted else (None, 200)
     if error is None and not form.is_valid():
         # 200 for htmx: the page's htmx swaps only 2xx (base.html's htmx-config comes first), and
         # the panel with the sentence saying what to mend is the answer (nothing was stored)
@@ -156,6 +160,19 @@ answer_submit = _player_action(AnswerForm, services.answer_submit, "verdict", "e
 answer_undo = _player_action(AbandonForm, services.answer_undo)
 secret_confirm = _player_action(ConfirmSecretForm, services.game_confirm_secret, "secret")
 game_abandon = _player_action(AbandonForm, services.game_abandon)
+
+
+@require_POST
+def first_question(request, game_id: int):
+    """The model's first question of a game just started (the game page asks for it at once and
+    shows progress meanwhile). Not counted against the guest limit: starting the game was."""
+    return _act(
+        request,
+        game_id,
+        AbandonForm,
+        lambda visitor, _: services.game_first_question(game_id=game_id, visitor=visitor),
+        counted=False,
+    )
 
 
 @require_GET

@@ -7,6 +7,7 @@ from webapp.catalog.services import seed_model_specs, seed_word_lists
 from webapp.jobs.models import Job, Metric
 
 pytestmark = pytest.mark.django_db
+SMOKE_FORM = {"message": "hi", "steps": "2", "seconds_per_step": "0"}  # the admin's add form
 
 
 @pytest.fixture
@@ -112,12 +113,10 @@ def test_compare_highlights_config_differences(rclient):
 
 
 def test_admin_add_form_validates_like_the_api(rclient, no_queue):
-    bad = rclient.post(
-        "/admin/jobs/job/add/", {"kind": "evaluation", "config": '{"guesser": "nobody"}'}
-    )
-    assert bad.status_code == 200 and "no active guesser model spec named" in bad.content.decode()
+    bad = rclient.post("/admin/jobs/job/add/", {"kind": "evaluation", "guesser": "nobody"})
+    assert bad.status_code == 200 and "Select a valid choice. nobody" in bad.content.decode()
     assert Job.objects.count() == 0
-    ok = rclient.post("/admin/jobs/job/add/", {"kind": "smoke", "config": '{"steps": 2}'})
+    ok = rclient.post("/admin/jobs/job/add/", {"kind": "smoke", **SMOKE_FORM})
     assert ok.status_code == 302 and Job.objects.get().config["steps"] == 2
 
 

@@ -60,7 +60,9 @@ def test_the_people_board_counts_strict_games_only_and_names_its_word_lists(
     humans = leaderboard_latest("humans")
     assert [(r["name"], r["games"], r["wins"]) for r in humans.rows] == [("honest", 2, 1)]
     assert humans.meta["win_rule"] == "strict"
-    assert humans.meta["word_lists"] == [{"name": "test/words", "version": 2, "games": 2}]
+    assert humans.meta["word_lists"] == [
+        {"key": f"wl:{word_list.pk}", "name": "test/words", "version": 2, "games": 2, "players": 1}
+    ]
     assert [r["name"] for r in leaderboard_latest("ability").rows] == ["honest"]
 
 
@@ -119,7 +121,7 @@ def test_a_stopped_evaluation_shows_its_partial_results_on_its_run_page(
     html = client.get(f"/jobs/{job.pk}/").content.decode()
     assert 'id="partial-results"' in html and "stopped, partial" in html
     assert "stopped after 3 games (25% of" in html and "with k = 1" in html
-    assert "<td>0.667</td>" in html  # success over the games it played
+    assert "<td>66.7% [" in html  # success over the games it played, with its interval
     leaderboards_refresh()
     assert leaderboard_latest("models") is None  # and none of it reaches a board
     Job.objects.filter(pk=job.pk).update(status="finished")

@@ -77,3 +77,20 @@ def model_game(secret: str, questions: list[str], **fields):
     return trajectories_store(
         [trajectory], guesser=ModelSpec.objects.get(name="infogain"), judge=judge, **fields
     )[0]
+
+
+def start_from_page(client, **form):
+    """Start a game as the browser does: the start form, then (in a game a model asks) the game
+    page's request for the model's first question."""
+    import re
+
+    from webapp.play.models import Game
+
+    response = client.post("/play/start/", form)
+    assert response.status_code == 302, response.content
+    game = Game.objects.get(pk=int(re.search(r"/play/(\d+)/", response["Location"]).group(1)))
+    if form.get("role") == "answerer":
+        asked = client.post(f"/play/{game.pk}/first-question/", HTTP_HX_REQUEST="true")
+        assert asked.status_code == 200, asked.content
+        game.refresh_from_db()
+    return game

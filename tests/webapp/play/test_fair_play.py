@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from games.types import GameConfig
+from tests.webapp.play.support import start_from_page as start_game
 from webapp.labelling.models import JudgeVote
 from webapp.play.models import Game
 
@@ -21,12 +20,6 @@ SIXTY = [
     "box", "egg", "cake", "pie", "rice", "corn", "pear", "plum", "lime", "tree", "city",
 ]
 # fmt: on
-
-
-def start_game(client, **form) -> Game:
-    response = client.post("/play/start/", form)
-    assert response.status_code == 302, response.content
-    return Game.objects.get(pk=int(re.search(r"/play/(\d+)/", response["Location"]).group(1)))
 
 
 def ask(client, game, question, index):

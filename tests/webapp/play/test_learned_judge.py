@@ -3,15 +3,13 @@ sure it was, and a person's answers are compared with the knowledge-base and lea
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from rest_framework.test import APIClient
 
-from tests.webapp.play.support import visitor_of
+from tests.webapp.play.support import start_from_page, visitor_of
 from webapp.catalog.models import ModelSpec
 from webapp.core.exceptions import ApplicationError
-from webapp.play import services
+from webapp.play import judge_checks, services
 from webapp.play.models import Game
 
 pytestmark = pytest.mark.django_db
@@ -20,8 +18,7 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 def answer_no_then_confirm(client, player, secret: str = "dog", turns: int = 3) -> tuple[Game, str]:
     client.force_login(player)
-    response = client.post("/play/start/", {"role": "answerer", "max_turns": turns})
-    game = Game.objects.get(pk=int(re.search(r"/play/(\d+)/", response["Location"]).group(1)))
+    game = start_from_page(client, role="answerer", max_turns=turns)
     for index in range(turns):
         client.post(f"/play/{game.pk}/answer/", {"verdict": "no", "expected_index": index}, **HTMX)
     html = client.post(f"/play/{game.pk}/confirm/", {"secret": secret}, **HTMX).content.decode()
@@ -149,7 +146,7 @@ def test_only_active_judges_are_compared_and_an_unknown_word_is_explained(client
         all(not j["available"] for j in check["judges"])
         and html.count("not in the knowledge base") == 2
     )
-    ModelSpec.objects.filter(name__in=services.CHECK_JUDGES).delete()
+    ModelSpec.objects.filter(name__in=judge_checks.CHECK_JUDGES).delete()
     assert services.judge_check("dog", [])["note"].startswith("No knowledge-base or learned judge")
 
 

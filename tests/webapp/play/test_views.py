@@ -12,6 +12,7 @@ from django.test import Client
 from django.utils import timezone
 
 from tests.webapp.play.support import model_game, truthful_verdict, visitor_of
+from tests.webapp.play.support import start_from_page as start_game
 from webapp.catalog.models import WordList
 from webapp.jobs.models import Job
 from webapp.play import services
@@ -19,12 +20,6 @@ from webapp.play.models import Game
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
-
-
-def start_game(client, **form) -> Game:
-    response = client.post("/play/start/", form)
-    assert response.status_code == 302, response.content
-    return Game.objects.get(pk=int(re.search(r"/play/(\d+)/", response["Location"]).group(1)))
 
 
 class TestPlayingPages:

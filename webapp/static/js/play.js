@@ -16,23 +16,29 @@
     target.focus({ preventScroll: true });
   }
 
-  // Shortcuts act only while focus is inside the game panel.
+  // Shortcuts act wherever focus is on the page, except while typing in a box (where Ctrl/Cmd+Enter
+  // still sends the question). A button's data-shortcut lists its keys, separated by spaces.
   document.addEventListener("keydown", function (event) {
     var p = panel();
-    if (!p || !p.contains(document.activeElement)) return;
+    if (!p || event.defaultPrevented) return;
+    var typing = isTyping(event.target);
+    // htmx binds a swapped-in panel only when it settles; a shortcut pressed before that would
+    // submit natively (a full page load). Bind it now (htmx skips what is already bound).
+    if (window.htmx) window.htmx.process(p);
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
       var form = p.querySelector("#question-form");
-      if (form) {
+      if (form && (!typing || form.contains(event.target))) {
         event.preventDefault();
         form.requestSubmit();
       }
       return;
     }
-    if (event.ctrlKey || event.metaKey || event.altKey || isTyping(event.target)) return;
+    if (event.ctrlKey || event.metaKey || event.altKey || event.repeat || typing) return;
     var key = event.key.toLowerCase();
     var buttons = p.querySelectorAll("[data-shortcut]");
     for (var i = 0; i < buttons.length; i++) {
-      if (buttons[i].dataset.shortcut === key && !buttons[i].disabled) {
+      var keys = buttons[i].dataset.shortcut.split(" ");
+      if (keys.indexOf(key) !== -1 && !buttons[i].disabled) {
         event.preventDefault();
         buttons[i].click();
         return;
@@ -45,7 +51,7 @@
   var refocus = false;
   document.addEventListener("htmx:beforeRequest", function (event) {
     var elt = event.detail.elt;
-    refocus = !!elt && elt.tagName === "FORM" && !!elt.closest("#game-panel");
+    refocus = !!elt && (elt.tagName === "FORM" || elt.id === "thinking") && !!elt.closest("#game-panel");
   });
   document.addEventListener("htmx:afterSwap", function () {
     if (refocus) {
