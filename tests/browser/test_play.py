@@ -79,7 +79,7 @@ def test_judge_the_infogain_guesser_with_buttons_and_shortcuts_then_confirm(page
         verdict = truthful_verdict("dog", page.inner_text("#pending-question"))
         if verdict == "finished":
             page.click("button[value=finished]")  # "That's my word!"
-        elif index % 2 == 0:  # keyboard: play.js keeps the focus in the panel after each swap
+        elif index % 2 == 0:  # keyboard: panel-keys.js keeps the focus in the panel after each swap
             page.wait_for_function(
                 "document.getElementById('game-panel').contains(document.activeElement)"
             )

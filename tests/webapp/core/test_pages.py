@@ -74,7 +74,7 @@ def test_home_tells_a_newcomer_how_to_play(client):
     assert "You ask" in body and "The model asks" in body
     assert "20 questions" in body
     assert "<kbd>Ctrl</kbd>+<kbd>Enter</kbd>" in body
-    assert all(f"<kbd>{key}</kbd>" in body for key in "YNDIW")  # the answer keys of play.js
+    assert all(f"<kbd>{key}</kbd>" in body for key in "YNDIW")  # the answer keys of panel-keys.js
     assert "No finished games yet" in body
     assert "No model games on the board yet" in body
 
