@@ -223,6 +223,20 @@ class GameSources(TypedDict, total=False):
     pool: Sequence[str] | None
 
 
+class RunInputs(GameSources, total=False):
+    """A game-data run's keywords: its starting weights (`model_path`, a folder or hub id, default
+    config.base_model; `adapter_path` merged into it) and the GameSources."""
+
+    model_path: str | None
+    adapter_path: str | None
+
+
+def split_run_inputs(config: Any, inputs: RunInputs) -> tuple[str, str | None, GameSources]:
+    """(model path, adapter path, sources) of a game-data run's keywords."""
+    sources = {k: v for k, v in inputs.items() if k not in ("model_path", "adapter_path")}
+    return inputs.get("model_path") or config.base_model, inputs.get("adapter_path"), sources
+
+
 def gather_games(
     config: Any,
     reporter: Any,

@@ -12,7 +12,13 @@ from typing import Any, Unpack
 
 from games.llm.chat import GuesserFormat
 from games.types import Trajectory
-from training.common.data import GameSources, gather_games, select_games
+from training.common.data import (
+    GameSources,
+    RunInputs,
+    gather_games,
+    select_games,
+    split_run_inputs,
+)
 from training.common.models import DeviceSetup, loaded_model, run_guesser_format
 from training.common.trainer import (
     resolved_config,
@@ -317,18 +323,11 @@ def dpo_run_config(
     )
 
 
-def run(
-    config: DPOJobConfig,
-    reporter: Reporter,
-    *,
-    model_path: str | None = None,
-    adapter_path: str | None = None,
-    **sources: Unpack[GameSources],
-) -> dict[str, Any]:
-    """DPO on pairs built from the selected games' prefixes. Keywords as in
+def run(config: DPOJobConfig, reporter: Reporter, **inputs: Unpack[RunInputs]) -> dict[str, Any]:
+    """DPO on pairs built from the selected games' prefixes. `inputs` as in
     training.sft.trainer.run; the `pool` source is also the candidate set of the infogain reward.
     A resumed run reuses its stored pairs."""
-    model_path = model_path or config.base_model
+    model_path, adapter_path, sources = split_run_inputs(config, inputs)
     resume = resume_checkpoint(reporter)
     chat_format, prompt_name = run_guesser_format(
         config.guesser_prompt, adapter_path, model_path, max_turns=config.max_turns

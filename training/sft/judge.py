@@ -17,7 +17,7 @@ from typing import Any, Unpack
 from games.llm.chat import judge_messages
 from games.types import Trajectory, Verdict
 from training.common.config import GameDataConfig, check_between
-from training.common.data import GameSources, gather_games, select_games
+from training.common.data import RunInputs, gather_games, select_games, split_run_inputs
 from training.common.trainer import store_rows, stored_rows
 from training.reporting import Reporter
 
@@ -92,17 +92,13 @@ def judge_examples(
 
 
 def run(
-    config: JudgeSFTJobConfig,
-    reporter: Reporter,
-    *,
-    model_path: str | None = None,
-    adapter_path: str | None = None,
-    **sources: Unpack[GameSources],
+    config: JudgeSFTJobConfig, reporter: Reporter, **inputs: Unpack[RunInputs]
 ) -> dict[str, Any]:
-    """Keywords as in training.sft.trainer.run; the `judge` source is the reference judge."""
+    """`inputs` as in training.sft.trainer.run; the `judge` source is the reference judge."""
     from games.registry import build_judge
     from training.sft.trainer import train_sft
 
+    model_path, adapter_path, sources = split_run_inputs(config, inputs)
     rows = stored_rows(reporter, EXAMPLES_FILE)
     if rows is None:
         judge = sources.get("judge") or build_judge(config.judge)
@@ -125,7 +121,7 @@ def run(
         reporter,
         rows,
         kind="judge_sft",
-        model_path=model_path or config.base_model,
+        model_path=model_path,
         adapter_path=adapter_path,
         resolved={"verdicts": counts},
     )

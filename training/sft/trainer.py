@@ -18,7 +18,14 @@ from trl import SFTTrainer
 from games.llm.chat import GuesserFormat
 from training.common.chat import encode_prompt_completion
 from training.common.config import TrainConfig
-from training.common.data import GameSources, build_teacher, gather_games, select_games
+from training.common.data import (
+    GameSources,
+    RunInputs,
+    build_teacher,
+    gather_games,
+    select_games,
+    split_run_inputs,
+)
 from training.common.models import (
     DeviceSetup,
     has_generation_markers,
@@ -210,18 +217,10 @@ def new_examples(
     return rows, len(chosen)
 
 
-def run(
-    config: SFTJobConfig,
-    reporter: Reporter,
-    *,
-    model_path: str | None = None,
-    adapter_path: str | None = None,
-    **sources: Unpack[GameSources],
-) -> dict[str, Any]:
-    """Turn-level SFT on the selected games. `model_path` (+ `adapter_path`, merged) is the base
-    (default: config.base_model as a folder / hub id); `sources` are the resolved inputs of
-    training.common.data.gather_games. A resumed run reuses its stored examples."""
-    base = model_path or config.base_model
+def run(config: SFTJobConfig, reporter: Reporter, **inputs: Unpack[RunInputs]) -> dict[str, Any]:
+    """Turn-level SFT on the selected games (`inputs`: training.common.data.RunInputs). A resumed
+    run reuses its stored examples."""
+    base, adapter_path, sources = split_run_inputs(config, inputs)
     chat_format = run_guesser_format(
         config.guesser_prompt, adapter_path, base, max_turns=config.max_turns
     )[0]
