@@ -16,7 +16,6 @@ benchmarks, printed as JSON (and written to bench/results/arena.json with --save
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import statistics
@@ -25,7 +24,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results" / "arena.json"
+from bench import RESULTS_DIR, report
+
+RESULTS = RESULTS_DIR / "arena.json"
 WORDLISTS = Path(__file__).resolve().parent.parent / "games" / "data" / "wordlists" / "dbrl"
 # Guess bonuses far enough apart to differ clearly in strength (a probe on 48 paper_val nouns:
 # 0.1 → 90% success, 14.8 questions; 16 → 67%, 16.2; 64 → 63%, 16.7; 256 → 42%, 18.4; 0.0 plays
@@ -235,9 +236,7 @@ def main(argv: list[str] | None = None) -> dict:
         result["tournament"] = run_tournament(args)
     if args.skip != "render":
         result["render"] = run_render(args)
-    print(json.dumps(result, indent=1))
-    if args.save:
-        RESULTS.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    report(result, RESULTS if args.save else None)
     return result
 
 

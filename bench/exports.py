@@ -8,14 +8,15 @@ bench/results/exports.json with --save)."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import tempfile
 import time
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results" / "exports.json"
+from bench import RESULTS_DIR, report
+
+RESULTS = RESULTS_DIR / "exports.json"
 
 
 def peak_rss_mb() -> float:
@@ -144,9 +145,7 @@ def main(argv: list[str] | None = None) -> dict:
         }
     finally:
         teardown_databases(old, verbosity=0)
-    print(json.dumps(result, indent=1))
-    if args.save:
-        RESULTS.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    report(result, RESULTS if args.save else None)
     return result
 
 

@@ -19,13 +19,13 @@ The ceiling: the reference judge agrees with itself 91.8% of the time on questio
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from bench import RESULTS_DIR, report
 from games.judge_eval import REFERENCE_TRIPLES, evaluate, read_triples
 from games.judges.learned import DEFAULT_WEIGHTS, LearnedJudge, load_model
 from games.registry import build_guesser, build_judge
@@ -34,7 +34,7 @@ from games.types import GameConfig
 from games.wordlists import read_words
 from training.judge.data import split_of
 
-RESULTS = Path(__file__).resolve().parent / "results" / "judge.json"
+RESULTS = RESULTS_DIR / "judge.json"
 JUDGES = {
     "kb_closed": "kb:closed",
     "kb_open": "kb",
@@ -177,9 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         out["infogain_paper_test"] = {name: paper_test_games(spec) for name, spec in JUDGES.items()}
     if args.train:
         out["training"] = retrain(config)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(out, indent=1) + "\n")
-    print(json.dumps(out, indent=1))
+    report(out, RESULTS)
     return 0
 
 

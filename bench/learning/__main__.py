@@ -10,9 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench import RESULTS_DIR, report
 from bench.learning.scale import QUICK, Scale, with_settings
 
-RESULTS = Path(__file__).resolve().parents[1] / "results" / "learning.json"
+RESULTS = RESULTS_DIR / "learning.json"
 
 
 def cpu_model() -> str:
@@ -279,11 +280,7 @@ def main(argv: list[str] | None = None) -> int:
             for split in ("val", "rl"):
                 for key in ("per_word", "strict_per_word", "bits_per_word"):
                     run[split].pop(key, None)
-    text = json.dumps(out, indent=1)
-    print(text)
-    if not args.quick and not args.until:
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(text + "\n", encoding="utf-8")
+    report(out, None if args.quick or args.until else RESULTS)
     return 0
 
 
