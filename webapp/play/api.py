@@ -154,31 +154,22 @@ class TurnSubmitApi(_GuestThrottled, APIView):
     def post(self, request, game_id: int):
         args = validated(self.TurnSubmitInputSerializer, request.data)
         visitor = visitor_from_request(request)
-        if args["action"] == "question":
-            turn = services.turn_submit(
+        action, turn = args["action"], None
+        if action in ("question", "verdict"):  # a new turn: your question or your verdict
+            submit = services.turn_submit if action == "question" else services.answer_submit
+            turn = submit(
                 game_id=game_id,
                 visitor=visitor,
-                question=args["question"],
                 expected_index=args["expected_index"],
+                **{action: args[action]},
             )
             game = turn.game
-        elif args["action"] == "verdict":
-            turn = services.answer_submit(
-                game_id=game_id,
-                visitor=visitor,
-                verdict=args["verdict"],
-                expected_index=args["expected_index"],
-            )
-            game = turn.game
-        elif args["action"] == "confirm_secret":
-            turn, game = (
-                None,
-                services.game_confirm_secret(
-                    game_id=game_id, visitor=visitor, secret=args["secret"]
-                ),
+        elif action == "confirm_secret":
+            game = services.game_confirm_secret(
+                game_id=game_id, visitor=visitor, secret=args["secret"]
             )
         else:
-            turn, game = None, services.game_abandon(game_id=game_id, visitor=visitor)
+            game = services.game_abandon(game_id=game_id, visitor=visitor)
         body = {
             "turn": selectors.turn_data(turn, visitor) if turn else None,
             "game": selectors.game_state(game, visitor),
