@@ -30,6 +30,17 @@ HUMAN_ANSWERS = {
 }
 
 
+def add_game_rules(command: argparse.ArgumentParser, win_rule_note: str = "") -> None:
+    """--max-turns and --win-rule, as the commands that play games take them."""
+    command.add_argument("--max-turns", type=int, default=20)
+    command.add_argument(
+        "--win-rule",
+        choices=WIN_RULES,
+        default="reference",
+        help=f"which questions win (games.rules){win_rule_note}",
+    )
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m games", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -55,13 +66,7 @@ def make_parser() -> argparse.ArgumentParser:
         ),
     )
     ev.add_argument("--samples", type=int, default=1, help="k games per word")
-    ev.add_argument("--max-turns", type=int, default=20)
-    ev.add_argument(
-        "--win-rule",
-        choices=WIN_RULES,
-        default="reference",
-        help="which questions win (games.rules); success under both rules is reported either way",
-    )
+    add_game_rules(ev, "; success under both rules is reported either way")
     ev.add_argument("--seed", type=int, default=0)
     ev.add_argument("--batch", type=int, default=64, help="games played in lock-step")
     ev.add_argument("--limit", type=int, help="only the first N words")
@@ -100,13 +105,7 @@ def make_parser() -> argparse.ArgumentParser:
     play.add_argument("--guesser", default="infogain")
     play.add_argument("--secret", help="the secret (guesser role; default: drawn from --words)")
     play.add_argument("--words", default="dbrl/paper_test")
-    play.add_argument("--max-turns", type=int, default=20)
-    play.add_argument(
-        "--win-rule",
-        choices=WIN_RULES,
-        default="reference",
-        help="which questions win (games.rules)",
-    )
+    add_game_rules(play)
     play.add_argument("--seed", type=int, default=None)
     return parser
 
