@@ -151,28 +151,16 @@ def pipeline(scale: Scale, stage: Stages, until: str | None) -> dict[str, Any]:
     out["runs"] = runs
     complete = [s for s in scale.seed_list if all(s in runs[arm] for arm in ARMS)]
     if complete:
-        out["ordering"] = ordering(
-            {arm: [runs[arm][s]["test"]["per_word"] for s in complete] for arm in ARMS},
-            world["test"],
-            complete,
-        )
-        out["ordering_strict"] = ordering(
-            {arm: [runs[arm][s]["test"]["strict_per_word"] for s in complete] for arm in ARMS},
-            world["test"],
-            complete,
-        )
-        out["ordering_val"] = ordering(
-            {arm: [runs[arm][s]["val"]["per_word"] for s in complete] for arm in ARMS},
-            world["val"],
-            complete,
-        )
+
+        def arms_ordered(split: str, per_word: str, **options: Any) -> dict:
+            scores = {arm: [runs[arm][s][split][per_word] for s in complete] for arm in ARMS}
+            return ordering(scores, world[split], complete, **options)
+
+        out["ordering"] = arms_ordered("test", "per_word")
+        out["ordering_strict"] = arms_ordered("test", "strict_per_word")
+        out["ordering_val"] = arms_ordered("val", "per_word")
         # strategy apart from naming: bits the answers gained about the secret (of log2 pool)
-        out["ordering_bits"] = ordering(
-            {arm: [runs[arm][s]["test"]["bits_per_word"] for s in complete] for arm in ARMS},
-            world["test"],
-            complete,
-            metric="bits",
-        )
+        out["ordering_bits"] = arms_ordered("test", "bits_per_word", metric="bits")
         out["ordering_bits"].pop("targets")
     return out
 
