@@ -1,6 +1,5 @@
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 
 from webapp.core.admin import ViewOnlyAdmin
@@ -59,14 +58,9 @@ class JobAdmin(admin.ModelAdmin):
             messages.error(request, f"There is no job kind {name[:40]!r}; choose one below.")
         form = config_form_class(kind)(request.POST or None) if kind else None
         if form is not None and request.method == "POST":
-            try:
-                job = queue_from_form(form, kind, request.user)
-            except services.JobNotPublished as exc:
-                messages.warning(request, exc.message)
-                return redirect("jobs:detail", job_id=exc.job_id)
-            if job is not None:
-                messages.success(request, f"Queued {kind.name} job {job.pk}.")
-                return redirect("jobs:detail", job_id=job.pk)
+            queued = queue_from_form(request, form, kind)
+            if queued is not None:
+                return queued
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,

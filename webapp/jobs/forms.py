@@ -7,12 +7,14 @@ import dataclasses
 import typing
 
 from django import forms
+from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.http import HttpResponse
+from django.shortcuts import redirect
 
 from webapp.catalog.models import ModelKind, WordList
 from webapp.catalog.selectors import model_specs_for
 from webapp.jobs import registry, services
-from webapp.jobs.models import Job
 from webapp.jobs.registry import JobKind
 
 # fields that name database objects get a select box of what exists
@@ -125,22 +127,28 @@ def config_form_class(kind: JobKind) -> type[ConfigForm]:
 
 def add_validation_errors(form: forms.Form, error: ValidationError) -> None:
     """Show a service's ValidationError next to the fields it names."""
-    for field, messages in getattr(error, "message_dict", {"__all__": error.messages}).items():
+    for field, texts in getattr(error, "message_dict", {"__all__": error.messages}).items():
         target = field if field in form.fields else None
         if target and form.has_error(target):
             continue  # the form could not parse it; the config checked its default instead
-        for message in messages:
+        for message in texts:
             form.add_error(target, message)
 
 
-def queue_from_form(form: ConfigForm, kind: JobKind, user) -> Job | None:
-    """Queue the bound form's config through services.job_submit: the job, or None with the errors
-    on the form (the form's or the service's). JobNotPublished passes through."""
+def queue_from_form(request, form: ConfigForm, kind: JobKind) -> HttpResponse | None:
+    """A launch form's POST (the launch page's and the admin's): queue the bound form's config
+    through services.job_submit and redirect to the job's page with a message saying so, or None
+    with the errors on the form (the form's or the service's)."""
     if not form.is_valid():
         return None
     params = {k: v for k, v in form.cleaned_data.items() if v is not None}
     try:
-        return services.job_submit(kind=kind.name, params=params, user=user)
+        job = services.job_submit(kind=kind.name, params=params, user=request.user)
     except ValidationError as exc:
         add_validation_errors(form, exc)
         return None
+    except services.JobNotPublished as exc:  # stored and queued; the sweep publishes it later
+        messages.warning(request, exc.message)
+        return redirect("jobs:detail", job_id=exc.job_id)
+    messages.success(request, f"Queued {kind.name} job {job.pk}.")
+    return redirect("jobs:detail", job_id=job.pk)

@@ -65,14 +65,9 @@ def launch(request, kind: str):
     form_class = config_form_class(job_kind)
     form = form_class(request.POST or None)
     if request.method == "POST":
-        try:
-            job = queue_from_form(form, job_kind, request.user)
-        except services.JobNotPublished as exc:
-            messages.warning(request, exc.message)
-            return redirect("jobs:detail", job_id=exc.job_id)
-        if job is not None:
-            messages.success(request, f"Queued {kind} job {job.pk}.")
-            return redirect("jobs:detail", job_id=job.pk)
+        queued = queue_from_form(request, form, job_kind)
+        if queued is not None:
+            return queued
     return render(request, "jobs/launch.html", {"form": form, "kind": job_kind})
 
 
