@@ -13,6 +13,7 @@ from webapp.arena import board, exports, selectors, services
 from webapp.arena.forms import BattleStartForm, EmptyForm, ExclusionForm, SideAnswerForm, WordForm
 from webapp.catalog.selectors import word_list_summaries
 from webapp.core.exceptions import ApplicationError
+from webapp.core.panels import panel_action, redirect_without_htmx
 from webapp.play.visitors import remember_game, visitor_from_request
 
 CONTENT_TYPES = {"jsonl": "application/x-ndjson", "parquet": "application/vnd.apache.parquet"}
@@ -61,18 +62,13 @@ def battle_page(request, public_id):
 def _act(request, public_id, form_class, act):
     """Run one action on the battle, answer with the refreshed panel (or redirect without htmx)."""
     form = form_class(request.POST)
-    error, status = None, 200
-    if not form.is_valid():
-        error, status = "Choose one of the answers.", 200 if request.htmx else 400
-    else:
-        try:
-            act(visitor_from_request(request), form.cleaned_data)
-        except ApplicationError as err:
-            error, status = err.message, err.status
-    if not request.htmx:
-        if error:
-            messages.error(request, error)
-        return redirect("arena:battle", public_id=public_id)
+    visitor = visitor_from_request(request)
+    error, status = panel_action(
+        request, form, act, visitor, lambda _: "Choose one of the answers."
+    )
+    back = redirect_without_htmx(request, error, "arena:battle", public_id=public_id)
+    if back is not None:
+        return back
     context = selectors.battle_context(_battle_or_404(request, public_id))
     context["error"] = error
     return render(request, "arena/partials/battle_panel.html", context, status=status)

@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from webapp.core.exceptions import ApplicationError
+from webapp.core.panels import panel_action, redirect_without_htmx
 from webapp.labelling.selectors import game_blinded, games_not_blinded
 from webapp.play import selectors, services
 from webapp.play.forms import (
@@ -116,19 +117,11 @@ def _act(request, game_id: int, form_class, act, counted: bool = True):
     visitor = visitor_from_request(request)
     form = form_class(request.POST)
     error, status = _guest_refusal(request) if counted else (None, 200)
-    if error is None and not form.is_valid():
-        # 200 for htmx: the page's htmx swaps only 2xx (base.html's htmx-config comes first), and
-        # the panel with the sentence saying what to mend is the answer (nothing was stored)
-        error, status = _form_error(form), 200 if request.htmx else 400
-    elif error is None:
-        try:
-            act(visitor, form.cleaned_data)
-        except ApplicationError as err:
-            error, status = err.message, err.status
-    if not request.htmx:
-        if error:
-            messages.error(request, error)
-        return redirect("play:game", game_id=game_id)
+    if error is None:
+        error, status = panel_action(request, form, act, visitor, _form_error)
+    back = redirect_without_htmx(request, error, "play:game", game_id=game_id)
+    if back is not None:
+        return back
     game = _game_or_404(game_id)
     context = selectors.game_play_context(game, visitor)
     context.update(error=error, announcement=error or selectors.turn_announcement(context))
