@@ -7,7 +7,7 @@ from functools import lru_cache
 
 from webapp.arena.models import Battle
 from webapp.arena.selectors import counted_battles
-from webapp.core.exports import jsonl_line, parquet_bytes
+from webapp.core.exports import model_columns, rows_export
 from webapp.play.models import Turn
 
 TURN_FIELDS = ("index", "question", "verdict", "candidates_left", "top_candidates", "latency_ms")
@@ -18,16 +18,7 @@ def schema():
     import pyarrow as pa
 
     time = pa.timestamp("us", tz="UTC")
-    turn = pa.struct(
-        [
-            ("index", pa.int64()),
-            ("question", pa.string()),
-            ("verdict", pa.string()),
-            ("candidates_left", pa.int64()),
-            ("top_candidates", pa.string()),
-            ("latency_ms", pa.float64()),
-        ]
-    )
+    turn = pa.struct(model_columns(Turn, TURN_FIELDS))
     side = [
         ("game_id", pa.int64()),
         ("guesser", pa.string()),
@@ -95,9 +86,4 @@ def battle_rows(battles=None) -> list[dict]:
 
 def battles_export(fmt: str) -> bytes:
     """Every finished battle as JSONL or Parquet bytes."""
-    rows = battle_rows()
-    if fmt == "jsonl":
-        return "".join(jsonl_line(r) for r in rows).encode()
-    if fmt == "parquet":
-        return parquet_bytes(rows, schema())
-    raise ValueError(f"unknown export format {fmt!r}: use jsonl or parquet")
+    return rows_export(battle_rows(), fmt, schema())

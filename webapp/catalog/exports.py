@@ -7,11 +7,10 @@ object in JSONL), plus the list's name and version so a file explains itself.
 
 from __future__ import annotations
 
-import json
 import re
 
 from webapp.catalog.models import WordList
-from webapp.core.exports import parquet_bytes
+from webapp.core.exports import jsonl_bytes, parquet_bytes
 
 FORMATS = {
     "txt": "text/plain; charset=utf-8",
@@ -30,7 +29,7 @@ def export_bytes(word_list: WordList, rows: list[dict], fmt: str) -> bytes:
         return "".join(r["word"] + "\n" for r in rows).encode("utf-8")
     rows = [{"list": word_list.name, "version": word_list.version, **r} for r in rows]
     if fmt == "jsonl":
-        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
+        return jsonl_bytes(rows)
     if fmt == "parquet":
         import pyarrow as pa
 

@@ -12,6 +12,32 @@ from pathlib import Path
 from typing import Any
 
 
+def model_columns(model, lookups: Iterable[str]) -> list[tuple[str, Any]]:
+    """The columns of `model.objects.values(*lookups)`, typed by the model's fields (`__` follows
+    a relation and is `_` in the column's name): integers int64, floats float64, times UTC
+    timestamps, booleans bool, anything else (text, UUIDs, JSON) string."""
+    import pyarrow as pa
+
+    kinds = {
+        "IntegerField": pa.int64(),  # every size, signed or not, and the automatic ids
+        "FloatField": pa.float64(),
+        "DateTimeField": pa.timestamp("us", tz="UTC"),
+        "BooleanField": pa.bool_(),
+    }
+    columns = []
+    for lookup in lookups:
+        *path, name = lookup.split("__")
+        owner = model
+        for step in path:
+            owner = owner._meta.get_field(step).related_model
+        field = owner._meta.get_field(name)
+        internal = (field.target_field if field.is_relation else field).get_internal_type()
+        if internal.endswith(("IntegerField", "AutoField")):
+            internal = "IntegerField"
+        columns.append((lookup.replace("__", "_"), kinds.get(internal, pa.string())))
+    return columns
+
+
 def _cell(value: Any, kind) -> Any:
     import pyarrow as pa
 
@@ -55,6 +81,19 @@ def _plain(value: Any) -> str:
 
 def jsonl_line(row: dict) -> str:
     return json.dumps(row, ensure_ascii=False, default=_plain) + "\n"
+
+
+def jsonl_bytes(rows: Iterable[dict]) -> bytes:
+    return "".join(jsonl_line(r) for r in rows).encode()
+
+
+def rows_export(rows: list[dict], fmt: str, schema) -> bytes:
+    """`rows` as JSONL, or as Parquet in `schema`."""
+    if fmt == "jsonl":
+        return jsonl_bytes(rows)
+    if fmt == "parquet":
+        return parquet_bytes(rows, schema)
+    raise ValueError(f"unknown export format {fmt!r}: use jsonl or parquet")
 
 
 class ChunkedWriter:

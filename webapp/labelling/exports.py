@@ -7,7 +7,6 @@ even when a column happens to be empty.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from pathlib import Path
 
@@ -19,23 +18,16 @@ from webapp.core import exports
 from webapp.jobs.kinds.disagreements import history_turns
 from webapp.labelling import selectors
 from webapp.labelling.models import DisagreementItem
+from webapp.play.models import Turn
 
+HISTORY_FIELDS = ("index", "question", "verdict", "feedback")  # of each earlier turn
 SFT_TARGETS = {"yes": "Yes", "no": "No", "invalid": "Invalid"}  # gold "unclear" has no target
 
 
 def _schemas():
     import pyarrow as pa
 
-    history = pa.list_(
-        pa.struct(
-            [
-                ("index", pa.int64()),
-                ("question", pa.string()),
-                ("verdict", pa.string()),
-                ("feedback", pa.string()),
-            ]
-        )
-    )
+    history = pa.list_(pa.struct(exports.model_columns(Turn, HISTORY_FIELDS)))
     labels = pa.list_(
         pa.struct(
             [
@@ -166,10 +158,6 @@ def sft_rows() -> list[dict]:
     return rows
 
 
-def jsonl_bytes(rows: list[dict]) -> bytes:
-    return "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows).encode()
-
-
 def parquet_bytes(rows: list[dict], schema: str = "items") -> bytes:
     return exports.parquet_bytes(rows, _schemas()[schema])
 
@@ -182,6 +170,6 @@ def sft_dataset_write(*, when: datetime | None = None) -> tuple[Path, list[Path]
     folder = Path(settings.EXPORTS_DIR) / "labelling" / f"judge-sft-{stamp}"
     folder.mkdir(parents=True, exist_ok=True)
     files = [folder / "train.jsonl", folder / "train.parquet"]
-    files[0].write_bytes(jsonl_bytes(rows))
+    files[0].write_bytes(exports.jsonl_bytes(rows))
     files[1].write_bytes(parquet_bytes(rows, "sft"))
     return folder, files, len(rows)

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_POST
 from webapp.accounts.roles import ANNOTATOR, RESEARCHER, role_required
 from webapp.catalog.selectors import judge_sureness
 from webapp.core.exceptions import ApplicationError
+from webapp.core.exports import jsonl_bytes
 from webapp.core.hygiene import parse_id
 from webapp.jobs.models import Artifact
 from webapp.labelling import exports, selectors, services
@@ -288,7 +289,7 @@ def export(request, fmt: str):
     """Every item with its labels, the judges' votes and gold, as JSONL or Parquet."""
     rows = exports.label_rows()
     if fmt == "jsonl":
-        body, content_type = exports.jsonl_bytes(rows), "application/x-ndjson"
+        body, content_type = jsonl_bytes(rows), "application/x-ndjson"
     elif fmt == "parquet":
         body, content_type = exports.parquet_bytes(rows), "application/vnd.apache.parquet"
     else:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from webapp.core.exports import ChunkedWriter
+from webapp.core.exports import ChunkedWriter, model_columns
 from webapp.play.models import Game, Turn
 from webapp.play.selectors import games_filtered
 
@@ -54,46 +54,12 @@ TURN_FIELDS = (
 
 @lru_cache(maxsize=1)
 def schemas() -> dict:
-    """{"games", "turns", "trajectories"}: pyarrow schemas, column names with `__` as `_`."""
+    """{"games", "turns", "trajectories"}: pyarrow schemas of GAME_FIELDS and TURN_FIELDS, typed
+    by the models' fields (webapp.core.exports.model_columns)."""
     import pyarrow as pa
 
-    time = pa.timestamp("us", tz="UTC")
-    game = [
-        ("id", pa.int64()),
-        ("public_id", pa.string()),
-        ("mode", pa.string()),
-        ("secret", pa.string()),
-        ("word_list_name", pa.string()),
-        ("word_list_version", pa.int64()),
-        ("guesser_name", pa.string()),
-        ("judge_name", pa.string()),
-        ("player_username", pa.string()),
-        ("job_id", pa.int64()),
-        ("sample_index", pa.int64()),
-        ("seed", pa.int64()),
-        ("outcome", pa.string()),
-        ("n_turns", pa.int64()),
-        ("initial_belief", pa.float64()),
-        ("config", pa.string()),
-        ("created_at", time),
-        ("finished_at", time),
-    ]
-    turn = [
-        ("index", pa.int64()),
-        ("question", pa.string()),
-        ("verdict", pa.string()),
-        ("feedback", pa.string()),
-        ("judge_raw", pa.string()),
-        ("reward", pa.string()),
-        ("total_reward", pa.float64()),
-        ("belief", pa.float64()),
-        ("delta_belief", pa.float64()),
-        ("advantage", pa.float64()),
-        ("candidates_left", pa.int64()),
-        ("top_candidates", pa.string()),
-        ("latency_ms", pa.float64()),
-        ("judged_by_username", pa.string()),
-    ]
+    game = model_columns(Game, GAME_FIELDS)
+    turn = model_columns(Turn, TURN_FIELDS[1:])  # nested in a trajectory: no game_id
     return {
         "games": pa.schema(game),
         "turns": pa.schema([("game_id", pa.int64()), *turn]),
