@@ -1,8 +1,11 @@
 """A candidate pool and every knowledge-base question that tells its words apart.
 
-For a pool of candidate secrets and a sense mode, `CandidateModel` holds:
-- the askable questions: each feature that splits the pool, phrased so the KB judge grounds
-  it back to the same feature, plus a guess ("Is it a dog?") for every pool word;
+For a pool of candidate secrets (the words given, exactly; by default the KB's nouns that are
+words, not numbers or codes) and a sense mode, `CandidateModel` holds:
+- the askable questions: each feature that splits the pool, phrased as a person asks it (the
+  article or plural its noun takes: "Does it have stuff?", "Is it related to animals?"; no vague
+  topic, rare word or taxon) and only if the KB judge grounds that text back to the same
+  feature, plus a guess ("Is it a dog?") for every pool word;
 - `yes` (pool x questions): the KB judge would answer yes about that candidate;
 - `named` (pool x questions): the question names the candidate, so the engine's rules end the
   game as a win before any judge sees it ("Is it a kind of dog?" names "dog").
@@ -12,6 +15,7 @@ against the KB judge in the same sense mode produces.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -21,7 +25,47 @@ import scipy.sparse as sp
 
 from games import rules
 from games.kb.knowledge import DEFAULT_SENSE, KnowledgeBase, check_sense
-from games.kb.questions import FUNCTION_WORDS, ground, phrase
+from games.kb.questions import COUNT, FUNCTION_WORDS, ground, noun_number, phrase
+
+# Too general to be "related to" ("Is it related to attribute?"): names of WordNet's broadest noun
+# files (games.kb.features.LEXFILE_CONCEPTS) that read as no topic even in the plural. The others
+# are asked in the plural ("Is it related to artifacts?", "... to events?").
+# fmt: off
+VAGUE_TOPICS = frozenset([
+    "action", "attribute", "group", "motive", "person", "phenomenon", "possession", "process",
+    "quantity", "relation", "state", "thought",
+])
+# fmt: on
+MIN_CONCEPT_ZIPF = 2.5  # rarer wholes, parts and topics are not asked about ("equidae")
+TAXON = ("genus ", "family ", "order ", "class ", "phylum ", "subfamily ", "suborder ", "tribe ")
+
+
+_PLAIN = re.compile(r"[a-z]+(?:[ -][a-z]+)*")
+_VOWEL = re.compile(r"[aeiouy]")
+_ROMAN = re.compile(r"m*(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})")
+MAX_CODE_CHARS = 5
+
+
+def is_plain_word(kb: KnowledgeBase, noun: int) -> bool:
+    """Not a number ("3d", "h2o"), a letter, a code without a vowel ("dvd"), nor, when no sense
+    is named by the word itself, a roman numeral ("iii") or initials ("ceo": chief executive
+    officer) — WordNet keeps the full name first."""
+    key = kb.nouns[noun]
+    if not _PLAIN.fullmatch(key) or len(key) < 2 or not _VOWEL.search(key):
+        return False
+    if len(key) > MAX_CODE_CHARS or " " in key:
+        return True
+    heads = [kb.synset_names[s].rsplit(".", 2)[0] for s in kb.senses(noun, "any")]
+    if key in heads:
+        return True
+    if _ROMAN.fullmatch(key):
+        return False
+    for head in heads:
+        parts = re.split(r"[_-]", head)
+        content = [p for p in parts if p not in FUNCTION_WORDS]
+        if len(parts) > 1 and key in {"".join(p[:1] for p in w) for w in (parts, content)}:
+            return False
+    return True
 
 
 def _column_signature(matrix: sp.csc_matrix, j: int) -> bytes:
@@ -39,12 +83,14 @@ class CandidateModel:
         self.word_index = {w: i for i, w in enumerate(self.words)}
         self.pool_features = kb.matrix(self.sense)[self.nouns].tocsc()  # pool x all KB features
         self._variants = self._variant_table()
+        self._irregular = {single: many for many, single in kb.plurals.items()}
         self._build_questions()
 
     # -- pool ------------------------------------------------------------------------
     def _resolve_pool(self, pool: Iterable[str] | None) -> tuple[list[str], list[int], list[str]]:
-        if pool is None:
-            return list(self.kb.nouns), list(range(len(self.kb.nouns))), []
+        if pool is None:  # the KB's nouns that are words: no number, letter, code or numeral
+            nouns = [n for n in range(len(self.kb.nouns)) if is_plain_word(self.kb, n)]
+            return [self.kb.nouns[n] for n in nouns], nouns, []
         words, nouns, skipped, seen = [], [], [], set()
         for word in pool:
             noun = self.kb.lookup(word) if isinstance(word, str) else None
@@ -61,9 +107,34 @@ class CandidateModel:
 
     # -- questions -------------------------------------------------------------------
     def _worth_asking(self, feature: int) -> bool:
-        """Not a question about a function word ("Is it related to so?", "Is it up?")."""
-        concept = self.kb.features[feature].split(":", 1)[1]
-        return len(concept) > 2 and concept.split(" ")[0] not in FUNCTION_WORDS
+        """Not a question about a function word ("Is it related to so?", "Is it up?"), a vague
+        topic ("Is it related to attribute?"), a rare word or a taxon as a whole, part or topic
+        ("Is it part of an equidae?", "... of a genus hydrangea?")."""
+        relation, concept = self.kb.features[feature].split(":", 1)
+        if len(concept) <= 2 or concept.split(" ")[0] in FUNCTION_WORDS:
+            return False
+        vague = VAGUE_TOPICS.intersection([concept, *rules.singular_forms(concept)])  # "relations"
+        if relation == "rel" and vague:
+            return False
+        if relation in ("has", "part", "rel"):
+            rare = float(self.kb.feature_zipf[feature]) < MIN_CONCEPT_ZIPF
+            return not (rare or concept.startswith(TAXON))
+        return True
+
+    def _text(self, feature: int) -> str | None:
+        """The question asking a feature, with the article (or plural) its noun takes; None
+        when that text does not ground back to the same feature."""
+        relation, concept = self.kb.features[feature].split(":", 1)
+        number = plural = None
+        if relation in ("has", "part", "rel"):
+            *head, last = concept.split(" ")
+            irregular = self._irregular.get(last)
+            plural = " ".join([*head, irregular]) if irregular else None
+            number = noun_number(concept, plural)
+            if relation == "rel" and irregular:  # "mice" would not name a secret "mouse"
+                number = None if number == COUNT else number
+        text = phrase(relation, concept, number=number, plural=plural)
+        return text if self.ground(text) == feature else None
 
     def _build_questions(self) -> None:
         kb, n = self.kb, len(self.words)
@@ -90,9 +161,8 @@ class CandidateModel:
             signature = _column_signature(self.pool_features, feature)
             if signature in seen:
                 continue
-            relation, concept = kb.features[feature].split(":", 1)
-            text = phrase(relation, concept)
-            if self.ground(text) == feature:
+            text = self._text(feature)
+            if text is not None:
                 seen.add(signature)
                 texts.append(text)
                 features.append(feature)

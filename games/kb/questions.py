@@ -9,6 +9,7 @@ spellings of the concept are resolved by KnowledgeBase.concept.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
 from games import rules
@@ -131,18 +132,53 @@ def article(word: str) -> str:
     return "a"
 
 
-def phrase(relation: str, concept: str, guess: bool = False) -> str:
-    """The question that asks `relation:concept` (a guess of a word: "Is it a dog?")."""
+# Countable or not, from how often the plural is written (wordfreq): zipf(plural) - zipf(word).
+COUNT_MIN = -0.5  # at least this: a count noun ("devices", "animals", "eggs")
+MASS_MAX = -1.5  # below this: a mass noun ("music", "bread", "journalism", "stuff")
+COUNT, MASS = "count", "mass"
+
+
+@lru_cache(maxsize=1 << 17)
+def noun_number(word: str, plural: str | None = None) -> str | None:
+    """COUNT, MASS or None (either, or unknown) for a noun, by the frequency of its plural
+    (`plural`, or the regular one)."""
+    from wordfreq import zipf_frequency  # a run-time dependency, imported when first needed
+
+    singular = zipf_frequency(word, "en")
+    if singular <= 0:
+        return None
+    head, _, last = word.rpartition(" ")
+    plural = plural or (f"{head} " if head else "") + rules.plural(last)
+    gap = zipf_frequency(plural, "en") - singular
+    return COUNT if gap >= COUNT_MIN else MASS if gap < MASS_MAX else None
+
+
+def phrase(
+    relation: str,
+    concept: str,
+    guess: bool = False,
+    number: str | None = None,
+    plural: str | None = None,
+) -> str:
+    """The question that asks `relation:concept` (a guess of a word: "Is it a dog?").
+
+    `number` (see noun_number) picks the article: a mass noun has none ("Does it have stuff?",
+    "Is it part of transportation?"); a count noun is related to its plural ("Is it related to
+    animals?", `plural` or the regular one). Without it, "a"/"an" and the bare singular."""
     a = article(concept)
+    det = "" if number == MASS else f"{a} "
     if relation == "isa":
         return f"Is it {a} {concept}?" if guess else f"Is it a kind of {concept}?"
     if relation == "has":
-        return f"Does it have {a} {concept}?"
+        return f"Does it have {det}{concept}?"
     if relation == "part":
-        return f"Is it part of {a} {concept}?"
+        return f"Is it part of {det}{concept}?"
     if relation == "made":
         return f"Is it made of {concept}?"
     if relation == "rel":
+        if number == COUNT:
+            head, _, last = concept.rpartition(" ")
+            concept = plural or (f"{head} " if head else "") + rules.plural(last)
         return f"Is it related to {concept}?"
     if relation == "prop":
         return f"Is it {concept}?"
