@@ -9,7 +9,9 @@
 - `resume_checkpoint(reporter)`: the checkpoint to continue from, if any.
 - `stored_rows` / `store_rows`: a resumed run's training rows, kept in its output directory.
 - `fit(trainer, callback, resume_from)`: trains, raising StopRequested after a requested stop.
-- `train_and_summarise(...)`: builds a TRL trainer with the callback, logs, fits and summarises.
+- `trl_run_config(...)`: the resolved config a TRL run records (weights, devices, accumulation).
+- `train_and_summarise(...)`: builds a TRL trainer with the callback, logs, fits (resuming) and
+  summarises.
 - `compact_lm_head_on_cpu()`: TRL's fused LM head scores only the trained positions on a CPU too.
 """
 
@@ -126,6 +128,31 @@ def resolved_config(kind: str, config: TrainConfig, **resolved: Any) -> dict[str
             "python": platform.python_version(),
         },
     }
+
+
+def trl_run_config(
+    kind: str,
+    config: TrainConfig,
+    setup: DeviceSetup,
+    *,
+    model_path: str,
+    adapter_path: str | None,
+    **resolved: Any,
+) -> dict[str, Any]:
+    """resolved_config of a TRL run: the weights it starts from and the devices it runs on (with
+    the gradient accumulation they make of the global batch), then `resolved`."""
+    return resolved_config(
+        kind,
+        config,
+        model_path=model_path,
+        adapter_path=adapter_path,
+        device=setup.device,
+        world_size=setup.world_size,
+        gradient_accumulation_steps=setup.accumulation(
+            config.global_batch_size, config.per_device_batch_size
+        ),
+        **resolved,
+    )
 
 
 def write_run_config(folder: str | Path, run_config: dict[str, Any]) -> Path:
@@ -312,7 +339,6 @@ def train_and_summarise(
     reporter: Reporter,
     setup: DeviceSetup,
     run_config: dict[str, Any],
-    resume: str | None,
     build_trainer: Callable[[list[Any]], Any],
     *,
     is_adapter: bool,
@@ -322,7 +348,8 @@ def train_and_summarise(
 ) -> dict[str, Any]:
     """The common end of a TRL run: `build_trainer(callbacks)` with a ReporterCallback, the log
     "`what`, N of M parameters trained`details`", the run config in the output directory, fit
-    (continuing from `resume`), and summary() with `extra` and parameters_trained."""
+    (continuing from resume_checkpoint), and summary() with `extra` and parameters_trained."""
+    resume = resume_checkpoint(reporter)
     callback = ReporterCallback(reporter, run_config, is_adapter=is_adapter)
     trainer = build_trainer([callback])
     trainable, total = count_parameters(trainer.model)

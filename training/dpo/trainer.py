@@ -21,11 +21,10 @@ from training.common.data import (
 )
 from training.common.models import DeviceSetup, loaded_model, run_guesser_format
 from training.common.trainer import (
-    resolved_config,
-    resume_checkpoint,
     store_rows,
     stored_rows,
     train_and_summarise,
+    trl_run_config,
     trl_trainer,
 )
 from training.dpo import pairs as P
@@ -304,16 +303,12 @@ def dpo_run_config(
     dropped: int,
 ) -> dict[str, Any]:
     """The resolved config the run writes and every checkpoint carries."""
-    return resolved_config(
+    return trl_run_config(
         "dpo",
         config,
+        setup,
         model_path=model_path,
         adapter_path=adapter_path,
-        device=setup.device,
-        world_size=setup.world_size,
-        gradient_accumulation_steps=setup.accumulation(
-            config.global_batch_size, config.per_device_batch_size
-        ),
         pairs=pairs,
         dropped_too_long=dropped,
         guesser_prompt=prompt_name,
@@ -328,7 +323,6 @@ def run(config: DPOJobConfig, reporter: Reporter, **inputs: Unpack[RunInputs]) -
     training.sft.trainer.run; the `pool` source is also the candidate set of the infogain reward.
     A resumed run reuses its stored pairs."""
     model_path, adapter_path, sources = split_run_inputs(config, inputs)
-    resume = resume_checkpoint(reporter)
     chat_format, prompt_name = run_guesser_format(
         config.guesser_prompt, adapter_path, model_path, max_turns=config.max_turns
     )
@@ -357,7 +351,6 @@ def run(config: DPOJobConfig, reporter: Reporter, **inputs: Unpack[RunInputs]) -
             reporter,
             setup,
             run_config,
-            resume,
             lambda callbacks: build_dpo_trainer(
                 config,
                 model,

@@ -33,11 +33,10 @@ from training.common.models import (
     run_guesser_format,
 )
 from training.common.trainer import (
-    resolved_config,
-    resume_checkpoint,
     store_rows,
     stored_rows,
     train_and_summarise,
+    trl_run_config,
     trl_trainer,
 )
 from training.reporting import Reporter
@@ -127,7 +126,6 @@ def train_sft(
             config.guesser_prompt, adapter_path, model_path, max_turns=config.max_turns
         )[1]
         resolved = {**(resolved or {}), "guesser_prompt": prompt_name}
-    resume = resume_checkpoint(reporter)
     with loaded_model(config, model_path, adapter_path) as (setup, model, tokenizer):
         if completion_only:
             kept = [r for r in rows if fits(tokenizer, r, config.max_tokens)]
@@ -141,27 +139,24 @@ def train_sft(
             )
         if not kept:
             raise ValueError("no training example fits in max_tokens")
-        accumulation = setup.accumulation(config.global_batch_size, config.per_device_batch_size)
-        run_config = resolved_config(
+        run_config = trl_run_config(
             kind,
             config,
+            setup,
             model_path=model_path,
             adapter_path=adapter_path,
-            device=setup.device,
-            world_size=setup.world_size,
             precision="bf16" if setup.bf16 else "fp16" if setup.fp16 else "fp32",
-            gradient_accumulation_steps=accumulation,
             examples=len(kept),
             dropped_too_long=dropped,
             loss="completion (question) tokens" if completion_only else "every token",
             assistant_only_loss=completion_only and has_generation_markers(tokenizer),
             **(resolved or {}),
         )
+        accumulation = run_config["resolved"]["gradient_accumulation_steps"]
         return train_and_summarise(
             reporter,
             setup,
             run_config,
-            resume,
             lambda callbacks: build_sft_trainer(
                 config,
                 model,
