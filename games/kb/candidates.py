@@ -15,6 +15,7 @@ against the KB judge in the same sense mode produces.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections import OrderedDict
@@ -26,6 +27,7 @@ import scipy.sparse as sp
 from games import rules
 from games.kb.knowledge import DEFAULT_SENSE, KnowledgeBase, check_sense
 from games.kb.questions import COUNT, FUNCTION_WORDS, ground, noun_number, phrase
+from games.kb.wordlists import dbrl_list_names, dbrl_words
 
 # Too general to be "related to" ("Is it related to attribute?"): names of WordNet's broadest noun
 # files (games.kb.features.LEXFILE_CONCEPTS) that read as no topic even in the plural. The others
@@ -46,13 +48,21 @@ _ROMAN = re.compile(r"m*(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})")
 MAX_CODE_CHARS = 5
 
 
+@functools.cache
+def _listed_pairs() -> frozenset[str]:
+    """The two-letter words of the shipped benchmark lists ("ox", "ad")."""
+    return frozenset(w for n in dbrl_list_names() for w in dbrl_words(n) if len(w) == 2)
+
+
 def is_plain_word(kb: KnowledgeBase, noun: int) -> bool:
-    """Not a number ("3d", "h2o"), a letter, a code without a vowel ("dvd"), nor, when no sense
-    is named by the word itself, a roman numeral ("iii") or initials ("ceo": chief executive
-    officer) — WordNet keeps the full name first."""
+    """Not a number ("3d", "h2o"), a letter, a code without a vowel ("dvd") or of two letters
+    ("aa"; but "ox"), nor, when no sense is named by the word itself, a roman numeral ("iii") or
+    initials ("ceo": chief executive officer) — WordNet keeps the full name first."""
     key = kb.nouns[noun]
     if not _PLAIN.fullmatch(key) or len(key) < 2 or not _VOWEL.search(key):
         return False
+    if len(key) == 2:
+        return key in _listed_pairs()
     if len(key) > MAX_CODE_CHARS or " " in key:
         return True
     heads = [kb.synset_names[s].rsplit(".", 2)[0] for s in kb.senses(noun, "any")]
