@@ -93,18 +93,35 @@ def word_list_create(
         parent=parent,
         created_by=created_by,
     )
+    rows = [
+        {
+            "word": e.word,
+            "category": e.category,
+            "split": e.split,
+            "stats": {"aliases": list(e.aliases)} if e.aliases else {},
+        }
+        for e in entries
+    ]
+    return _save_with_entries(word_list, rows)
+
+
+def _save_with_entries(word_list: WordList, entries: list[dict]) -> WordList:
+    """Validate and save a new `word_list` with its entries: dicts of a `word` and any of split,
+    category, difficulty, solve_rate, mean_questions and stats."""
     word_list.full_clean()
     word_list.save()
-    texts = [e.word for e in entries]
-    ids = _word_ids(texts)
+    ids = _word_ids([e["word"] for e in entries])
     WordListEntry.objects.bulk_create(
         [
             WordListEntry(
                 word_list=word_list,
-                word_id=ids[e.word],
-                category=e.category,
-                split=e.split,
-                stats={"aliases": list(e.aliases)} if e.aliases else {},
+                word_id=ids[e["word"]],
+                split=e.get("split", ""),
+                category=(e.get("category") or "")[:100],
+                difficulty=e.get("difficulty"),
+                solve_rate=e.get("solve_rate"),
+                mean_questions=e.get("mean_questions"),
+                stats=e.get("stats") or {},
             )
             for e in entries
         ],
@@ -327,23 +344,4 @@ def word_list_version_create(
         curation_job_id=curation_job_id,
         created_by=created_by,
     )
-    word_list.full_clean()
-    word_list.save()
-    ids = _word_ids(texts)
-    WordListEntry.objects.bulk_create(
-        [
-            WordListEntry(
-                word_list=word_list,
-                word_id=ids[e["word"]],
-                split=e.get("split", ""),
-                category=(e.get("category") or "")[:100],
-                difficulty=e.get("difficulty"),
-                solve_rate=e.get("solve_rate"),
-                mean_questions=e.get("mean_questions"),
-                stats=e.get("stats") or {},
-            )
-            for e in entries
-        ],
-        batch_size=2000,
-    )
-    return word_list
+    return _save_with_entries(word_list, entries)
