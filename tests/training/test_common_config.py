@@ -68,6 +68,21 @@ def test_range_and_choice_checks_name_the_field_and_what_it_may_be():
         GRPOConfig(max_turns=0)
 
 
+def test_a_blank_name_is_refused_at_its_field():
+    from training.common.config import ConfigErrors, build_checked
+    from training.evaluation.config import EvaluationConfig
+
+    with pytest.raises(ValueError, match=r"^judge: name a judge model spec$"):
+        EvaluationConfig(guesser="infogain", judge="  ", word_list="dbrl/paper_test")
+    with pytest.raises(ConfigErrors) as caught:
+        build_checked(EvaluationConfig, guesser="", judge="kb", word_list=" ")
+    assert caught.value.fields == ["guesser", "word_list"]
+    assert caught.value.messages == [
+        "guesser: name a guesser model spec",
+        "word_list: name a word list",
+    ]
+
+
 def test_build_checked_collects_every_failed_check_with_its_field_a_direct_build_the_first():
     from training.common.config import ConfigErrors, build_checked
     from training.grpo.config import GRPOConfig

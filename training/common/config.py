@@ -125,6 +125,12 @@ def check_choice(config: Any, name: str, choices: tuple[str, ...] | None = None)
     _check(getattr(config, name) in choices, f"{name} must be one of {', '.join(choices)}", name)
 
 
+def check_named(config: Any, name: str, what: str) -> None:
+    """The field `name` of `config` names something (is not blank), else a ValueError
+    "`name`: name `what`"."""
+    _check(bool(getattr(config, name).strip()), f"{name}: name {what}", name)
+
+
 def check_split(config: Any, name: str = "split") -> None:
     """The field `name` of `config` is one of SPLITS ("" = every split), else a ValueError listing
     them."""
@@ -286,7 +292,7 @@ class TrainConfig(LoraSettings):
     seed: int = knob(0, "seed of the data order, initialisation and sampling")
 
     def __post_init__(self) -> None:
-        _check(bool(self.base_model.strip()), "base_model: name the model to start from")
+        check_named(self, "base_model", "the model to start from")
         check_between(self, "epochs", message="epochs must be in (0, 1000]")
         check_between(self, "max_steps", message="max_steps must be 0 (all epochs) or positive")
         check_between(self, "learning_rate", message="learning_rate must be in (0, 1)")
@@ -381,7 +387,7 @@ class GameDataConfig(TrainConfig):
             self.source != "teacher" or bool(self.teacher.strip()),
             "teacher: name the teacher guesser",
         )
-        _check(bool(self.judge.strip()), "judge: name a judge")
+        check_named(self, "judge", "a judge")
         _check(
             self.source != "teacher" or bool(self.word_list.strip()),
             "word_list: name the words to play",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from training.common.config import _check, check_between, check_choice, knob
+from training.common.config import _check, check_between, check_choice, check_named, knob
 
 SOURCES = ("word_lists", "top_nouns", "text")
 SPLIT_UNITS = ("fraction", "count")
@@ -164,8 +164,8 @@ class CurationConfig:
             "words: paste at least one word (source=text)",
         )
         _check(len(self.words) <= MAX_TEXT_CHARS, f"words: at most {MAX_TEXT_CHARS} characters")
-        _check(bool(self.judge.strip()), "judge: name a judge model spec")
-        _check(bool(self.guesser.strip()), "guesser: name a guesser model spec")
+        check_named(self, "judge", "a judge model spec")
+        check_named(self, "guesser", "a guesser model spec")
         for minimum in ("min_features", "min_hypernyms"):
             check_between(self, minimum, message="min_features and min_hypernyms must be 0 or more")
         bad = [n for n in self.exclude_lexnames if not n.startswith("noun.")]

@@ -3,7 +3,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from games.types import WIN_RULES
-from training.common.config import SPLITS, _check, check_between, check_choice, check_split, knob
+from training.common.config import (
+    SPLITS,
+    check_between,
+    check_choice,
+    check_named,
+    check_split,
+    knob,
+)
 
 
 @dataclass(frozen=True)
@@ -36,9 +43,9 @@ class EvaluationConfig:
     limit: int = knob(0, "only the first N words (0 = all)", min=0)
 
     def __post_init__(self) -> None:
-        _check(bool(self.guesser.strip()), "guesser: name a guesser model spec")
-        _check(bool(self.judge.strip()), "judge: name a judge model spec")
-        _check(bool(self.word_list.strip()), "word_list: name a word list")
+        check_named(self, "guesser", "a guesser model spec")
+        check_named(self, "judge", "a judge model spec")
+        check_named(self, "word_list", "a word list")
         check_split(self)
         check_between(self, "samples")
         check_between(self, "max_turns")

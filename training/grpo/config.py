@@ -21,6 +21,7 @@ from training.common.config import (
     check_between,
     check_choice,
     check_guesser_prompt,
+    check_named,
     check_split,
     guesser_prompt_field,
     knob,
@@ -289,9 +290,9 @@ class GRPOConfig(LoraSettings):
 
     def _check_inputs(self) -> None:
         """What to train, on what."""
-        _check(bool(self.base_model.strip()), "base_model: name the policy to start from")
-        _check(bool(self.judge.strip()), "judge: name a judge")
-        _check(bool(self.word_list.strip()), "word_list: name the training secrets")
+        check_named(self, "base_model", "the policy to start from")
+        check_named(self, "judge", "a judge")
+        check_named(self, "word_list", "the training secrets")
         check_split(self)
         check_between(self, "limit_words", message="limit_words must be 0 (all) or positive")
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from games.kb.knowledge import DEFAULT_SENSE, SENSE_MODES
 from training.common.config import (
     TrainConfig,
-    _check,
     check_between,
     check_choice,
+    check_named,
     knob,
     new_defaults,
 )
@@ -57,7 +57,7 @@ class KnowledgeJobConfig(TrainConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _check(bool(self.word_list.strip()), "word_list: name the pool of words")
+        check_named(self, "word_list", "the pool of words")
         check_choice(self, "sense", SENSE_MODES)
         check_between(self, "sequences_per_word")
         check_between(self, "facts_per_sequence")
