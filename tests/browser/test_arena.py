@@ -14,6 +14,17 @@ from webapp.arena.models import Battle
 pytestmark = pytest.mark.browser
 KEYS = {"yes": "y", "no": "n", "unknown": "d", "finished": "w"}
 NO_OVERFLOW = "document.documentElement.scrollWidth <= window.innerWidth"
+# htmx gives swapped-in elements their old attributes until it settles (the old side keeps
+# "is-active" for a moment): wait for the settle before reading which side asks.
+ANSWERED_OR_REFUSED = """n => {
+    const panel = document.getElementById("battle-panel");
+    if (document.querySelector(".htmx-swapping, .htmx-settling")) return false;
+    return Number(panel.dataset.turns) > n || !!panel.querySelector(".form-error");
+}"""
+ACTIVE_QUESTION = """() => {
+    const side = document.getElementById("battle-panel").dataset.active;
+    return document.getElementById("pending-" + side).innerText;
+}"""
 
 
 @pytest.fixture
@@ -30,21 +41,23 @@ def test_a_whole_battle_with_the_keyboard(page, arena_catalog, viewport):
     answered, keys = 0, set()
     while page.locator("#word-input").count() == 0:
         active = page.locator(".side.is-active")
+        question = page.evaluate(ACTIVE_QUESTION)
+        assert active.locator(".pending-question").inner_text() == question
         if answered == 1:
             screenshot(page, "20-arena-battle")
             boxes = [page.locator(f"#side-{s}").bounding_box() for s in "ab"]
             stacked = boxes[1]["y"] >= boxes[0]["y"] + boxes[0]["height"]
             assert stacked == (viewport == "phone")  # side by side on a wide screen
             assert page.evaluate(NO_OVERFLOW)
-        key = KEYS[truthful_verdict("dog", active.locator(".pending-question").inner_text())]
+        key = KEYS[truthful_verdict("dog", question)]
         page.wait_for_function(
             "document.getElementById('battle-panel').contains(document.activeElement)"
         )
         page.keyboard.press(key)
         keys.add(key)
-        page.wait_for_function(
-            "n => Number(document.getElementById('battle-panel').dataset.turns) > n", arg=answered
-        )
+        page.wait_for_function(ANSWERED_OR_REFUSED, arg=answered, timeout=30_000)
+        refused = page.locator("#battle-panel .form-error")
+        assert refused.count() == 0, (key, question, refused.inner_text())
         answered = int(page.locator("#battle-panel").get_attribute("data-turns"))
         assert answered <= 40, "two games of at most 20 questions"
         assert STRONG not in page.content() and WEAK not in page.content()
