@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from training.common.config import _check, check_between, knob
+from training.common.config import _check, check_between, check_choice, knob
 
 DATASETS = ("reference", "gold", "reference+gold", "games", "reference+games", "file")
+INITS = ("random", "kb-svd")
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,15 @@ class LearnedJudgeJobConfig:
         max_open=True,
     )
     weight_decay: float = knob(0.0, "AdamW weight decay", min=0.0, max=1.0, max_open=True)
+    init: str = knob(
+        "random",
+        (
+            "starting embeddings: random (shipped) or kb-svd (secret tokens from an SVD of the "
+            "knowledge base's nouns, held-out secrets left out; question words from the secret "
+            "tokens that name them)"
+        ),
+        choices=INITS,
+    )
     min_count: int = knob(
         4,
         (
@@ -91,6 +101,7 @@ class LearnedJudgeJobConfig:
         check_between(self, "batch_size", message="batch_size must be between 8 and 65536")
         check_between(self, "learning_rate", message="learning_rate must be in (0, 1)")
         check_between(self, "weight_decay", message="weight_decay must be in [0, 1)")
+        check_choice(self, "init")
         check_between(self, "min_count", message="min_count must be between 1 and 1000")
         _check(
             0 <= self.val_percent <= 50

@@ -75,19 +75,54 @@ def scores(p_yes: np.ndarray, examples: Examples, threshold: float = 0.5) -> dic
     return agreement(verdicts, [answers[i] for i in keep])
 
 
+def build_net(
+    config: LearnedJudgeJobConfig,
+    examples: dict[str, Examples],
+    tables: Tables,
+    kb: KnowledgeBase | None,
+):
+    """The network before training, its embeddings as `config.init` says."""
+    import torch
+
+    from training.judge.model import JudgeNet
+
+    torch.manual_seed(config.seed)
+    net = JudgeNet(len(tables.question_vocab), len(tables.secret_vocab), config.dim, config.hidden)
+    if config.init == "kb-svd":
+        from training.judge.init import kb_svd
+
+        kb = kb or load_kb()
+        held_out = {kb.lookup(r.secret) for s in ("val", "test") for r in examples[s].rows}
+        secret, question = kb_svd(
+            kb,
+            tables.secret_vocab,
+            tables.question_vocab,
+            config.dim,
+            held_out=held_out,
+            seed=config.seed,
+        )
+        with torch.no_grad():
+            net.secret_embedding.weight.copy_(torch.from_numpy(secret))
+            net.question_embedding.weight.copy_(torch.from_numpy(question))
+    return net
+
+
 def train(
-    config: LearnedJudgeJobConfig, reporter: Reporter, examples: dict[str, Examples], tables: Tables
+    config: LearnedJudgeJobConfig,
+    reporter: Reporter,
+    examples: dict[str, Examples],
+    tables: Tables,
+    kb: KnowledgeBase | None = None,
 ):
     """The network after `config.epochs` passes; validation figures logged per epoch."""
     import torch
     from torch import nn
 
-    from training.judge.model import Bags, JudgeNet, logits
+    from training.judge.model import Bags, logits
 
-    torch.manual_seed(config.seed)
+    net = build_net(config, examples, tables, kb)
     rng = np.random.default_rng(config.seed)
     bags = (Bags(tables.bags("question")), Bags(tables.bags("secret")))
-    net = JudgeNet(len(tables.question_vocab), len(tables.secret_vocab), config.dim, config.hidden)
     optimizer = torch.optim.AdamW(
         net.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
     )
@@ -240,7 +275,7 @@ def run(
         f"{len(tables.secret_vocab)} secret tokens; "
         f"{dropped['secrets_outside_kb']} secrets outside the KB"
     )
-    net, steps = train(config, reporter, examples, tables)
+    net, steps = train(config, reporter, examples, tables, kb)
     path = Path(reporter.output_dir) / WEIGHTS_FILE
     sources = sorted({r.source for r in rows})
     meta = {

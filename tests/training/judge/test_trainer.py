@@ -7,12 +7,14 @@ import numpy as np
 import pytest
 import torch
 
+from games.judges.facts import Featurizer
 from games.judges.learned import LearnedJudge, LearnedModel
 from games.kb import load_kb, store
 from training.judge.config import LearnedJudgeJobConfig
 from training.judge.data import Row, featurize, read_rows, reference_rows, split_of, write_rows
+from training.judge.init import kb_svd
 from training.judge.model import Bags, JudgeNet, export, logits
-from training.judge.trainer import run
+from training.judge.trainer import build_net, run
 from training.reporting import ConsoleReporter
 
 
@@ -121,6 +123,47 @@ def test_a_run_learns_something_and_writes_a_judge_that_plays(rows, tmp_path):
     assert judge.judge("dog", "Is it an animal?").verdict.value in ("yes", "no")
 
 
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def test_kb_svd_starts_related_tokens_together_and_leaves_held_out_nouns_out():
+    kb = load_kb()
+    featurizer = Featurizer(kb)
+    words = ("dog", "cat", "wolf", "hammer", "chisel", "screwdriver")
+    secret_vocab = sorted({t for w in words for t in featurizer.secret(kb.lookup(w)).tokens})
+    question_vocab = ["q:is it alive", "u:animal", "u:tool"]
+    # every noun named "...hammer..." held out: a token only they have starts at zero
+    held_out = {n for n, name in enumerate(kb.nouns) if "hammer" in name.split()}
+    secret, question = kb_svd(kb, secret_vocab, question_vocab, 16, held_out=held_out)
+    assert secret.shape == (len(secret_vocab) + 1, 16) and question.shape == (4, 16)
+    assert not secret[0].any() and not question[0].any()  # the padding rows
+    assert secret.std() == pytest.approx(0.1, rel=0.05)
+    at = {t: secret[i + 1] for i, t in enumerate(secret_vocab)}
+    assert not at["w:hammer"].any() and at["w:dog"].any()
+    canine, carnivore, tool = at["1:isa:canine"], at["1:isa:carnivore"], at["1:isa:cutting tool"]
+    assert _cosine(canine, carnivore) > _cosine(canine, tool) + 0.3
+    animal, tool_word = question[2], question[3]  # u:animal and u:tool, from the tokens naming them
+    assert _cosine(animal, at["1:isa:animal"]) > _cosine(animal, tool) + 0.3
+    assert _cosine(tool_word, tool) > _cosine(tool_word, at["1:isa:animal"]) + 0.3
+
+
+def test_the_kb_svd_init_sets_the_starting_embeddings_and_random_stays_the_default(rows):
+    kb = load_kb()
+    examples, tables, _ = featurize(rows[:3000], kb, val_percent=20, test_percent=20, min_count=1)
+    assert LearnedJudgeJobConfig().init == "random"
+    random_net = build_net(LearnedJudgeJobConfig(dim=8, hidden=8), examples, tables, kb)
+    svd_net = build_net(LearnedJudgeJobConfig(dim=8, hidden=8, init="kb-svd"), examples, tables, kb)
+    held_out = {kb.lookup(r.secret) for s in ("val", "test") for r in examples[s].rows}
+    assert held_out
+    secret, question = kb_svd(
+        kb, tables.secret_vocab, tables.question_vocab, 8, held_out=held_out, seed=0
+    )
+    assert np.allclose(svd_net.secret_embedding.weight.detach().numpy(), secret)
+    assert np.allclose(svd_net.question_embedding.weight.detach().numpy(), question)
+    assert not np.allclose(random_net.secret_embedding.weight.detach().numpy(), secret)
+
+
 def test_bad_configs_are_refused():
     for bad in (
         dict(dataset="everything"),
@@ -130,6 +173,7 @@ def test_bad_configs_are_refused():
         dict(val_percent=40, test_percent=40),
         dict(extra_weight=0),
         dict(learning_rate=2),
+        dict(init="glove"),
     ):
         with pytest.raises(ValueError):
             LearnedJudgeJobConfig(**bad)
