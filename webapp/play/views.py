@@ -113,7 +113,10 @@ def game_play(request, game_id: int):
 
 def _act(request, game_id: int, form_class, act, counted: bool = True):
     """Run one player action and answer with the refreshed game panel (or a redirect without
-    htmx). `counted`: the action counts against the guest limit."""
+    htmx). `counted`: the action counts against the guest limit. A game of a running Arena battle
+    answers 404: its panel would name the battle's anonymous guesser."""
+    if selectors.in_running_battle(_game_or_404(game_id)):
+        raise Http404("no such game")
     visitor = visitor_from_request(request)
     form = form_class(request.POST)
     error, status = _guest_refusal(request) if counted else (None, 200)

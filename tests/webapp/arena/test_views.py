@@ -146,3 +146,21 @@ def test_a_running_battles_games_are_hidden_everywhere_games_are_shown(client, p
     client.post(f"/api/arena/battles/{body['id']}/finish/", {"give_up": True}, "application/json")
     assert link in client.get("/games/").content.decode()  # over: shown as any game
     assert client.get(f"/games/{game.pk}/").status_code == 200
+
+
+def test_plays_actions_on_a_running_battles_game_answer_404_without_naming_it(client, player):
+    client.post("/api/arena/battles/", {}, content_type="application/json")
+    battle = Battle.objects.get()
+    game = battle.game_a
+    for action, data in (
+        ("answer", {"verdict": "yes", "expected_index": 99}),  # refused: the panel came back
+        ("answer", {"verdict": "no", "expected_index": 0}),
+        ("undo", {}),
+        ("abandon", {}),
+        ("first-question", {}),
+    ):
+        response = client.post(f"/play/{game.pk}/{action}/", data, HTTP_HX_REQUEST="true")
+        assert response.status_code == 404, action
+        assert _names_in(response.content.decode()) == set(), action
+    game.refresh_from_db()
+    assert game.n_turns == 0 and game.status == "playing"  # nothing was done through play
