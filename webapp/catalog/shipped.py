@@ -188,14 +188,17 @@ def import_evaluation(name: str, meta: dict, directory: Path = EVALUATION_DIR) -
 
 
 def seed_shipped_evaluations(directory: Path = EVALUATION_DIR) -> list[str]:
-    """Import every shipped evaluation not imported yet, then refresh the boards."""
+    """Import every shipped evaluation not imported yet (one whose games file is missing is
+    skipped), then refresh the boards."""
     index = directory / "evaluation.json"
     if not index.is_file():
         return []
     imported = [
         name
         for name, meta in json.loads(index.read_text(encoding="utf-8"))["guessers"].items()
-        if ModelSpec.objects.filter(name=name).exists() and import_evaluation(name, meta, directory)
+        if ModelSpec.objects.filter(name=name).exists()
+        and (directory / meta["file"]).is_file()
+        and import_evaluation(name, meta, directory)
     ]
     if imported:
         from webapp.leaderboards.services import leaderboards_refresh

@@ -122,3 +122,15 @@ def test_the_stored_evaluation_is_imported_once_and_puts_the_guesser_on_the_boar
     assert [r["name"] for r in ability] == ["tiny-20q-sft"]
     assert shipped.seed_shipped_evaluations(tmp_path) == []  # idempotent
     assert Job.objects.filter(kind="evaluation").count() == 1
+
+
+def test_a_shipped_evaluation_whose_games_file_is_missing_is_skipped_not_a_crash(tmp_path):
+    from webapp.jobs.models import Job
+
+    seed_model_specs()
+    shipped.seed_pool_word_list()
+    shipped.seed_guesser_specs()
+    snapshot(tmp_path, "tiny-20q-sft")
+    (tmp_path / "tiny-20q-sft.jsonl.gz").unlink()
+    assert shipped.seed_shipped_evaluations(tmp_path) == []
+    assert not Job.objects.filter(kind="evaluation").exists()
