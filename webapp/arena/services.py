@@ -222,8 +222,7 @@ def kb_knows(word: str) -> bool:
 # -- exclusions --------------------------------------------------------------------------------
 def person_exclude(*, by, user=None, guest_key: str = "", reason: str = "") -> ArenaExclusion:
     """Leave a person's battles (past and future) out of the ratings, recording who and when."""
-    if (user is None) == (not guest_key):
-        raise ApplicationError("Exclude one person: a user or a guest key.")
+    _one_person(user, guest_key)
     current = exclusion_active(user=user, guest_key=guest_key)
     if current is not None:
         return current
@@ -237,9 +236,16 @@ def person_exclude(*, by, user=None, guest_key: str = "", reason: str = "") -> A
 
 def person_include(*, by, user=None, guest_key: str = "") -> int:
     """Lift a person's exclusion (the record stays, with who lifted it and when)."""
+    _one_person(user, guest_key)
     return active_exclusions(user=user, guest_key=guest_key).update(
         lifted_by=by, lifted_at=timezone.now()
     )
+
+
+def _one_person(user, guest_key: str) -> None:
+    # neither would match every user's exclusion (their guest key is "")
+    if (user is None) == (not guest_key):
+        raise ApplicationError("Name one person: a user or a guest key.")
 
 
 def active_exclusions(user=None, guest_key: str = ""):

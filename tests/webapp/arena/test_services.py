@@ -161,3 +161,10 @@ def test_training_bases_are_not_drawn(db):
     specs["untrained-base"].options = {"opponent": False}
     specs["untrained-base"].save()
     assert [s.name for s in services.arena_guessers()] == [WEAK, STRONG]
+
+
+def test_including_nobody_lifts_no_ones_exclusion(arena, user):
+    services.person_exclude(by=None, user=user, reason="spam")
+    with pytest.raises(ApplicationError):
+        services.person_include(by=None)  # no user, no guest key: not "every user"
+    assert services.exclusion_active(user=user) is not None
