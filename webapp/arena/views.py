@@ -59,13 +59,12 @@ def battle_page(request, public_id):
     return render(request, template, context)
 
 
-def _act(request, public_id, form_class, act):
-    """Run one action on the battle, answer with the refreshed panel (or redirect without htmx)."""
+def _act(request, public_id, form_class, act, invalid="Choose one of the answers."):
+    """Run one action on the battle, answer with the refreshed panel (or redirect without htmx);
+    `invalid`: what an invalid form is told."""
     form = form_class(request.POST)
     visitor = visitor_from_request(request)
-    error, status = panel_action(
-        request, form, act, visitor, lambda _: "Choose one of the answers."
-    )
+    error, status = panel_action(request, form, act, visitor, lambda _: invalid)
     back = redirect_without_htmx(request, error, "arena:battle", public_id=public_id)
     if back is not None:
         return back
@@ -93,6 +92,7 @@ def battle_finish(request, public_id):
         lambda visitor, data: services.battle_finish(
             public_id=public_id, visitor=visitor, word=data["word"]
         ),
+        invalid="Type your word (at most 100 characters).",
     )
 
 

@@ -164,3 +164,11 @@ def test_plays_actions_on_a_running_battles_game_answer_404_without_naming_it(cl
         assert _names_in(response.content.decode()) == set(), action
     game.refresh_from_db()
     assert game.n_turns == 0 and game.status == "playing"  # nothing was done through play
+
+
+def test_a_word_too_long_is_refused_with_a_message_about_the_word(client, player):
+    client.post("/api/arena/battles/", {}, content_type="application/json")
+    battle = Battle.objects.get()
+    url = f"/arena/{battle.public_id}/finish/"
+    panel = client.post(url, {"word": "x" * 201}, HTTP_HX_REQUEST="true").content.decode()
+    assert "word" in panel.split('role="alert">')[1].split("</p>")[0]
