@@ -382,7 +382,8 @@ def _jsonable(result) -> dict:
         result = dataclasses.asdict(result)
     if not isinstance(result, dict):
         result = {"value": result}
-    return json.loads(json.dumps(result, default=str))
+    # NaN and ±Infinity as null: JSON columns (PostgreSQL's, SQLite's check) refuse them
+    return json.loads(json.dumps(result, default=str), parse_constant=lambda _: None)
 
 
 def jobs_reap_stale() -> dict[str, list[int]]:

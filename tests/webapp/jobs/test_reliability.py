@@ -431,3 +431,14 @@ def test_on_postgres_a_paused_worker_cannot_hold_the_job_row_past_the_idle_limit
     worker.join(10)
     assert moved and waited < 3.5, waited
     assert "error" in outcome and not JobLog.objects.filter(message="late write").exists()
+
+
+@pytest.mark.django_db
+def test_a_result_with_nan_or_infinity_is_stored_with_null_in_their_place():
+    # PostgreSQL's JSON refuses NaN and Infinity: a diverged training loss must not fail the job
+    job = Job.objects.create(kind="smoke", config=SMOKE, task_id="nan")
+    result = {"last_loss": float("nan"), "steps": 3, "curve": [1.5, float("inf")]}
+    with mock.patch.object(registry.JobKind, "runner_fn", return_value=lambda c, r: result):
+        assert services.job_run(job_id=job.pk) == JobStatus.FINISHED
+    job.refresh_from_db()
+    assert job.result == {"last_loss": None, "steps": 3, "curve": [1.5, None]}
