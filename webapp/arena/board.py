@@ -27,9 +27,11 @@ def arena_board() -> tuple[list[dict], dict]:
 
 def arena_words_refresh(*, created_by=None) -> WordList | None:
     """A new version of "arena words" when people's finished battles hold words its newest version
-    lacks (None otherwise). Words the knowledge base does not know are kept, marked in_kb false."""
+    lacks (None otherwise). Words the knowledge base does not know are kept, marked in_kb false;
+    words drawn from a word list are left out (nobody chose them)."""
     found: dict[str, dict] = {}
-    for word, in_kb in counted_battles().order_by("id").values_list("word", "word_in_kb"):
+    chosen = counted_battles().filter(word_source="kept").order_by("id")
+    for word, in_kb in chosen.values_list("word", "word_in_kb"):
         entry = found.setdefault(
             word, {"word": word, "stats": {"in_kb": bool(in_kb), "battles": 0}}
         )

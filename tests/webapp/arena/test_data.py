@@ -65,3 +65,11 @@ def test_arena_words_get_a_new_version_only_when_there_are_new_words(arena):
     stored_battle(STRONG, WEAK, "b")  # "dog": a new word
     assert board.arena_words_refresh().version == 2
     assert word_list_latest(board.ARENA_WORDS).entries.count() == 3
+
+
+def test_arena_words_leave_out_words_drawn_from_a_word_list(arena):
+    stored_battle(STRONG, WEAK, "a")  # "dog", kept by the person
+    drawn = stored_battle(STRONG, WEAK, "tie")
+    Battle.objects.filter(pk=drawn.pk).update(word="teapot", word_source="word_list")
+    words = board.arena_words_refresh().entries.values_list("word__text", flat=True)
+    assert list(words) == ["dog"]  # a word drawn from a list was not chosen by anyone
