@@ -8,6 +8,8 @@ made. A worker that was paused, re-queued by the reaper and superseded by anothe
 
 from __future__ import annotations
 
+import json
+import math
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +24,12 @@ from webapp.jobs.models import Artifact, Checkpoint, Job, JobLog, JobStatus, Met
 STOP_POLL_SECONDS = 1.0
 MAX_LOG_CHARS = 10_000
 OWNED_STATUSES = (JobStatus.RUNNING, JobStatus.STOPPING)
+
+
+def json_safe(value):
+    """`value` as stored JSON: NaN and ±Infinity (a diverged run's numbers) as null, which JSON
+    columns accept, other objects as their str()."""
+    return json.loads(json.dumps(value, default=str), parse_constant=lambda _: None)
 
 
 class JobFenced(Exception):
@@ -111,6 +119,7 @@ class DatabaseReporter:
                 [
                     Metric(job_id=self.job_id, step=step, name=name[:100], value=float(v))
                     for name, v in values.items()
+                    if math.isfinite(float(v))  # a NaN loss is no point of a curve
                 ]
             )
 
@@ -126,8 +135,8 @@ class DatabaseReporter:
                 job_id=self.job_id,
                 step=step,
                 path=str(path),
-                metrics=metrics or {},
-                config=config or {},
+                metrics=json_safe(metrics or {}),
+                config=json_safe(config or {}),
                 is_adapter=is_adapter,
             )
 
@@ -141,7 +150,7 @@ class DatabaseReporter:
                 name=name,
                 path=str(path),
                 size_bytes=size,
-                meta=meta or {},
+                meta=json_safe(meta or {}),
             )
 
     def should_stop(self) -> bool:

@@ -31,7 +31,7 @@ from training.reporting import StopRequested
 from webapp.core.exceptions import ApplicationError
 from webapp.jobs import registry
 from webapp.jobs.models import Job, JobLog, JobStatus, WorkerHeartbeat
-from webapp.jobs.reporter import DatabaseReporter, Fence, JobFenced
+from webapp.jobs.reporter import DatabaseReporter, Fence, JobFenced, json_safe
 
 log = logging.getLogger(__name__)
 MAX_REQUEUES = 2
@@ -376,14 +376,12 @@ def _finished(fence: Fence, result) -> str:
 
 def _jsonable(result) -> dict:
     import dataclasses
-    import json
 
     if dataclasses.is_dataclass(result):
         result = dataclasses.asdict(result)
     if not isinstance(result, dict):
         result = {"value": result}
-    # NaN and ±Infinity as null: JSON columns (PostgreSQL's, SQLite's check) refuse them
-    return json.loads(json.dumps(result, default=str), parse_constant=lambda _: None)
+    return json_safe(result)
 
 
 def jobs_reap_stale() -> dict[str, list[int]]:

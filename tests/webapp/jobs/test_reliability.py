@@ -442,3 +442,15 @@ def test_a_result_with_nan_or_infinity_is_stored_with_null_in_their_place():
         assert services.job_run(job_id=job.pk) == JobStatus.FINISHED
     job.refresh_from_db()
     assert job.result == {"last_loss": None, "steps": 3, "curve": [1.5, None]}
+
+
+@pytest.mark.django_db
+def test_a_diverged_runs_nan_metrics_and_checkpoint_values_do_not_fail_its_writes(tmp_path):
+    job = Job.objects.create(kind="smoke", config=SMOKE, status=JobStatus.RUNNING)
+    reporter = DatabaseReporter(job)
+    reporter.metrics(4, {"loss": float("nan"), "grad_norm": float("inf"), "reward": 0.5})
+    assert list(Metric.objects.filter(job=job).values_list("name", "value")) == [("reward", 0.5)]
+    reporter.checkpoint(4, tmp_path, metrics={"loss": float("nan"), "step": 4})
+    assert Checkpoint.objects.get(job=job).metrics == {"loss": None, "step": 4}
+    reporter.artifact("pairs", "pairs.jsonl", tmp_path / "none", meta={"gap": float("-inf")})
+    assert job.artifacts.get().meta == {"gap": None}
