@@ -130,13 +130,31 @@ def battle_answer(
     if battle.abandoned or battle.finished:
         raise ApplicationError("This battle is over.", status=409)
     game = side_game(battle, side)
-    play.answer_submit(
-        game_id=game.pk, visitor=visitor, verdict=verdict, expected_index=expected_index
-    )
+    try:
+        play.answer_submit(
+            game_id=game.pk, visitor=visitor, verdict=verdict, expected_index=expected_index
+        )
+    except ApplicationError as err:
+        raise _blinded(err, battle, side) from err
     battle = battle_get(public_id, visitor)
     if battle.word and games_over(battle):  # a drawn word: nothing to type, the battle ends
         _finish(battle, battle.word)
     return battle
+
+
+def _blinded(err: ApplicationError, battle: Battle, side: str) -> ApplicationError:
+    """play's refusal without the battle's guesser names: a failing guesser's error names it (and
+    its details may name the model it runs), so that one is told in general words."""
+    if err.status >= 500:
+        return ApplicationError(
+            f"Guesser {side.upper()} failed to ask its next question (your answer was not "
+            "stored); answer again in a moment.",
+            status=err.status,
+        )
+    message = err.message
+    for spec in (battle.guesser_a, battle.guesser_b):
+        message = message.replace(spec.name, "the guesser")
+    return ApplicationError(message, extra=err.extra, status=err.status)
 
 
 def games_over(battle: Battle) -> bool:

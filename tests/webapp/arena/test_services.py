@@ -168,3 +168,24 @@ def test_including_nobody_lifts_no_ones_exclusion(arena, user):
     with pytest.raises(ApplicationError):
         services.person_include(by=None)  # no user, no guest key: not "every user"
     assert services.exclusion_active(user=user) is not None
+
+
+def test_a_guesser_failing_mid_battle_is_not_named(arena, user, monkeypatch):
+    from games.guessers.base import Guesser
+
+    visitor = visitor_of(user)
+    battle = services.battle_start(visitor=visitor)
+
+    def fail(self, states):
+        raise RuntimeError("model server down")
+
+    monkeypatch.setattr(Guesser, "ask", lambda self, state: fail(self, [state]))
+    with pytest.raises(ApplicationError) as err:
+        services.battle_answer(
+            public_id=battle.public_id, visitor=visitor, side="a", verdict="no", expected_index=0
+        )
+    assert err.value.status == 502 and "Guesser A" in err.value.message
+    assert STRONG not in err.value.message and WEAK not in err.value.message
+    assert "server down" not in err.value.message  # its details may name the model it runs
+    battle.game_a.refresh_from_db()
+    assert battle.game_a.n_turns == 0  # as the message says: the answer was not stored
