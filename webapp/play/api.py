@@ -152,6 +152,8 @@ class TurnSubmitApi(_GuestThrottled, APIView):
         responses={201: TurnResultSerializer, 200: TurnResultSerializer},
     )
     def post(self, request, game_id: int):
+        if selectors.in_running_battle(_game_or_404(game_id)):  # it would tell the guesser apart
+            raise Http404("no such game")
         args = validated(self.TurnSubmitInputSerializer, request.data)
         visitor = visitor_from_request(request)
         action, turn = args["action"], None

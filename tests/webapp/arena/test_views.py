@@ -172,3 +172,16 @@ def test_a_word_too_long_is_refused_with_a_message_about_the_word(client, player
     url = f"/arena/{battle.public_id}/finish/"
     panel = client.post(url, {"word": "x" * 201}, HTTP_HX_REQUEST="true").content.decode()
     assert "word" in panel.split('role="alert">')[1].split("</p>")[0]
+
+
+def test_plays_api_refuses_a_running_battles_game_which_it_would_fingerprint(client, player):
+    client.post("/api/arena/battles/", {}, content_type="application/json")
+    game = Battle.objects.get().game_a
+    response = client.post(
+        f"/api/games/{game.pk}/turns/",
+        {"verdict": "no", "expected_index": 0},  # its answer shows the guesser's candidates left
+        content_type="application/json",
+    )
+    assert response.status_code == 404
+    game.refresh_from_db()
+    assert game.n_turns == 0
