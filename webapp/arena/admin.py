@@ -7,6 +7,7 @@ from webapp.arena.models import ArenaExclusion, Battle
 @admin.register(Battle)
 class BattleAdmin(admin.ModelAdmin):
     list_display = ("id", "created_at", "player", "guesser_a", "guesser_b", "word", "outcome")
+    list_select_related = ("player", "guesser_a", "guesser_b")  # player is nullable: not automatic
     list_filter = ("outcome", "abandoned", "word_in_kb")
     search_fields = ("word", "player__username")
     actions = ["exclude_people"]
