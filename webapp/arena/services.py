@@ -197,7 +197,7 @@ def _finish(battle: Battle, word: str) -> Battle:
     a, b = Game.objects.get(pk=battle.game_a_id), Game.objects.get(pk=battle.game_b_id)
     with transaction.atomic():
         battle = Battle.objects.select_for_update().get(pk=battle.pk)
-        if battle.finished:
+        if battle.finished or battle.abandoned:  # (given up meanwhile: that end stands)
             return battle
         if a.status == GameStatus.ABANDONED or b.status == GameStatus.ABANDONED:
             battle.abandoned = True
@@ -217,7 +217,9 @@ def battle_abandon(*, public_id, visitor: Visitor) -> Battle:
     for game in (battle.game_a, battle.game_b):
         if game.status == GameStatus.PLAYING:
             play.game_abandon(game_id=game.pk, visitor=visitor)
-    Battle.objects.filter(pk=battle.pk).update(abandoned=True, finished_at=timezone.now())
+    ended = Battle.objects.filter(pk=battle.pk, outcome="", abandoned=False)
+    if not ended.update(abandoned=True, finished_at=timezone.now()):  # finished meanwhile
+        raise ApplicationError("This battle is already over.", status=409)
     return battle_get(public_id, visitor)
 
 

@@ -189,3 +189,45 @@ def test_a_guesser_failing_mid_battle_is_not_named(arena, user, monkeypatch):
     assert "server down" not in err.value.message  # its details may name the model it runs
     battle.game_a.refresh_from_db()
     assert battle.game_a.n_turns == 0  # as the message says: the answer was not stored
+
+
+def _kept_battle_both_over(user):
+    visitor = visitor_of(user)
+    battle = services.battle_start(visitor=visitor)
+    no = lambda secret, question: Verdict.NO.value  # noqa: E731
+    return play_out(battle, visitor, "?", answer=no), visitor
+
+
+def test_giving_up_while_the_word_is_checked_leaves_one_end_not_both(arena, user, monkeypatch):
+    battle, visitor = _kept_battle_both_over(user)
+    confirm = play_services.game_confirm_secret
+
+    def abandon_meanwhile(**kwargs):  # the give-up click lands while finish checks the word
+        if not services.battle_get(battle.public_id, visitor).abandoned:
+            services.battle_abandon(public_id=battle.public_id, visitor=visitor)
+        return confirm(**kwargs)
+
+    monkeypatch.setattr(play_services, "game_confirm_secret", abandon_meanwhile)
+    services.battle_finish(public_id=battle.public_id, visitor=visitor, word="teapot")
+    battle = services.battle_get(battle.public_id, visitor)
+    assert battle.abandoned and not battle.outcome
+
+
+def test_giving_up_just_after_the_battle_finished_is_refused(arena, user, monkeypatch):
+    battle, visitor = _kept_battle_both_over(user)
+    from django.utils import timezone
+
+    now, calls = timezone.now, []
+
+    def finish_first():  # the finish lands between give-up's checks and its update
+        if not calls:
+            calls.append(1)
+            services.battle_finish(public_id=battle.public_id, visitor=visitor, word="teapot")
+        return now()
+
+    monkeypatch.setattr(timezone, "now", finish_first)
+    with pytest.raises(ApplicationError) as err:
+        services.battle_abandon(public_id=battle.public_id, visitor=visitor)
+    assert err.value.status == 409
+    battle = services.battle_get(battle.public_id, visitor)
+    assert battle.outcome == "tie" and not battle.abandoned
