@@ -117,3 +117,11 @@ def test_bounds_live_in_the_field_metadata_that_check_between_reads():
         Bounded(rate=0.0)  # an open lower bound
     with pytest.raises(ValueError, match=r"^count must be 1 or more$"):
         Bounded(count=0)
+
+
+@pytest.mark.parametrize("modules", [" , ", ",", "all-linear, q_proj"])
+def test_lora_target_modules_must_name_modules_or_be_all_linear_alone(modules):
+    with pytest.raises(ValueError, match=r"^lora_target_modules: all-linear or module names"):
+        TrainConfig(lora=True, lora_target_modules=modules)
+    assert TrainConfig(lora_target_modules=" q_proj ,v_proj").target_modules == ["q_proj", "v_proj"]
+    assert TrainConfig(lora_target_modules="all-linear").target_modules == "all-linear"

@@ -219,9 +219,11 @@ class LoraSettings:
         for name in ("lora_rank", "lora_alpha"):
             check_between(self, name, message="lora_rank must be in [1, 1024], lora_alpha >= 1")
         check_between(self, "lora_dropout", message="lora_dropout must be in [0, 1)")
+        modules = self.target_modules  # "all-linear" alone, else names (not just commas)
         _check(
-            bool(self.lora_target_modules.strip()),
+            modules == "all-linear" or (bool(modules) and "all-linear" not in modules),
             "lora_target_modules: all-linear or module names",
+            "lora_target_modules",
         )
 
     @property
