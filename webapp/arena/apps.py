@@ -5,3 +5,8 @@ class ArenaConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "webapp.arena"
     label = "arena"
+
+    def ready(self) -> None:
+        from webapp.arena import claims
+
+        claims.connect()

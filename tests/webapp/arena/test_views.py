@@ -185,3 +185,15 @@ def test_plays_api_refuses_a_running_battles_game_which_it_would_fingerprint(cli
     assert response.status_code == 404
     game.refresh_from_db()
     assert game.n_turns == 0
+
+
+def test_a_guest_who_logs_in_takes_their_battles_along_with_the_games(client, arena):
+    client.post("/api/arena/battles/", {}, content_type="application/json")  # as a guest
+    battle = Battle.objects.get()
+    assert battle.player is None and battle.guest_key
+    ada = get_user_model().objects.create_user("ada", password="pw-ada-123456")
+    client.force_login(ada)
+    battle.refresh_from_db()
+    assert battle.game_a.player == battle.game_b.player == ada  # play claimed the games
+    assert battle.player == ada and battle.guest_key == ""  # so excluding ada covers it
+    assert client.get(f"/api/arena/battles/{battle.public_id}/").status_code == 200
