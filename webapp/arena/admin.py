@@ -20,9 +20,12 @@ class BattleAdmin(admin.ModelAdmin):
 
     @admin.action(description="Exclude these battles' people from the Arena (bad-faith answers)")
     def exclude_people(self, request, queryset):
-        done = set()
+        done, nobody = set(), 0
         for battle in queryset.select_related("player"):
             who = (battle.player_id, "" if battle.player_id else battle.guest_key)
+            if who == (None, ""):  # its player's account was deleted
+                nobody += 1
+                continue
             if who in done:
                 continue
             done.add(who)
@@ -33,6 +36,8 @@ class BattleAdmin(admin.ModelAdmin):
                 reason="excluded from the battles admin",
             )
         messages.success(request, f"Excluded {len(done)} person(s); their battles count nowhere.")
+        if nobody:
+            messages.warning(request, f"{nobody} battle(s) of deleted accounts: nobody to exclude.")
 
 
 @admin.register(ArenaExclusion)

@@ -26,3 +26,23 @@ def test_the_battle_list_has_no_query_per_row(client, arena):
     for _ in range(5):
         stored_battle(WEAK, STRONG, "b", player=admin)
     assert _list_queries(client) == few
+
+
+def test_excluding_from_the_admin_skips_battles_with_nobody_behind_them(client, arena):
+    from webapp.arena.models import ArenaExclusion, Battle
+
+    admin = get_user_model().objects.create_superuser("root", password="pw-root-123456")
+    client.force_login(admin)
+    ada = get_user_model().objects.create_user("ada", password="pw-ada-123456")
+    stored_battle(STRONG, WEAK, "a", player=ada)
+    stored_battle(STRONG, WEAK, "b")  # its player's account was deleted: no user, no guest key
+    response = client.post(
+        "/admin/arena/battle/",
+        {
+            "action": "exclude_people",
+            "_selected_action": list(Battle.objects.values_list("pk", flat=True)),
+        },
+        follow=True,
+    )
+    assert response.status_code == 200 and "nobody to exclude" in response.content.decode()
+    assert list(ArenaExclusion.objects.values_list("player__username", flat=True)) == ["ada"]
