@@ -9,7 +9,7 @@ from typing import Any
 
 MAX_TABLE_ROWS = 50  # a longer list or dict shows its first rows and says how many it left out
 MAX_LIST_ITEMS = 30  # a list of words, ids, ... shows its first items as text
-RATE_NAMES = {"pass_at_k", "accuracy", "agreement", "kappa_free"}
+RATE_NAMES = {"pass_at_k", "accuracy", "agreement"}  # a kappa is not a rate
 
 
 def is_rate(key: str, value: Any) -> bool:

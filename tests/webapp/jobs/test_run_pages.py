@@ -61,6 +61,12 @@ def test_results_are_formatted_for_people():
     assert rate_text(0.5) == "50.0%" and number_text(1234567) == "1,234,567"
 
 
+def test_an_agreement_coefficient_is_a_number_not_a_percentage():
+    rows = {r["key"]: r for r in result_rows({"kappa": 0.61, "kappa_free": 0.4, "accuracy": 0.9})}
+    assert rows["kappa"]["text"] == "0.61" and rows["kappa_free"]["text"] == "0.4"
+    assert rows["accuracy"]["text"] == "90.0%"
+
+
 def test_finished_evaluation_run_page_shows_no_raw_values(rclient):
     job = finished_evaluation()
     page = rclient.get(f"/jobs/{job.pk}/").content.decode()
