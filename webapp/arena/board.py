@@ -1,6 +1,7 @@
 """The Arena board (a leaderboard snapshot, board "arena") and the "arena words" word list: both
 computed from the battles that count (webapp.arena.selectors.counted_battles) by the housekeeping
-refresh, never at request time."""
+refresh (and the words also by the researchers' "Update arena words" button), never when a board
+is read."""
 
 from __future__ import annotations
 
