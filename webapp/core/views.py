@@ -15,9 +15,13 @@ BOARD_TOP = 3  # models and people shown from each leaderboard
 
 
 def _board_top(board: str) -> list[dict]:
-    """The first ranked rows of a stored leaderboard (people's pooled guests row is unranked)."""
+    """The first ranked rows of a stored leaderboard (people's pooled guests row is unranked).
+    People are ranked per word list: only the most played list's rows (the meta lists it first)."""
     snapshot = leaderboard_latest(board)
     rows = snapshot.rows if snapshot else []
+    lists = snapshot.meta.get("word_lists") if snapshot and board == HUMANS else None
+    if lists:
+        rows = [row for row in rows if row.get("word_list_key") == lists[0].get("key")]
     return [row for row in rows if row.get("rank")][:BOARD_TOP]
 
 

@@ -171,3 +171,27 @@ def test_menu_button_controls_the_site_menu(client):
     menu = body[body.index('id="site-menu"') : body.index("</header>")]
     assert 'href="/accounts/login/"' in menu and 'href="/accounts/signup/"' in menu
     assert '<script src="/static/js/nav.js" defer></script>' in body
+
+
+def test_home_top_people_come_from_one_word_list(client, make_user):
+    """The People board ranks each word list apart: the home page's top people are the most
+    played list's, never a mix of lists (where one person could be listed twice)."""
+    kb = _kb()
+    big = WordList.objects.create(name="test/big", version=1)
+    small = WordList.objects.create(name="test/small", version=1)
+    strict = {"max_turns": 20, "win_rule": "strict"}
+    for name, wins in (("pia", 5), ("paul", 3)):
+        user = make_user("player", username=name)
+        for i in range(6):
+            _game(
+                f"w{i}", i < wins, 7, mode="human_guesser", player=user, judge=kb,
+                word_list=big, config=strict,
+            )  # fmt: skip
+    _game(
+        "w9", True, 4, mode="human_guesser", player=user, judge=kb, word_list=small, config=strict
+    )
+    leaderboards_refresh()
+    body = client.get("/").content.decode()
+    top_people = body[body.index('id="top-people"') : body.index("All leaderboards")]
+    assert re.findall(r"<li><a [^>]*>([^<]+)</a>", top_people) == ["pia", "paul"]
+    assert "test/big" in top_people
