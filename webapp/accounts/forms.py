@@ -1,3 +1,4 @@
+from django import forms
 from django.contrib.auth.forms import UserCreationForm
 
 HELP = {
@@ -8,6 +9,7 @@ HELP = {
     "your username.",
     "password2": "The same password again, to catch a typo.",
 }
+RESERVED_USERNAMES = {"me"}  # /players/me/ is the visitor's own page (webapp.play.urls)
 
 
 class SignUpForm(UserCreationForm):
@@ -21,3 +23,9 @@ class SignUpForm(UserCreationForm):
             self.fields[name].help_text = text
         self.fields["username"].widget.attrs.update(autocomplete="username", autofocus=True)
         self.fields["email"].widget.attrs["autocomplete"] = "email"
+
+    def clean_username(self):
+        username = super().clean_username()  # None when the name is taken (error already added)
+        if username and username.lower() in RESERVED_USERNAMES:
+            raise forms.ValidationError(f"“{username}” is reserved; choose another username.")
+        return username

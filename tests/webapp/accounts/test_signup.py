@@ -130,3 +130,11 @@ def test_a_guest_who_logs_in_right_after_playing_keeps_the_games(client, catalog
         answered.pk,
         asked.pk,
     }
+
+
+def test_the_username_me_is_refused_its_player_page_would_be_the_viewers_own(client):
+    """/players/me/ is the visitor's own page: an account named "me" could never be shown."""
+    response = sign_up(client, username="me")
+    assert response.status_code == 200
+    assert "is reserved" in field(response.content.decode(), "username")
+    assert not get_user_model().objects.filter(username="me").exists()
