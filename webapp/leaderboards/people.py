@@ -19,13 +19,15 @@ from webapp.play.models import Game, GameMode, GameOutcome
 
 PEOPLE_RULE = "strict"  # the rule people play under (webapp.play.services)
 FINISHED = (GameOutcome.WON, GameOutcome.LOST)
-CHOSEN_WORD = "a chosen word"  # games whose secret a researcher chose, from no list
+CHOSEN_WORD = "a chosen word"  # games from no word list
 _WON = Q(outcome=GameOutcome.WON)
 
 
 def people_games() -> QuerySet[Game]:
-    """Person-asks games played under the people's rule."""
-    return Game.objects.filter(mode=GameMode.HUMAN_GUESSER, config__win_rule=PEOPLE_RULE)
+    """Person-asks games played under the people's rule, but for those whose secret the player
+    chose (a researcher may): they knew the word."""
+    games = Game.objects.filter(mode=GameMode.HUMAN_GUESSER, config__win_rule=PEOPLE_RULE)
+    return games.filter(Q(state__secret_source__isnull=True) | ~Q(state__secret_source="chosen"))
 
 
 def word_list_key(word_list_id: int | None) -> str:

@@ -79,3 +79,18 @@ def test_the_api_rows_name_their_word_list(client, two_lists):
         2,
         f"wl:{easy.pk}",
     )
+
+
+def test_a_game_whose_secret_the_player_chose_does_not_count(make_game, word_list):
+    """A researcher may choose the secret of a game they ask about (the API's `secret`): they knew
+    the word, so the game is no attempt at a drawn word and stays off the People board."""
+    ann = get_user_model().objects.create_user(username="ann", password="a-long-test-password")
+    make_game("e0", False, 20, player=ann, word_list=word_list, **HUMAN)
+    for i in range(3):
+        make_game(
+            f"c{i}", True, 1, player=ann, word_list=word_list, state={"secret_source": "chosen"},
+            **HUMAN,
+        )  # fmt: skip
+    leaderboards_refresh()
+    rows = [(r["name"], r["games"], r["wins"]) for r in leaderboard_latest("humans").rows]
+    assert rows == [("ann", 1, 0)]
