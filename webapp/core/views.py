@@ -5,10 +5,12 @@ from django.templatetags.static import static
 from django.views.generic import RedirectView
 
 from webapp.catalog.selectors import word_list_summaries
+from webapp.labelling.selectors import games_not_blinded
 from webapp.leaderboards.selectors import leaderboard_latest
 from webapp.leaderboards.services import HUMANS, MODELS
 from webapp.play.models import GameStatus
 from webapp.play.selectors import game_list
+from webapp.play.visitors import visitor_from_request
 
 RECENT_GAMES = 5  # the newest finished people's games on the home page
 BOARD_TOP = 3  # models and people shown from each leaderboard
@@ -26,7 +28,9 @@ def _board_top(board: str) -> list[dict]:
 
 
 def home(request):
-    recent = game_list(show="people").filter(status=GameStatus.FINISHED)[:RECENT_GAMES]
+    finished = game_list(show="people").filter(status=GameStatus.FINISHED)
+    # games hidden while their secret is labelled answer 404: not linked either
+    recent = games_not_blinded(finished, visitor_from_request(request))[:RECENT_GAMES]
     return render(
         request,
         "core/home.html",

@@ -195,3 +195,17 @@ def test_home_top_people_come_from_one_word_list(client, make_user):
     top_people = body[body.index('id="top-people"') : body.index("All leaderboards")]
     assert re.findall(r"<li><a [^>]*>([^<]+)</a>", top_people) == ["pia", "paul"]
     assert "test/big" in top_people
+
+
+def test_home_leaves_out_games_hidden_while_their_secret_is_labelled(client):
+    """A game whose secret is under labelling answers 404 to everyone but researchers and its
+    player (webapp.labelling.selectors.games_not_blinded): the home page does not link to it."""
+    from webapp.labelling.models import DisagreementItem
+
+    shown = _game("apple", True, 4, mode="human_guesser", judge=_kb())
+    hidden = _game("kettle", True, 5, mode="human_guesser", judge=_kb())
+    DisagreementItem.objects.create(secret="kettle", question="Is it metal?")
+    assert client.get(f"/games/{hidden.pk}/").status_code == 404
+    body = client.get("/").content.decode()
+    assert f'href="/games/{shown.pk}/"' in body
+    assert f'href="/games/{hidden.pk}/"' not in body and "kettle" not in body
