@@ -130,6 +130,8 @@ def _act(request, game_id: int, form_class, act, counted: bool = True):
     context.update(error=error, announcement=error or selectors.turn_announcement(context))
     if error:  # the question stays in the box to be mended
         context["typed"] = str(request.POST.get("question", ""))[:2000]
+    if status >= 500:  # a model failed: game.html's htmx swaps no 5xx, and this panel says so
+        status = 200
     return render(request, "play/partials/game_panel.html", context, status=status)
 
 

@@ -138,3 +138,34 @@ def test_the_game_page_names_every_answer_key_and_says_they_work_anywhere(client
         assert re.search(rf'value="{verdict}" data-shortcut="{re.escape(key)}"', html), verdict
     page = client.get(f"/play/{game.pk}/").content.decode()
     assert "work anywhere on this page except while you type in a box" in page
+
+
+def _swapped(page: str, status: int) -> bool:
+    """Whether the game page's htmx (its htmx-config responseHandling) swaps in a panel answered
+    with `status`: the first rule whose code pattern matches decides."""
+    import json
+
+    config = re.search(r"<meta name=\"htmx-config\" content='([^']+)'>", page).group(1)
+    for rule in json.loads(config)["responseHandling"]:
+        if re.fullmatch(rule["code"], str(status)):
+            return rule["swap"]
+    return False
+
+
+def test_a_failing_guessers_panel_is_one_the_game_page_swaps_in(client, catalog, monkeypatch):
+    """The panel with the guesser's error and "Ask again" must reach the page: htmx swaps no 5xx
+    there, so the spinner would stay for good."""
+    game, _ = start(client)
+    page = client.get(f"/play/{game.pk}/").content.decode()
+
+    class Broken(SlowGuesser):
+        def ask(self, state):
+            raise RuntimeError("out of memory")
+
+    real = builders.guesser_for
+    monkeypatch.setattr(builders, "guesser_for", lambda spec, **kw: Broken(real(spec, **kw)))
+    response = client.post(f"/play/{game.pk}/first-question/", **HTMX)
+    assert 'id="ask-again"' in response.content.decode()
+    assert _swapped(page, response.status_code), response.status_code
+    without_htmx = client.post(f"/play/{game.pk}/first-question/")
+    assert without_htmx.status_code == 302  # the error as a message on the page
