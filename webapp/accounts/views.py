@@ -1,6 +1,7 @@
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
+from django.db import IntegrityError, transaction
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -41,15 +42,29 @@ class LoginPage(auth_views.LoginView):
         return {**super().get_context_data(**kwargs), "guest_games": claimable_games(self.request)}
 
 
+def _player_created(form):
+    """The new account with the player role, or None with the error at the username when the same
+    name was saved since the form checked it (a double-submitted form)."""
+    try:
+        with transaction.atomic():
+            user = form.save()
+            user_grant_role(user=user, role=PLAYER)
+    except IntegrityError:
+        form.add_error(
+            "username", form.instance.unique_error_message(type(form.instance), ["username"])
+        )
+        return None
+    return user
+
+
 def signup(request):
     if request.user.is_authenticated:
         return redirect("core:home")
     form = SignUpForm(request.POST or None)
     next_url = _next_url(request)
     guest_games = claimable_games(request)
-    if request.method == "POST" and form.is_valid():
-        user = form.save()
-        user_grant_role(user=user, role=PLAYER)
+    user = _player_created(form) if request.method == "POST" and form.is_valid() else None
+    if user is not None:
         # logging in makes the session's guest games the account's (webapp.play.claims)
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         welcome = f"Welcome, {user.get_username()}!"

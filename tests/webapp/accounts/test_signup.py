@@ -138,3 +138,24 @@ def test_the_username_me_is_refused_its_player_page_would_be_the_viewers_own(cli
     assert response.status_code == 200
     assert "is reserved" in field(response.content.decode(), "username")
     assert not get_user_model().objects.filter(username="me").exists()
+
+
+def test_a_double_submitted_sign_up_is_told_the_name_is_taken_not_a_500(client, monkeypatch):
+    """A double click posts the form twice: both pass the form's uniqueness check before either
+    saves (hashing the password takes a while), so the second one's insert hits the unique
+    username. That request gets the form back with the error at the field."""
+    from webapp.accounts.forms import SignUpForm
+
+    checked = SignUpForm.is_valid
+
+    def is_valid_then_the_other_request_saves(self):
+        valid = checked(self)
+        get_user_model().objects.create_user(username="ada", password=PASSWORD)
+        return valid
+
+    monkeypatch.setattr(SignUpForm, "is_valid", is_valid_then_the_other_request_saves)
+    client.raise_request_exception = False
+    response = sign_up(client)
+    assert response.status_code == 200
+    assert "already exists" in field(response.content.decode(), "username")
+    assert get_user_model().objects.filter(username="ada").count() == 1
