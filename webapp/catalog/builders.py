@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from functools import lru_cache
 
 from games.guessers.base import Guesser
 from games.judges.base import Judge
+from games.judges.learned import WeightsError
+from games.kb.wordnet_files import WordNetNotFoundError
 from games.llm.base import SamplingParams
-from games.registry import build_guesser, build_judge
+from games.registry import SpecError, build_guesser, build_judge
 from webapp.catalog.models import ModelKind, ModelSpec
 
 _lock = threading.Lock()
+log = logging.getLogger(__name__)
 
 
 def spec_string(spec: ModelSpec) -> str:
@@ -95,3 +99,16 @@ def guesser_for(spec: ModelSpec, pool: list[str] | None = None) -> Guesser:
             tuple(sorted(_guesser_options(spec).items())),
             tuple(pool) if pool is not None else None,
         )
+
+
+# Errors whose text this project writes for people (a weights file and how to rebuild it, a bad
+# spec): shown as they are. Any other error's text (paths, addresses) goes only to the log.
+EXPLAINED_ERRORS = (WeightsError, SpecError, WordNetNotFoundError)
+
+
+def model_unusable(what: str, err: Exception) -> str:
+    """'<what> cannot be used right now', with the reason when the error explains itself."""
+    if isinstance(err, EXPLAINED_ERRORS):
+        return f"{what} cannot be used right now ({err})."
+    log.error("%s cannot be used", what, exc_info=err)
+    return f"{what} cannot be used right now."

@@ -23,6 +23,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from webapp.catalog.builders import model_unusable
 from webapp.catalog.models import ModelKind
 from webapp.catalog.selectors import model_spec_active
 from webapp.core.exceptions import ApplicationError
@@ -226,9 +227,7 @@ def gold_score(*, user, judge: str) -> GoldScore:
     try:
         judge_obj = judge_for(spec)
     except Exception as err:  # a missing model folder, a bad option, ...
-        raise ApplicationError(
-            f"The judge “{spec.name}” cannot be used right now ({err}).", status=503
-        ) from err
+        raise ApplicationError(model_unusable(f"The judge “{spec.name}”", err), status=503) from err
     return GoldScore(spec.name, votes=score_items(items, [(spec, judge_obj)]))
 
 

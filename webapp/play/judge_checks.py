@@ -10,6 +10,7 @@ from games.judges.base import UnknownSecretError
 from games.types import GameConfig, JudgeAnswer, Verdict
 from games.types import Turn as TurnData
 from webapp.catalog import builders
+from webapp.catalog.builders import model_unusable
 from webapp.catalog.models import ModelSpec
 from webapp.catalog.selectors import model_specs_for
 from webapp.core.exceptions import ApplicationError
@@ -23,9 +24,7 @@ def build_model(factory, spec: ModelSpec):
     try:
         return factory(spec)
     except Exception as err:  # a missing model folder, an unreachable server, ...
-        raise ApplicationError(
-            f"The model “{spec.name}” cannot be used right now ({err}).", status=503
-        ) from err
+        raise ApplicationError(model_unusable(f"The model “{spec.name}”", err), status=503) from err
 
 
 def judge_check(secret: str, turns: Sequence[TurnData], config: GameConfig | None = None) -> dict:

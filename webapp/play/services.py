@@ -533,9 +533,10 @@ def _guesser_plan(game: Game, turns: list[TurnData]) -> _Plan:
         start = time.perf_counter()
         try:
             ask = guesser.ask(state)
-        except Exception as err:
+        except Exception as err:  # the details go to the log, not to the visitor
+            log.exception("guesser %s failed to ask in game %s", game.guesser.name, game.pk)
             raise ApplicationError(
-                f"The guesser “{game.guesser.name}” failed to ask ({err}).", status=502
+                f"The guesser “{game.guesser.name}” failed to ask its question.", status=502
             ) from err
         pending = {
             "index": len(env.trajectory.turns),
