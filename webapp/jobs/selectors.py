@@ -25,6 +25,13 @@ def job_metric_series(job_ids: list[int]) -> dict[int, dict[str, list[list[float
     return {j: dict(s) for j, s in series.items()}
 
 
+def job_metric_names(job: Job) -> list[str]:
+    """The names of a job's metrics, sorted (one DISTINCT query, not its every point)."""
+    return list(
+        Metric.objects.filter(job=job).order_by("name").values_list("name", flat=True).distinct()
+    )
+
+
 def job_log_tail(job: Job, n: int = 50) -> list[JobLog]:
     return list(reversed(JobLog.objects.filter(job=job).order_by("-id")[:n]))
 

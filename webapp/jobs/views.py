@@ -101,7 +101,7 @@ def detail(request, job_id: int):
         "artifacts": job.artifacts.all(),
         "games_count": job.games.count(),
         "retries": job.retries.all(),
-        "metric_names": sorted(selectors.job_metric_series([job.pk])[job.pk]),
+        "metric_names": [] if request.htmx else selectors.job_metric_names(job),
         "partial": None if request.htmx else _partial_results(job),
     }
     template = "jobs/partials/status.html" if request.htmx else "jobs/detail.html"

@@ -1,9 +1,12 @@
 from unittest import mock
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from webapp.catalog.models import ModelSpec
 from webapp.catalog.services import seed_model_specs, seed_word_lists
+from webapp.jobs import selectors
 from webapp.jobs.models import Job, Metric
 
 pytestmark = pytest.mark.django_db
@@ -91,6 +94,19 @@ def test_run_page_shows_progress_metrics_results_and_live_partial(rclient):
     assert partial.startswith('<div id="job-status"') and "<html" not in partial
     data = rclient.get(f"/jobs/metrics.json?ids={job.pk}").json()
     assert data["jobs"][str(job.pk)]["metrics"]["smoke/step"] == [[1, 1.0]]
+
+
+def test_the_run_page_names_metrics_from_one_query_and_its_refresh_reads_no_points(rclient):
+    job = Job.objects.create(kind="smoke", config={"message": "x"}, status="running")
+    Metric.objects.bulk_create(
+        [Metric(job=job, step=s, name=n, value=1.0) for s in range(50) for n in ("b/loss", "a/lr")]
+    )
+    assert selectors.job_metric_names(job) == ["a/lr", "b/loss"]
+    page = rclient.get(f"/jobs/{job.pk}/").content.decode()
+    assert "No metrics yet." not in page
+    with CaptureQueriesContext(connection) as refresh:
+        rclient.get(f"/jobs/{job.pk}/", HTTP_HX_REQUEST="true")
+    assert not [q for q in refresh.captured_queries if "jobs_metric" in q["sql"]]
 
 
 def test_optional_reference_fields_offer_an_empty_choice(rclient):
