@@ -116,9 +116,12 @@ def run_eval(args) -> dict:
     judge = build_judge(args.judge)
     playable, skipped = playable_words(judge, words)
     pool_guesser = args.guesser in ("infogain", "random")
-    outside_pool = [w for w in playable if pool is not None and w not in set(pool)]
+    outside_pool = None  # a model guesser's secrets outside the words it knows
     if pool is not None and pool_guesser:  # the secret must be among the candidates
         pool = list(dict.fromkeys([*pool, *playable]))
+    elif pool is not None:
+        known = set(pool)
+        outside_pool = sum(w not in known for w in playable)
     guesser = (
         build_guesser(args.guesser, pool=pool) if pool_guesser else build_guesser(args.guesser)
     )
@@ -141,7 +144,7 @@ def run_eval(args) -> dict:
         "judge": args.judge,
         "words": args.words,
         "pool": args.pool,
-        "outside_pool": len(outside_pool) if pool is not None and not pool_guesser else None,
+        "outside_pool": outside_pool,
         "sampling": sampling.__dict__ if sampling is not None else None,
         "max_turns": args.max_turns,
         "seed": args.seed,
