@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from functools import lru_cache
 
 from django.conf import settings
 from django.db import transaction
@@ -28,8 +27,8 @@ from webapp.catalog.selectors import model_specs_to_play
 from webapp.core.exceptions import ApplicationError
 from webapp.core.ratelimit import RateLimitUnavailable, window_hit
 from webapp.play import services as play
-from webapp.play.judge_checks import KB_JUDGE
 from webapp.play.models import Game, GameOutcome, GameStatus
+from webapp.play.selectors import kb_judge
 from webapp.play.visitors import Visitor
 
 SIDES = ("a", "b")
@@ -223,17 +222,10 @@ def battle_abandon(*, public_id, visitor: Visitor) -> Battle:
     return battle_get(public_id, visitor)
 
 
-@lru_cache(maxsize=1)
-def _kb_judge():
-    from games.registry import build_judge
-
-    return build_judge(KB_JUDGE)
-
-
 def kb_knows(word: str) -> bool:
     """Whether the knowledge base has the word (an unknown word is kept and flagged)."""
     try:
-        _kb_judge().check_secret(word)
+        kb_judge().check_secret(word)
     except UnknownSecretError:
         return False
     return True

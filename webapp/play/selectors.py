@@ -210,7 +210,8 @@ def as_question(text: str) -> str | None:
 
 
 @lru_cache(maxsize=1)
-def _kb_judge():
+def kb_judge():
+    """The default knowledge-base judge, built once."""
     from games.registry import build_judge
 
     return build_judge(KB_JUDGE)
@@ -224,7 +225,7 @@ def question_helper(game: Game):
         return None
     if game.judge.kind == ModelKind.KB:
         return builders.judge_for(game.judge)
-    return _kb_judge() if game.judge.kind in (ModelKind.LEARNED, ModelKind.HYBRID) else None
+    return kb_judge() if game.judge.kind in (ModelKind.LEARNED, ModelKind.HYBRID) else None
 
 
 def question_suggestions(*, game: Game, text: str) -> list[str]:
