@@ -26,7 +26,7 @@ import scipy.sparse as sp
 
 from games import rules
 from games.kb.knowledge import DEFAULT_SENSE, KnowledgeBase, check_sense
-from games.kb.questions import COUNT, FUNCTION_WORDS, ground, noun_number, phrase
+from games.kb.questions import COUNT, FUNCTION_WORDS, ground, noun_number, phrase, plural_phrase
 from games.kb.wordlists import dbrl_list_names, dbrl_words
 
 # Too general to be "related to" ("Is it related to attribute?"): names of WordNet's broadest noun
@@ -137,9 +137,8 @@ class CandidateModel:
         relation, concept = self.kb.features[feature].split(":", 1)
         number = plural = None
         if relation in ("has", "part", "rel"):
-            *head, last = concept.split(" ")
-            irregular = self._irregular.get(last)
-            plural = " ".join([*head, irregular]) if irregular else None
+            irregular = self._irregular.get(concept.rpartition(" ")[2])
+            plural = plural_phrase(concept, irregular) if irregular else None
             number = noun_number(concept, plural)
             if relation == "rel" and irregular:  # "mice" would not name a secret "mouse"
                 number = None if number == COUNT else number

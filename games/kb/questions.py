@@ -138,6 +138,13 @@ MASS_MAX = -1.5  # below this: a mass noun ("music", "bread", "journalism", "stu
 COUNT, MASS = "count", "mass"
 
 
+def plural_phrase(noun: str, last: str | None = None) -> str:
+    """A noun phrase in the plural: its last word replaced by `last` (an irregular plural) or made
+    plural by rules.plural ("swimming pool" -> "swimming pools")."""
+    head, _, word = noun.rpartition(" ")
+    return (f"{head} " if head else "") + (last or rules.plural(word))
+
+
 @lru_cache(maxsize=1 << 17)
 def noun_number(word: str, plural: str | None = None) -> str | None:
     """COUNT, MASS or None (either, or unknown) for a noun, by the frequency of its plural
@@ -147,9 +154,7 @@ def noun_number(word: str, plural: str | None = None) -> str | None:
     singular = zipf_frequency(word, "en")
     if singular <= 0:
         return None
-    head, _, last = word.rpartition(" ")
-    plural = plural or (f"{head} " if head else "") + rules.plural(last)
-    gap = zipf_frequency(plural, "en") - singular
+    gap = zipf_frequency(plural or plural_phrase(word), "en") - singular
     return COUNT if gap >= COUNT_MIN else MASS if gap < MASS_MAX else None
 
 
@@ -177,8 +182,7 @@ def phrase(
         return f"Is it made of {concept}?"
     if relation == "rel":
         if number == COUNT:
-            head, _, last = concept.rpartition(" ")
-            concept = plural or (f"{head} " if head else "") + rules.plural(last)
+            concept = plural or plural_phrase(concept)
         return f"Is it related to {concept}?"
     if relation == "prop":
         return f"Is it {concept}?"
