@@ -104,9 +104,9 @@ def build_guesser(spec: str, *, pool: Iterable[str] | None = None, **options: An
         sampling = options.pop("sampling", None) or _shipped_sampling(kind, target)
         name = options.pop("name", None)
         kwargs = {"sampling": sampling} if sampling is not None else {}
-        if options.get("candidate_pool") is not None:  # the model's belief over its pool
-            kwargs["candidate_pool"] = list(options.pop("candidate_pool"))
-        options.pop("candidate_pool", None)
+        candidate_pool = options.pop("candidate_pool", None)  # the model's belief over its pool
+        if candidate_pool is not None:
+            kwargs["candidate_pool"] = candidate_pool
         extraction = options.pop(
             "question_extraction", None
         )  # reply (the default) or first_question
