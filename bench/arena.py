@@ -37,17 +37,10 @@ FAILED_QUESTIONS = 21  # a failure counts as one question more than a game can h
 
 
 def _kb_nouns(judge, path: Path) -> list[str]:
-    from games.judges.base import UnknownSecretError
+    from games.judges.base import playable_words
     from games.wordlists import read_words
 
-    words = []
-    for word in read_words(path):
-        try:
-            judge.check_secret(word)
-        except UnknownSecretError:
-            continue
-        words.append(word)
-    return words
+    return playable_words(judge, read_words(path))[0]
 
 
 def _guessers(bonuses) -> dict:
