@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.learning.card import model_card
+from games.llm.chat import MODEL_PLAY_SETTINGS
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "games" / "data" / "models"
@@ -153,6 +154,7 @@ def ship_arm(
     recorded = json.loads(RESULTS.read_text(encoding="utf-8"))
     recorded_run = recorded["runs"][arm].get(str(seed), {})
     world = stage(work, "world")
+    scale = json.loads((work / "scale.json").read_text(encoding="utf-8"))
     settings = {
         **PLAY,
         "pool": pool_files["pool"],
@@ -161,10 +163,10 @@ def ship_arm(
             "arm": arm,
             "trained": ARMS[arm],
             "seed": seed,
-            "world_seed": json.loads((work / "scale.json").read_text())["world_seed"],
+            "world_seed": scale["world_seed"],
             "bench_commit": commit,
             "command": f"python -m bench.learning --until seed-{seed}",
-            "scale": json.loads((work / "scale.json").read_text(encoding="utf-8")),
+            "scale": scale,
             "checkpoint": str(checkpoint),
             "training": {k: v for k, v in training.items() if k != "per_step"},
             "training_matches_recorded": training_matches(
@@ -188,7 +190,7 @@ def ship_arm(
         },
         "fp16_check": fp16_check(checkpoint, out, world["val"][:check_words]),
     }
-    (out / "guesser.json").write_text(json.dumps(settings, indent=1) + "\n", encoding="utf-8")
+    (out / MODEL_PLAY_SETTINGS).write_text(json.dumps(settings, indent=1) + "\n", encoding="utf-8")
     (out / "MODEL_CARD.md").write_text(model_card(model_name(arm), settings), encoding="utf-8")
     return {
         "name": model_name(arm),
@@ -232,7 +234,7 @@ def evaluate_shipped(names: list[str]) -> dict:
         ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.strip()
     for name in names:
-        settings = json.loads((MODELS / name / "guesser.json").read_text(encoding="utf-8"))
+        settings = json.loads((MODELS / name / MODEL_PLAY_SETTINGS).read_text(encoding="utf-8"))
         games_file = out / f"{name}.jsonl.gz"
         command = eval_command(name, settings, games_file)
         run = subprocess.run(
@@ -256,7 +258,7 @@ def evaluate_shipped(names: list[str]) -> dict:
             **{k: index["guessers"][name][k] for k in ("command", "commit", "played_at")},
             **summary,
         }
-        (MODELS / name / "guesser.json").write_text(json.dumps(settings, indent=1) + "\n")
+        (MODELS / name / MODEL_PLAY_SETTINGS).write_text(json.dumps(settings, indent=1) + "\n")
         (MODELS / name / "MODEL_CARD.md").write_text(model_card(name, settings), encoding="utf-8")
         print(json.dumps({name: summary}), flush=True)
     return index
