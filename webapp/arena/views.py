@@ -13,7 +13,7 @@ from webapp.arena import board, exports, selectors, services
 from webapp.arena.forms import BattleStartForm, EmptyForm, ExclusionForm, SideAnswerForm, WordForm
 from webapp.catalog.selectors import word_list_summaries
 from webapp.core.exceptions import ApplicationError
-from webapp.core.panels import panel_action, redirect_without_htmx
+from webapp.core.panels import panel_action, panel_status, redirect_without_htmx
 from webapp.play.visitors import remember_game, visitor_from_request
 
 CONTENT_TYPES = {"jsonl": "application/x-ndjson", "parquet": "application/vnd.apache.parquet"}
@@ -70,7 +70,7 @@ def _act(request, public_id, form_class, act, invalid="Choose one of the answers
         return back
     context = selectors.battle_context(_battle_or_404(request, public_id))
     context["error"] = error
-    return render(request, "arena/partials/battle_panel.html", context, status=status)
+    return render(request, "arena/partials/battle_panel.html", context, status=panel_status(status))
 
 
 @require_POST

@@ -38,3 +38,10 @@ def redirect_without_htmx(
     if error:
         messages.error(request, error)
     return redirect(to, **kwargs)
+
+
+def panel_status(status: int) -> int:
+    """The status a refreshed panel is answered with under htmx: a model's failure (5xx) as 200,
+    since the panel pages' htmx swaps no 5xx and the panel saying what failed must reach the
+    page."""
+    return 200 if status >= 500 else status

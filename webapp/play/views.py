@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from webapp.core.exceptions import ApplicationError
-from webapp.core.panels import panel_action, redirect_without_htmx
+from webapp.core.panels import panel_action, panel_status, redirect_without_htmx
 from webapp.labelling.selectors import game_blinded, games_not_blinded
 from webapp.play import selectors, services
 from webapp.play.forms import (
@@ -130,9 +130,7 @@ def _act(request, game_id: int, form_class, act, counted: bool = True):
     context.update(error=error, announcement=error or selectors.turn_announcement(context))
     if error:  # the question stays in the box to be mended
         context["typed"] = str(request.POST.get("question", ""))[:2000]
-    if status >= 500:  # a model failed: game.html's htmx swaps no 5xx, and this panel says so
-        status = 200
-    return render(request, "play/partials/game_panel.html", context, status=status)
+    return render(request, "play/partials/game_panel.html", context, status=panel_status(status))
 
 
 def _player_action(form_class, service, *fields: str):

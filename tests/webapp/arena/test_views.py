@@ -197,3 +197,25 @@ def test_a_guest_who_logs_in_takes_their_battles_along_with_the_games(client, ar
     assert battle.game_a.player == battle.game_b.player == ada  # play claimed the games
     assert battle.player == ada and battle.guest_key == ""  # so excluding ada covers it
     assert client.get(f"/api/arena/battles/{battle.public_id}/").status_code == 200
+
+
+def test_a_failing_guessers_panel_is_one_the_battle_page_swaps_in(client, player, monkeypatch):
+    """The panel saying a guesser failed must reach the page: the battle page's htmx swaps no
+    5xx, so the answer would seem to do nothing."""
+    from games.guessers.base import Guesser
+    from tests.webapp.play.test_game_page import _swapped
+
+    client.post("/arena/start/", {})
+    battle = Battle.objects.get()
+    page = client.get(f"/arena/{battle.public_id}/").content.decode()
+
+    def fail(self, state):
+        raise RuntimeError("model server down")
+
+    monkeypatch.setattr(Guesser, "ask", fail)
+    answer = {"side": "a", "verdict": "no", "expected_index": 0}
+    panel = client.post(f"/arena/{battle.public_id}/answer/", answer, HTTP_HX_REQUEST="true")
+    assert "Guesser A failed" in panel.content.decode()
+    assert _swapped(page, panel.status_code), panel.status_code
+    without_htmx = client.post(f"/arena/{battle.public_id}/answer/", answer)
+    assert without_htmx.status_code == 302  # the error as a message on the page
