@@ -8,23 +8,22 @@ from django.contrib.auth.signals import user_logged_in
 from django.db.models import Q
 
 from webapp.arena.models import Battle
-from webapp.play.visitors import SESSION_GAMES_KEY
+from webapp.play.visitors import session_game_ids
 
 
-def guest_battles_claim(*, user, game_ids) -> int:
+def guest_battles_claim(*, user, game_ids: list[int]) -> int:
     """The guest battles whose games are among `game_ids` and unclaimed or `user`'s (play's
     receiver may run first) become `user`'s. Returns how many."""
-    ids = [int(i) for i in game_ids]
-    if not ids:
+    if not game_ids:
         return 0
     mine = Q(game_a__player__isnull=True) | Q(game_a__player=user)
-    battles = Battle.objects.filter(mine, player__isnull=True, game_a_id__in=ids)
+    battles = Battle.objects.filter(mine, player__isnull=True, game_a_id__in=game_ids)
     return battles.update(player=user, guest_key="")
 
 
 def claim_on_login(sender, request, user, **kwargs) -> None:
     if request is not None and hasattr(request, "session"):
-        guest_battles_claim(user=user, game_ids=request.session.get(SESSION_GAMES_KEY, []))
+        guest_battles_claim(user=user, game_ids=session_game_ids(request))
 
 
 def connect() -> None:

@@ -10,7 +10,7 @@ from django.db import transaction
 
 from webapp.labelling.models import JudgeVote
 from webapp.play.models import Game, Turn
-from webapp.play.visitors import SESSION_GAMES_KEY
+from webapp.play.visitors import session_game_ids
 
 
 @transaction.atomic
@@ -32,7 +32,7 @@ def guest_games_claim(*, user, game_ids: Iterable[int]) -> int:
 
 def claimable_games(request) -> int:
     """How many guest games this browser's session holds that an account would take over."""
-    game_ids = [int(i) for i in request.session.get(SESSION_GAMES_KEY, [])]
+    game_ids = session_game_ids(request)
     return Game.objects.filter(pk__in=game_ids, player__isnull=True).count() if game_ids else 0
 
 
@@ -40,7 +40,7 @@ def claim_on_login(sender, request, user, **kwargs) -> None:
     """`user_logged_in` receiver: the session's guest games become the account's."""
     if request is None or not hasattr(request, "session"):
         return
-    game_ids = [int(i) for i in request.session.get(SESSION_GAMES_KEY, [])]
+    game_ids = session_game_ids(request)
     if game_ids:
         guest_games_claim(user=user, game_ids=game_ids)
 

@@ -37,9 +37,15 @@ def client_ip(request) -> str:
     return request.META.get("REMOTE_ADDR", "")
 
 
+def session_game_ids(request) -> list[int]:
+    """The games this browser's session started (a guest may continue them; an account claims
+    them at sign-in)."""
+    return [int(i) for i in request.session.get(SESSION_GAMES_KEY, [])]
+
+
 def visitor_from_request(request) -> Visitor:
     user = request.user if request.user.is_authenticated else None
-    games = frozenset(int(i) for i in request.session.get(SESSION_GAMES_KEY, []))
+    games = frozenset(session_game_ids(request))
     return Visitor(
         user=user, guest_key="" if user else guest_key_for(client_ip(request)), session_games=games
     )
