@@ -23,21 +23,29 @@ QUICK_EVAL = standard_evaluation("infogain")
 COMPARE_MAX = 10  # jobs on one compare page
 
 
+def _runs_context(request) -> dict:
+    """The runs table, filtered by ?kind= and ?status=, and whether it refreshes (a job is
+    active)."""
+    kind, status = request.GET.get("kind") or None, request.GET.get("status") or None
+    return {
+        "jobs": selectors.jobs_list(kind, status),
+        "filter_kind": kind or "",
+        "filter_status": status or "",
+        "live": selectors.jobs_any_active(),
+    }
+
+
 @role_required(RESEARCHER)
 def dashboard(request):
-    kind, status = request.GET.get("kind") or None, request.GET.get("status") or None
     return render(
         request,
         "jobs/dashboard.html",
         {
-            "jobs": selectors.jobs_list(kind, status),
+            **_runs_context(request),
             "kinds": sorted(registry.REGISTRY.values(), key=lambda k: k.name),
             "queues": selectors.queue_lengths(),
             "workers": selectors.workers_health(),
             "quick_eval": QUICK_EVAL,
-            "filter_kind": kind or "",
-            "filter_status": status or "",
-            "live": selectors.jobs_any_active(),
         },
     )
 
@@ -45,12 +53,8 @@ def dashboard(request):
 @role_required(RESEARCHER)
 def runs(request):
     """The dashboard's runs table body (htmx polls it while any job is queued or running)."""
-    kind, status = request.GET.get("kind") or None, request.GET.get("status") or None
     context = {
-        "jobs": selectors.jobs_list(kind, status),
-        "filter_kind": kind or "",
-        "filter_status": status or "",
-        "live": selectors.jobs_any_active(),
+        **_runs_context(request),
         "selected": {parse_id(i) for i in request.GET.getlist("ids")} - {None},  # kept ticked
     }
     return render(request, "jobs/partials/runs.html", context)
