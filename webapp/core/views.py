@@ -6,7 +6,7 @@ from django.views.generic import RedirectView
 
 from webapp.catalog.selectors import word_list_summaries
 from webapp.labelling.selectors import games_not_blinded
-from webapp.leaderboards.selectors import leaderboard_latest
+from webapp.leaderboards.selectors import leaderboard_latest, people_list_rows
 from webapp.leaderboards.services import HUMANS, MODELS
 from webapp.play.models import GameStatus
 from webapp.play.selectors import game_list
@@ -20,10 +20,10 @@ def _board_top(board: str) -> list[dict]:
     """The first ranked rows of a stored leaderboard (people's pooled guests row is unranked).
     People are ranked per word list: only the most played list's rows (the meta lists it first)."""
     snapshot = leaderboard_latest(board)
-    rows = snapshot.rows if snapshot else []
-    lists = snapshot.meta.get("word_lists") if snapshot and board == HUMANS else None
-    if lists:
-        rows = [row for row in rows if row.get("word_list_key") == lists[0].get("key")]
+    if board == HUMANS:
+        _, rows = people_list_rows(snapshot)
+    else:
+        rows = snapshot.rows if snapshot else []
     return [row for row in rows if row.get("rank")][:BOARD_TOP]
 
 

@@ -29,3 +29,13 @@ def leaderboard_latest(board: str, key: str | None = None) -> LeaderboardSnapsho
             return None
         key = keys[0]["key"]
     return _newest(board, key or "")
+
+
+def people_list_rows(
+    humans: LeaderboardSnapshot | None, key: str | None = None
+) -> tuple[str | None, list[dict]]:
+    """The People board of one word list, (its key, its rows): `key` when the snapshot has that
+    list, else the most played list (the meta lists it first)."""
+    keys = [wl.get("key") for wl in (humans.meta.get("word_lists", []) if humans else [])]
+    key = key if key in keys else (keys[0] if keys else None)
+    return key, [r for r in (humans.rows if humans else []) if r.get("word_list_key") == key]

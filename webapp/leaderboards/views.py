@@ -8,7 +8,11 @@ from django.views.decorators.http import require_GET, require_POST
 
 from webapp.accounts.roles import RESEARCHER, require_role
 from webapp.leaderboards import services
-from webapp.leaderboards.selectors import leaderboard_latest, leaderboard_model_keys
+from webapp.leaderboards.selectors import (
+    leaderboard_latest,
+    leaderboard_model_keys,
+    people_list_rows,
+)
 
 CHART_ROWS = 40  # the ability chart shows the top rows; the table lists everyone
 
@@ -31,18 +35,14 @@ def _models_context(request) -> dict:
 def _people_context(request) -> dict:
     """The People board of one word list (`?people=<key>`, default the most played list)."""
     humans = leaderboard_latest(services.HUMANS)
-    lists = humans.meta.get("word_lists", []) if humans else []
-    keys = [wl.get("key") for wl in lists]
     wanted = request.GET.get("people") or None
-    key = wanted if wanted in keys else (keys[0] if keys else None)
+    key, rows = people_list_rows(humans, wanted)
     return {
         "humans": humans,
-        "people_lists": lists,
+        "people_lists": humans.meta.get("word_lists", []) if humans else [],
         "people_key": key,
-        "people_key_missing": wanted is not None and wanted not in keys,
-        "people_rows": [
-            r for r in (humans.rows if humans else []) if r.get("word_list_key") == key
-        ],
+        "people_key_missing": wanted is not None and wanted != key,
+        "people_rows": rows,
     }
 
 
