@@ -3,10 +3,10 @@ exclusion leaves a person's battles out of the ratings (bad-faith answers)."""
 
 from __future__ import annotations
 
-import uuid
-
 from django.conf import settings
 from django.db import models
+
+from webapp.core.fields import optional_user_link, public_id_field
 
 
 class BattleOutcome(models.TextChoices):
@@ -17,7 +17,7 @@ class BattleOutcome(models.TextChoices):
 
 
 class Battle(models.Model):
-    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    public_id = public_id_field()
     game_a = models.OneToOneField("play.Game", on_delete=models.PROTECT, related_name="battle_as_a")
     game_b = models.OneToOneField("play.Game", on_delete=models.PROTECT, related_name="battle_as_b")
     guesser_a = models.ForeignKey(
@@ -26,13 +26,7 @@ class Battle(models.Model):
     guesser_b = models.ForeignKey(
         "catalog.ModelSpec", on_delete=models.PROTECT, related_name="battles_as_b"
     )
-    player = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="arena_battles",
-    )
+    player = optional_user_link("arena_battles")
     guest_key = models.CharField(max_length=64, blank=True, help_text="hashed IP of a guest")
     word_source = models.CharField(
         max_length=16, help_text="kept (typed at the end) or word_list (drawn)"
@@ -64,22 +58,14 @@ class ArenaExclusion(models.Model):
     """A person whose battles count nowhere (a signed-in user, or a guest by hashed IP), with who
     excluded them and when; lifting keeps the record."""
 
-    player = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.CASCADE,
-        related_name="arena_exclusions",
-    )
+    player = optional_user_link("arena_exclusions", on_delete=models.CASCADE)
     guest_key = models.CharField(max_length=64, blank=True)
     reason = models.CharField(max_length=300, blank=True)
     excluded_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    lifted_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    lifted_by = optional_user_link("+")
     lifted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import enum
 
-from django.conf import settings
 from django.db import models
+
+from webapp.core.fields import optional_link, optional_user_link
 
 
 class Word(models.Model):
@@ -28,16 +29,10 @@ class WordList(models.Model):
     description = models.TextField(blank=True)
     source = models.CharField(max_length=200, blank=True, help_text="where the words came from")
     license = models.CharField(max_length=200, blank=True)
-    parent = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children"
-    )
-    curation_job = models.ForeignKey(
-        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    parent = optional_link("self", "children")
+    curation_job = optional_link("jobs.Job", "+")
     provenance = models.JSONField(default=dict, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
+    created_by = optional_user_link()
     created_at = models.DateTimeField(auto_now_add=True)
     words = models.ManyToManyField(Word, through="WordListEntry", related_name="word_lists")
 
@@ -138,12 +133,8 @@ class ModelSpec(models.Model):
     options = models.JSONField(
         default=dict, blank=True, help_text="kind-specific options (KB: sense mode, closed)"
     )
-    parent = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children"
-    )
-    produced_by = models.ForeignKey(
-        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    parent = optional_link("self", "children")
+    produced_by = optional_link("jobs.Job", "+")
     description = models.TextField(blank=True)
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)

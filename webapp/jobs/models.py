@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
+
+from webapp.core.fields import optional_link, optional_user_link
 
 
 class JobStatus(models.TextChoices):
@@ -59,16 +60,8 @@ class Job(models.Model):
         blank=True,
         help_text="when its task message was last handed to the broker (empty: not yet)",
     )
-    retry_of = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="retries"
-    )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="jobs",
-    )
+    retry_of = optional_link("self", "retries")
+    created_by = optional_user_link("jobs")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
@@ -126,13 +119,7 @@ class Checkpoint(models.Model):
     config = models.JSONField(
         default=dict, blank=True, help_text="the resolved config stored with it"
     )
-    model_spec = models.ForeignKey(
-        "catalog.ModelSpec",
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="checkpoints",
-    )
+    model_spec = optional_link("catalog.ModelSpec", "checkpoints")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

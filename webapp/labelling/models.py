@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from webapp.core.fields import optional_link, optional_user_link
+
 
 class LabelVerdict(models.TextChoices):
     YES = "yes", "yes"
@@ -16,33 +18,19 @@ class LabelVerdict(models.TextChoices):
 class JudgeVote(models.Model):
     """One judge's (or one person's) verdict on a (secret, question, history)."""
 
-    item = models.ForeignKey(
-        "DisagreementItem", null=True, blank=True, on_delete=models.CASCADE, related_name="votes"
-    )
-    turn = models.ForeignKey(
-        "play.Turn", null=True, blank=True, on_delete=models.SET_NULL, related_name="votes"
-    )
+    item = optional_link("DisagreementItem", "votes", on_delete=models.CASCADE)
+    turn = optional_link("play.Turn", "votes")
     secret = models.CharField(max_length=100)
     question = models.TextField()
     judge_name = models.CharField(max_length=100, help_text="model spec name, or human:<username>")
-    judge_spec = models.ForeignKey(
-        "catalog.ModelSpec", null=True, blank=True, on_delete=models.SET_NULL, related_name="votes"
-    )
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="votes",
-    )
+    judge_spec = optional_link("catalog.ModelSpec", "votes")
+    user = optional_user_link("votes")
     verdict = models.CharField(max_length=10)
     raw = models.TextField(blank=True)
     p_yes = models.FloatField(
         null=True, blank=True, help_text="a probabilistic judge's probability of yes"
     )
-    job = models.ForeignKey(
-        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="votes"
-    )
+    job = optional_link("jobs.Job", "votes")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -54,16 +42,8 @@ class DisagreementItem(models.Model):
     secret = models.CharField(max_length=100)
     question = models.TextField()
     history = models.JSONField(default=list, blank=True, help_text="earlier turns as dicts")
-    source_turn = models.ForeignKey(
-        "play.Turn", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    job = models.ForeignKey(
-        "jobs.Job",
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="disagreement_items",
-    )
+    source_turn = optional_link("play.Turn", "+")
+    job = optional_link("jobs.Job", "disagreement_items")
     is_control = models.BooleanField(
         default=False, help_text="an item the judges agreed on, kept as a control"
     )
@@ -78,9 +58,7 @@ class DisagreementItem(models.Model):
     labels_needed = models.PositiveSmallIntegerField(default=3)
     labels_count = models.PositiveSmallIntegerField(default=0)
     gold = models.CharField(max_length=10, choices=LabelVerdict.choices, blank=True)
-    adjudicated_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    adjudicated_by = optional_user_link("+")
     adjudicated_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import uuid
-
-from django.conf import settings
 from django.db import models
+
+from webapp.core.fields import optional_link, optional_user_link, public_id_field
 
 
 class GameMode(models.TextChoices):
@@ -28,40 +27,18 @@ class GameOutcome(models.TextChoices):
 
 
 class Game(models.Model):
-    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    public_id = public_id_field()
     mode = models.CharField(
         max_length=16, choices=GameMode.choices, default=GameMode.MODEL_VS_MODEL
     )
     secret = models.CharField(
         max_length=100, help_text="the secret word (for human judges: as confirmed at the end)"
     )
-    word = models.ForeignKey(
-        "catalog.Word", null=True, blank=True, on_delete=models.SET_NULL, related_name="games"
-    )
-    word_list = models.ForeignKey(
-        "catalog.WordList", null=True, blank=True, on_delete=models.SET_NULL, related_name="games"
-    )
-    guesser = models.ForeignKey(
-        "catalog.ModelSpec",
-        null=True,
-        blank=True,
-        on_delete=models.PROTECT,
-        related_name="games_as_guesser",
-    )
-    judge = models.ForeignKey(
-        "catalog.ModelSpec",
-        null=True,
-        blank=True,
-        on_delete=models.PROTECT,
-        related_name="games_as_judge",
-    )
-    player = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="games",
-    )
+    word = optional_link("catalog.Word", "games")
+    word_list = optional_link("catalog.WordList", "games")
+    guesser = optional_link("catalog.ModelSpec", "games_as_guesser", on_delete=models.PROTECT)
+    judge = optional_link("catalog.ModelSpec", "games_as_judge", on_delete=models.PROTECT)
+    player = optional_user_link("games")
     guest_key = models.CharField(max_length=64, blank=True, help_text="hashed IP of a guest player")
     config = models.JSONField(default=dict, blank=True, help_text="games.GameConfig as a dict")
     seed = models.BigIntegerField(default=0)
@@ -71,9 +48,7 @@ class Game(models.Model):
     )
     n_turns = models.PositiveIntegerField(default=0)
     initial_belief = models.FloatField(null=True, blank=True, help_text="log b_0")
-    job = models.ForeignKey(
-        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="games"
-    )
+    job = optional_link("jobs.Job", "games")
     sample_index = models.PositiveIntegerField(
         default=0, help_text="which of the k samples for this word (eval jobs)"
     )
@@ -115,13 +90,8 @@ class Turn(models.Model):
     verdict = models.CharField(max_length=10)
     feedback = models.CharField(max_length=300, blank=True)
     judge_raw = models.TextField(blank=True, help_text="the judge's own text")
-    judged_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="judged_turns",
-        help_text="the person who answered (human judge games)",
+    judged_by = optional_user_link(
+        "judged_turns", help_text="the person who answered (human judge games)"
     )
     reward = models.JSONField(default=dict, blank=True, help_text="named reward parts")
     total_reward = models.FloatField(default=0.0)
