@@ -4,10 +4,14 @@ field)."""
 from __future__ import annotations
 
 import dataclasses
+import logging
+import re
 import typing
+import uuid
 
 from django import forms
 from django.contrib import messages
+from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.shortcuts import redirect
@@ -16,6 +20,10 @@ from webapp.catalog.models import ModelKind, WordList
 from webapp.catalog.selectors import model_specs_for
 from webapp.jobs import registry, services
 from webapp.jobs.registry import JobKind
+
+log = logging.getLogger(__name__)
+SUBMISSION_SECONDS = 24 * 3600  # how long a launch form's token remembers the job it queued
+TOKEN = re.compile(r"[0-9a-f]{32}")
 
 # fields that name database objects get a select box of what exists
 REFERENCE_CHOICES = {
@@ -106,10 +114,23 @@ class ConfigForm(forms.Form):
     config's own checks, so every invalid field is reported at once, each at its field."""
 
     job_kind: JobKind
+    # one token per rendered form: a second POST of it (a double click, a resent form) shows
+    # the job the first one queued instead of queuing another
+    submission = forms.CharField(
+        widget=forms.HiddenInput,
+        initial=lambda: uuid.uuid4().hex,
+        required=False,
+        help_text="this form's token: sent twice, it queues one job",
+    )
+
+    def params(self) -> dict:
+        """The config's values of the cleaned form (the submission token is not one)."""
+        data = self.cleaned_data
+        return {k: v for k, v in data.items() if v is not None and k != "submission"}
 
     def clean(self):
         data = super().clean()
-        params = {k: v for k, v in data.items() if v is not None}
+        params = self.params()
         try:
             config = registry.build_config(self.job_kind, params)
             self.job_kind.check_references(config)
@@ -138,17 +159,63 @@ def add_validation_errors(form: forms.Form, error: ValidationError) -> None:
 def queue_from_form(request, form: ConfigForm, kind: JobKind) -> HttpResponse | None:
     """A launch form's POST (the launch page's and the admin's): queue the bound form's config
     through services.job_submit and redirect to the job's page with a message saying so, or None
-    with the errors on the form (the form's or the service's)."""
+    with the errors on the form (the form's or the service's). A form submitted again with the
+    same token queues nothing and redirects to the first submission's job."""
     if not form.is_valid():
         return None
-    params = {k: v for k, v in form.cleaned_data.items() if v is not None}
+    key = _submission_key(form)
+    if key is not None and not _claim_submission(key):
+        return _already_submitted(request, key)
     try:
-        job = services.job_submit(kind=kind.name, params=params, user=request.user)
+        job = services.job_submit(kind=kind.name, params=form.params(), user=request.user)
     except ValidationError as exc:
+        _forget_submission(key)  # the corrected form may be sent again with the same token
         add_validation_errors(form, exc)
         return None
     except services.JobNotPublished as exc:  # stored and queued; the sweep publishes it later
+        _remember_submission(key, exc.job_id)
         messages.warning(request, exc.message)
         return redirect("jobs:detail", job_id=exc.job_id)
+    _remember_submission(key, job.pk)
     messages.success(request, f"Queued {kind.name} job {job.pk}.")
     return redirect("jobs:detail", job_id=job.pk)
+
+
+# -- once-only submissions: the cache holds token -> job id (0 while the first is queuing) --
+def _submission_key(form: ConfigForm) -> str | None:
+    """The cache key of the form's token; None (no once-only check) without a well-formed one."""
+    token = form.cleaned_data.get("submission") or ""
+    return f"jobs:submission:{token}" if TOKEN.fullmatch(token) else None
+
+
+def _cache_call(method: str, *args):
+    """A cache call that fails open: without the cache a double submit is not caught, but the
+    launch still works."""
+    try:
+        return getattr(cache, method)(*args)
+    except Exception as exc:  # noqa: BLE001 - a cache outage must not refuse launches
+        log.warning("launch submission cache %s failed: %s", method, exc)
+        return None
+
+
+def _claim_submission(key: str) -> bool:
+    return _cache_call("add", key, 0, SUBMISSION_SECONDS) is not False
+
+
+def _remember_submission(key: str | None, job_id: int) -> None:
+    if key is not None:
+        _cache_call("set", key, job_id, SUBMISSION_SECONDS)
+
+
+def _forget_submission(key: str | None) -> None:
+    if key is not None:
+        _cache_call("delete", key)
+
+
+def _already_submitted(request, key: str) -> HttpResponse:
+    job_id = _cache_call("get", key)
+    if job_id:
+        messages.info(request, f"This form was already submitted: it queued job {job_id}.")
+        return redirect("jobs:detail", job_id=job_id)
+    messages.info(request, "This form was already submitted and its job is being queued.")
+    return redirect("jobs:dashboard")
