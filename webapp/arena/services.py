@@ -85,20 +85,39 @@ def battle_start(*, visitor: Visitor, word_list: str | None = None, rng=None) ->
     if word_list:
         words = list(play._word_list(word_list).entries.values_list("word__text", flat=True))
         secret = play.draw_secret(words, None)
-    games = [
-        play.game_start(visitor=visitor, role=play.ROLE_ANSWERER, guesser=name, secret=secret)
-        for name in (name_a, name_b)
-    ]
-    return Battle.objects.create(
-        game_a=games[0],
-        game_b=games[1],
-        guesser_a=specs[name_a],
-        guesser_b=specs[name_b],
-        player=visitor.user,
-        guest_key=visitor.guest_key,
-        word_source="word_list" if secret else "kept",
-        word=secret or "",
-    )
+    games: list[Game] = []
+    try:
+        for side, name in zip(SIDES, (name_a, name_b)):
+            games.append(_side_start(visitor, side, name, secret))
+        return Battle.objects.create(
+            game_a=games[0],
+            game_b=games[1],
+            guesser_a=specs[name_a],
+            guesser_b=specs[name_b],
+            player=visitor.user,
+            guest_key=visitor.guest_key,
+            word_source="word_list" if secret else "kept",
+            word=secret or "",
+        )
+    except BaseException:  # half a battle counts nowhere: its started game must not linger
+        Game.objects.filter(pk__in=[g.pk for g in games]).delete()
+        raise
+
+
+def _side_start(visitor: Visitor, side: str, guesser: str, secret: str | None) -> Game:
+    """One side's game with its first question asked; a failing guesser is not named."""
+    try:
+        return play.game_start(
+            visitor=visitor, role=play.ROLE_ANSWERER, guesser=guesser, secret=secret
+        )
+    except ApplicationError as err:
+        if err.status < 500:
+            raise
+        raise ApplicationError(
+            f"Guesser {side.upper()} failed to ask its first question; start a battle again in "
+            "a moment.",
+            status=err.status,
+        ) from err
 
 
 def battle_get(public_id, visitor: Visitor) -> Battle:

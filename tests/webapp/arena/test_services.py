@@ -231,3 +231,29 @@ def test_giving_up_just_after_the_battle_finished_is_refused(arena, user, monkey
     assert err.value.status == 409
     battle = services.battle_get(battle.public_id, visitor)
     assert battle.outcome == "tie" and not battle.abandoned
+
+
+def test_a_guesser_failing_at_the_start_leaves_no_half_battle_and_is_not_named(
+    arena, user, monkeypatch
+):
+    from games.guessers.base import Guesser
+    from webapp.arena.models import Battle
+    from webapp.play.models import Game
+
+    asked = []
+    real_ask = Guesser.ask
+
+    def second_side_fails(self, state):
+        asked.append(1)
+        if len(asked) > 1:  # the first side's first question is asked, the second side's fails
+            raise RuntimeError("model server down")
+        return real_ask(self, state)
+
+    monkeypatch.setattr(Guesser, "ask", second_side_fails)
+    with pytest.raises(ApplicationError) as err:
+        services.battle_start(visitor=visitor_of(user), rng=random.Random(0))
+    assert err.value.status == 502 and "Guesser B failed to ask its first question" in (
+        err.value.message
+    )
+    assert STRONG not in err.value.message and WEAK not in err.value.message
+    assert Game.objects.count() == 0 and Battle.objects.count() == 0
