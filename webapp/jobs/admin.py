@@ -72,25 +72,27 @@ class JobAdmin(admin.ModelAdmin):
         }
         return TemplateResponse(request, "admin/jobs/job/add_job.html", context)
 
-    @admin.action(description="Cancel the selected jobs")
-    def cancel_jobs(self, request, queryset):
-        done = 0
+    def _each_job(self, request, queryset, act) -> list:
+        """`act(job)` on each selected job: a refusal (ApplicationError) is shown as a warning and
+        the others go on. Returns what the accepted calls returned."""
+        accepted = []
         for job in queryset:
             try:
-                services.job_cancel(job=job)
-                done += 1
+                accepted.append(act(job))
             except ApplicationError as exc:
                 self.message_user(request, exc.message, messages.WARNING)
-        self.message_user(request, f"Asked {done} job(s) to stop.")
+        return accepted
+
+    @admin.action(description="Cancel the selected jobs")
+    def cancel_jobs(self, request, queryset):
+        asked = self._each_job(request, queryset, lambda job: services.job_cancel(job=job))
+        self.message_user(request, f"Asked {len(asked)} job(s) to stop.")
 
     @admin.action(description="Retry the selected jobs as new attempts")
     def retry_jobs(self, request, queryset):
-        queued = []
-        for job in queryset:
-            try:
-                queued.append(services.job_retry(job=job, user=request.user))
-            except ApplicationError as exc:
-                self.message_user(request, exc.message, messages.WARNING)
+        queued = self._each_job(
+            request, queryset, lambda job: services.job_retry(job=job, user=request.user)
+        )
         if queued:
             ids = ", ".join(str(j.pk) for j in queued)
             self.message_user(
