@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from games.types import Outcome
 from webapp.core.fields import optional_link, optional_user_link, public_id_field
 
 
@@ -19,11 +20,11 @@ class GameStatus(models.TextChoices):
     ABANDONED = "abandoned", "abandoned"
 
 
-class GameOutcome(models.TextChoices):
-    PLAYING = "playing", "playing"
-    WON = "won", "won"
-    LOST = "lost", "lost"
-    ABANDONED = "abandoned", "abandoned"
+# A game's outcome is the engine's (games.types.Outcome), stored by its value and labelled by it:
+# webapp.play.records turns the one into the other.
+GameOutcome = models.TextChoices(
+    "GameOutcome", [(o.name, (o.value, o.value)) for o in Outcome], module=__name__
+)
 
 
 class Game(models.Model):
