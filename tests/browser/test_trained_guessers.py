@@ -9,6 +9,7 @@ import pytest
 
 from tests.browser.conftest import screenshot
 from tests.webapp.play.support import truthful_verdict
+from webapp.catalog.shipped import POOL_LIST
 from webapp.play.models import Game
 
 pytestmark = pytest.mark.browser
@@ -37,6 +38,7 @@ def test_a_whole_game_against_a_trained_guesser_on_a_word_from_its_pool(
     note = page.locator(f"[data-guesser-note='{guesser}']")
     assert note.is_visible() and "knows only its pool" in note.inner_text()
     assert page.locator("[data-guesser-note]:visible").count() == 1
+    assert page.input_value("#judge-word-list") == POOL_LIST  # drawing draws from its pool
     page.fill("#pool-word", SECRET)  # typing in the box picks "from its pool"
     assert page.is_checked("#pick-word-radio")
     listed = page.get_attribute("#pool-word", "list")

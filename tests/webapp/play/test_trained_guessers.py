@@ -29,6 +29,7 @@ def trained(catalog, tmp_path):
 def test_the_start_page_offers_the_trained_guessers_with_their_pool(client, trained):
     html = client.get("/play/").content.decode()
     assert 'value="tiny-20q-sft" data-pool="bench-learningpool"' in html
+    assert f'data-pool-name="{POOL_LIST}"' in html  # the word list the draw preselects
     assert "tiny-20q-sft knows only its pool</strong>: the 400 words of bench-learning/pool" in html
     assert 'value="tiny-llama"' not in html  # a training base, not an opponent
     first = min(pool_words())

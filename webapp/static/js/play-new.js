@@ -18,8 +18,8 @@ document.addEventListener("DOMContentLoaded", () => {
       if (pool) poolWord.setAttribute("list", `pool-words-${pool}`);
       if (!pool && pickRadio.checked) document.querySelector("input[name=draw_word][value='']").checked = true;
     }
-    if (pool && wordList) {  // drawing for a pool guesser draws from its pool
-      const entry = [...wordList.options].find((o) => o.value.replace(/[^\w-]/g, "") === pool);
+    if (pool && wordList) {  // drawing for a pool guesser draws from its pool (by its exact name)
+      const entry = [...wordList.options].find((o) => o.value === option.dataset.poolName);
       if (entry) wordList.value = entry.value;
     }
   }
