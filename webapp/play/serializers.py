@@ -61,10 +61,15 @@ class AnswerDifferenceSerializer(serializers.Serializer):
     )
 
 
-class JudgeDisagreementSerializer(serializers.Serializer):
+# A question of a game the person judged and their answer: what a judge disagrees with. (A comment,
+# not a docstring: the subclasses would show it as their description in the API schema.)
+class PersonAnswerSerializer(serializers.Serializer):
     index = serializers.IntegerField()
     question = serializers.CharField()
     you = serializers.CharField()
+
+
+class JudgeDisagreementSerializer(PersonAnswerSerializer):
     said = serializers.CharField()
     raw = serializers.CharField()
     p_yes = serializers.FloatField(allow_null=True)
@@ -83,10 +88,7 @@ class JudgeComparisonSerializer(serializers.Serializer):
     disagreements = JudgeDisagreementSerializer(many=True, required=False)
 
 
-class KBDisagreementSerializer(serializers.Serializer):
-    index = serializers.IntegerField()
-    question = serializers.CharField()
-    you = serializers.CharField()
+class KBDisagreementSerializer(PersonAnswerSerializer):
     kb = serializers.CharField(help_text="the answer of the judge named in `judge`")
     kb_raw = serializers.CharField()
 
