@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 from dataclasses import asdict
 from pathlib import Path
 
@@ -24,6 +25,7 @@ MODELS_DIR = ROOT / "games" / "data" / "models"
 EVALUATION_DIR = MODELS_DIR / "evaluation"  # <name>.jsonl.gz games + evaluation.json provenance
 POOL_LIST = "bench-learning/pool"
 POOL_SPLITS = {"sft": Split.SFT, "rl": Split.RL, "val": Split.VAL, "test": Split.TEST}
+log = logging.getLogger(__name__)
 JUDGE = "kb-closed"  # the seeded closed-world KB judge: the judge the guessers were measured with
 
 
@@ -123,11 +125,21 @@ def seed_guesser_specs(directory: Path = MODELS_DIR) -> list[str]:
         spec, was_created = ModelSpec.objects.get_or_create(name=name, defaults=fields)
         if was_created:
             created.append(name)
+        elif not is_shipped_spec(spec):
+            log.warning(
+                "model spec %s is not the shipped guesser of that name: left as it is", name
+            )
         elif spec.path != fields["path"] or spec.options != fields["options"]:
             ModelSpec.objects.filter(pk=spec.pk).update(
                 path=fields["path"], options=fields["options"]
             )
     return created
+
+
+def is_shipped_spec(spec: ModelSpec) -> bool:
+    """Whether the seed registered this spec (a person's spec of the same name is not touched)."""
+    card = str(spec.options.get("model_card", ""))
+    return spec.kind == ModelKind.TRANSFORMERS and card.endswith(f"/{spec.name}/MODEL_CARD.md")
 
 
 def read_snapshot(path: Path) -> list[Trajectory]:
@@ -138,12 +150,19 @@ def read_snapshot(path: Path) -> list[Trajectory]:
 @transaction.atomic
 def import_evaluation(name: str, meta: dict, directory: Path = EVALUATION_DIR) -> bool:
     """One shipped guesser's stored evaluation as a finished evaluation job with its games (once:
-    a job that carries the snapshot's name and digest already holds them)."""
+    a job that carries the snapshot's digest already holds them). A re-shipped snapshot (a new
+    digest) replaces the guesser's earlier imported one, games and all, so nothing counts twice."""
     from webapp.jobs.models import Job, JobStatus
+    from webapp.play.models import Game
     from webapp.play.records import trajectories_store
 
-    if Job.objects.filter(kind="evaluation", result__snapshot__digest=meta["digest"]).exists():
+    imported = Job.objects.filter(
+        kind="evaluation", config__guesser=name, result__snapshot__digest__isnull=False
+    )
+    if imported.filter(result__snapshot__digest=meta["digest"]).exists():
         return False
+    Game.objects.filter(job__in=imported).delete()
+    imported.delete()
     guesser = ModelSpec.objects.get(name=name)
     judge = ModelSpec.objects.get(name=JUDGE)
     word_list = WordList.objects.get(name=POOL_LIST, version=1)
@@ -196,7 +215,7 @@ def seed_shipped_evaluations(directory: Path = EVALUATION_DIR) -> list[str]:
     imported = [
         name
         for name, meta in json.loads(index.read_text(encoding="utf-8"))["guessers"].items()
-        if ModelSpec.objects.filter(name=name).exists()
+        if any(is_shipped_spec(spec) for spec in ModelSpec.objects.filter(name=name))
         and (directory / meta["file"]).is_file()
         and import_evaluation(name, meta, directory)
     ]

@@ -134,3 +134,43 @@ def test_a_shipped_evaluation_whose_games_file_is_missing_is_skipped_not_a_crash
     (tmp_path / "tiny-20q-sft.jsonl.gz").unlink()
     assert shipped.seed_shipped_evaluations(tmp_path) == []
     assert not Job.objects.filter(kind="evaluation").exists()
+
+
+def test_a_reshipped_evaluation_replaces_the_imported_one_instead_of_counting_twice(tmp_path):
+    from webapp.jobs.models import Job
+    from webapp.play.models import Game
+
+    seed_model_specs()
+    shipped.seed_pool_word_list()
+    shipped.seed_guesser_specs()
+    meta = snapshot(tmp_path, "tiny-20q-sft")
+    assert shipped.seed_shipped_evaluations(tmp_path) == ["tiny-20q-sft"]
+    first = Job.objects.get(kind="evaluation")
+    meta["digest"] = "digest-of-a-new-snapshot"
+    (tmp_path / "evaluation.json").write_text(json.dumps({"guessers": {"tiny-20q-sft": meta}}))
+    assert shipped.seed_shipped_evaluations(tmp_path) == ["tiny-20q-sft"]
+    job = Job.objects.get(kind="evaluation")  # one job: the new snapshot's
+    assert job.pk != first.pk and job.result["snapshot"]["digest"] == "digest-of-a-new-snapshot"
+    assert Game.objects.count() == 2 and set(Game.objects.values_list("job", flat=True)) == {job.pk}
+
+
+def test_a_persons_spec_with_a_shipped_guessers_name_is_left_alone(tmp_path):
+    from webapp.jobs.models import Job
+
+    mine = ModelSpec.objects.create(
+        name="tiny-20q-sft", kind="openai", path="http://127.0.0.1:9/v1", options={"model": "m"}
+    )
+    seed_model_specs()
+    shipped.seed_pool_word_list()
+    assert "tiny-20q-sft" not in shipped.seed_guesser_specs()
+    mine.refresh_from_db()
+    assert (mine.kind, mine.path, mine.options) == (
+        "openai",
+        "http://127.0.0.1:9/v1",
+        {"model": "m"},
+    )
+    snapshot(tmp_path, "tiny-20q-sft")
+    assert (
+        shipped.seed_shipped_evaluations(tmp_path) == []
+    )  # its games are not the person's model's
+    assert not Job.objects.filter(kind="evaluation").exists()
