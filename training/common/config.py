@@ -14,9 +14,12 @@ from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from games.types import WIN_RULES
+
 # bounds in field metadata (read by check_between and the launch forms' number inputs)
 UNIT_FRACTION = {"min": 0, "max": 1, "max_open": True}  # [0, 1)
 OPEN_UNIT_INTERVAL = {"min": 0, "max": 1, "min_open": True, "max_open": True}  # (0, 1)
+POSITIVE_FRACTION = {"min": 0, "max": 1, "min_open": True}  # (0, 1]
 SCHEDULERS = ("cosine", "linear", "constant", "constant_with_warmup")
 PRECISIONS = ("auto", "bf16", "fp16", "fp32")
 SOURCES = ("teacher", "games")
@@ -153,6 +156,59 @@ def guesser_prompt_field() -> Any:
     )
 
 
+def base_model_knob(what: str) -> Any:
+    """The `base_model` field of a trainer: `what` (the model, the policy) it starts from."""
+    return knob(
+        "tiny-llama",
+        f"{what} to start from: a model spec name (web) or a model folder / hub id (command line)",
+    )
+
+
+def judge_knob(help_text: str) -> Any:
+    """The `judge` field of the jobs that play games: the knowledge-base judge by default."""
+    return knob("kb", help_text)
+
+
+def guesser_knob(help_text: str) -> Any:
+    """The `guesser` field of the jobs that play a reference guesser: information gain by
+    default."""
+    return knob("infogain", help_text)
+
+
+def split_knob(help_text: str = "only words of this split (empty = all)") -> Any:
+    """A field naming one of SPLITS of a word list ("" = every word, shown as "(all)")."""
+    return knob("", help_text, choices=SPLITS, blank="(all)")
+
+
+def limit_words_knob() -> Any:
+    """The `limit_words` field (also evaluation's `limit`): only the first N words, 0 = all."""
+    return knob(0, "only the first N words (0 = all)", min=0)
+
+
+def max_turns_knob(help_text: str = "questions per game") -> Any:
+    """The `max_turns` field of the jobs that play games: 20 questions, at most 200."""
+    return knob(20, help_text, min=1, max=200)
+
+
+def win_rule_knob(help_text: str) -> Any:
+    """The `win_rule` field of the jobs that play games (games.rules): the paper's by default."""
+    return knob("reference", help_text, choices=WIN_RULES)
+
+
+def lockstep_batch_knob(default: int) -> Any:
+    """The `batch_size` of the jobs that play games in lock-step."""
+    return knob(default, "games played in lock-step", min=1, max=4096)
+
+
+def temperature_knob(help_text: str, high: float) -> Any:
+    """A sampling temperature: 1 by default, in (0, `high`]."""
+    return knob(1.0, help_text, min=0, max=high, min_open=True)
+
+
+def check_limit_words(config: Any) -> None:
+    check_between(config, "limit_words", message="limit_words must be 0 (all) or positive")
+
+
 def check_guesser_prompt(value: str) -> None:
     _check(
         value in GUESSER_PROMPT_CHOICES,
@@ -234,13 +290,7 @@ class LoraSettings:
 
 @dataclass(frozen=True)
 class TrainConfig(LoraSettings):
-    base_model: str = knob(
-        "tiny-llama",
-        (
-            "the model to start from: a model spec name "
-            "(web) or a model folder / hub id (command line)"
-        ),
-    )
+    base_model: str = base_model_knob("the model")
     epochs: float = knob(2.0, "passes over the training data", min=0, max=1000, min_open=True)
     max_steps: int = knob(0, "stop after this many optimizer steps (0 = run every epoch)", min=0)
     learning_rate: float = knob(1e-5, "peak learning rate (AdamW)", **OPEN_UNIT_INTERVAL)
@@ -339,7 +389,7 @@ class GameDataConfig(TrainConfig):
             "(a model spec name; on the command line a games spec)"
         ),
     )
-    judge: str = knob("kb", "the judge of the teacher's games (and of DPO's rewards)")
+    judge: str = judge_knob("the judge of the teacher's games (and of DPO's rewards)")
     word_list: str = knob(
         "dbrl/train_sft",
         (
@@ -347,9 +397,7 @@ class GameDataConfig(TrainConfig):
             "(a word list name, or a file on the command line)"
         ),
     )
-    split: str = knob(
-        "", "only words of this split of the word list (empty = all)", choices=SPLITS, blank="(all)"
-    )
+    split: str = split_knob("only words of this split of the word list (empty = all)")
     pool_word_list: str = knob(
         "dbrl/solved",
         (
@@ -358,9 +406,7 @@ class GameDataConfig(TrainConfig):
         ),
     )
     teacher_samples: int = knob(1, "teacher games per word (different seeds)", min=1, max=64)
-    max_turns: int = knob(
-        20, "questions per game (also stated in the guesser's prompt)", min=1, max=200
-    )
+    max_turns: int = max_turns_knob("questions per game (also stated in the guesser's prompt)")
     games_guesser: str = knob(
         "", "source=games: only games of this guesser model spec (empty = any)"
     )
@@ -380,7 +426,7 @@ class GameDataConfig(TrainConfig):
         ),
         choices=SELECTIONS,
     )
-    limit_words: int = knob(0, "only the first N words (0 = all)", min=0)
+    limit_words: int = limit_words_knob()
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -399,4 +445,4 @@ class GameDataConfig(TrainConfig):
         check_between(self, "max_turns")
         check_between(self, "games_job", message="games_job must be 0 (any) or a job id")
         check_choice(self, "selection", SELECTIONS)
-        check_between(self, "limit_words", message="limit_words must be 0 (all) or positive")
+        check_limit_words(self)

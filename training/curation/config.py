@@ -5,7 +5,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from training.common.config import _check, check_between, check_choice, check_named, knob
+from training.common.config import (
+    _check,
+    check_between,
+    check_choice,
+    check_named,
+    guesser_knob,
+    judge_knob,
+    knob,
+    lockstep_batch_knob,
+    max_turns_knob,
+)
 
 SOURCES = ("word_lists", "top_nouns", "text")
 SPLIT_UNITS = ("fraction", "count")
@@ -59,7 +69,7 @@ class CurationConfig:
         multiline=True,
     )
     # 2. judge filter
-    judge: str = knob("kb", "judge of the solvability games (a judge model spec)")
+    judge: str = judge_knob("judge of the solvability games (a judge model spec)")
     kb_filter: bool = knob(
         True,
         (
@@ -89,7 +99,7 @@ class CurationConfig:
         ),
     )
     # 3. solvability
-    guesser: str = knob("infogain", "reference guesser (a guesser model spec)")
+    guesser: str = guesser_knob("reference guesser (a guesser model spec)")
     guesser_pool: str = knob(
         "candidates",
         (
@@ -100,7 +110,7 @@ class CurationConfig:
     )
     samples: int = knob(32, "k: games per word", min=1, max=256)
     min_solved: int = knob(1, "keep words solved in at least this many of the k games", min=0)
-    max_turns: int = knob(20, "questions per game", min=1, max=200)
+    max_turns: int = max_turns_knob()
     answer_noise: float = knob(
         0.0,
         (
@@ -112,7 +122,7 @@ class CurationConfig:
         max=0.5,
         max_open=True,
     )
-    batch_size: int = knob(256, "games played in lock-step", min=1, max=4096)
+    batch_size: int = lockstep_batch_knob(256)
     # 4. difficulty
     difficulty: str = knob(
         "rasch",

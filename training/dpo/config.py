@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from training.common.config import (
+    SELECTIONS,
     GameDataConfig,
     _check,
     check_between,
@@ -13,6 +14,7 @@ from training.common.config import (
     guesser_prompt_field,
     knob,
     new_defaults,
+    temperature_knob,
 )
 from training.dpo.pairs import REWARDS
 
@@ -50,7 +52,7 @@ class DPOJobConfig(GameDataConfig):
     selection: str = knob(
         "all",
         "games whose prefixes are histories: fastest, won or all",
-        choices=("fastest", "won", "all"),
+        choices=SELECTIONS,
     )
     prefixes_per_game: int = knob(4, "histories drawn from each game (0 = every turn)", min=0)
     candidates: int = knob(4, "N: next questions the policy samples per history", min=2, max=64)
@@ -74,9 +76,7 @@ class DPOJobConfig(GameDataConfig):
         0.25, "drop pairs whose best−worst reward gap is smaller (bits for infogain)", min=0
     )
     continuations: int = knob(2, "reward=success: games played on per candidate", min=1, max=64)
-    temperature: float = knob(
-        1.0, "sampling temperature of the candidates", min=0, max=5, min_open=True
-    )
+    temperature: float = temperature_knob("sampling temperature of the candidates", high=5)
     max_new_tokens: int = knob(32, "longest candidate question in tokens", min=1, max=1024)
     beta: float = knob(
         0.1, "DPO β: higher stays closer to the reference model", min=0, min_open=True

@@ -14,18 +14,27 @@ from typing import Any
 
 from games.types import WIN_RULES
 from training.common.config import (
-    SPLITS,
+    OPEN_UNIT_INTERVAL,
+    POSITIVE_FRACTION,
     UNIT_FRACTION,
     LoraSettings,
     _check,
+    base_model_knob,
     check_between,
     check_choice,
     check_guesser_prompt,
+    check_limit_words,
     check_named,
     check_split,
     guesser_prompt_field,
+    judge_knob,
     knob,
+    limit_words_knob,
     lora_field,
+    max_turns_knob,
+    split_knob,
+    temperature_knob,
+    win_rule_knob,
 )
 
 ADVANTAGES = ("turn", "trajectory")
@@ -44,41 +53,27 @@ PRECISIONS = ("auto", "bf16", "fp32")
 @dataclass(frozen=True)
 class GRPOConfig(LoraSettings):
     # -- what to train, on what ------------------------------------------------------------
-    base_model: str = knob(
-        "tiny-llama",
-        (
-            "the policy to start from: a model spec name "
-            "(web) or a model folder / hub id (command line)"
-        ),
-    )
-    judge: str = knob("kb", "the judge (environment): a model spec name or games spec")
+    base_model: str = base_model_knob("the policy")
+    judge: str = judge_knob("the judge (environment): a model spec name or games spec")
     word_list: str = knob(
         "dbrl/train_rl",
         ("training secrets: a word list name (web), a shipped list or a file (command line)"),
     )
-    split: str = knob("", "only words of this split (empty = all)", choices=SPLITS)
-    limit_words: int = knob(0, "only the first N words (0 = all)", min=0)
+    split: str = split_knob()
+    limit_words: int = limit_words_knob()
     # -- rollouts ------------------------------------------------------------------------------
     steps: int = knob(100, "GRPO steps (one batch of rollouts each)", min=1, max=100_000)
     secrets_per_step: int = knob(8, "secrets (groups) per step", min=1, max=4096)
     num_generations: int = knob(8, "G: rollouts per secret (the group)", min=2, max=256)
-    max_turns: int = knob(20, "questions per game (also stated in the prompt)", min=1, max=200)
-    win_rule: str = knob(
-        "reference",
-        (
-            "which questions win (games.rules): reference, "
-            "the paper's (the secret anywhere in the question, by token, "
-            "lemma or stem), or strict (a guess of one thing that is the secret)"
-        ),
-        choices=WIN_RULES,
+    max_turns: int = max_turns_knob("questions per game (also stated in the prompt)")
+    win_rule: str = win_rule_knob(
+        "which questions win (games.rules): reference, "
+        "the paper's (the secret anywhere in the question, by token, "
+        "lemma or stem), or strict (a guess of one thing that is the secret)"
     )
     guesser_prompt: str = guesser_prompt_field()
-    temperature: float = knob(
-        1.0,
-        "sampling temperature; log-probs in the loss use the same temperature",
-        min=0,
-        max=10,
-        min_open=True,
+    temperature: float = temperature_knob(
+        "sampling temperature; log-probs in the loss use the same temperature", high=10
     )
     max_completion_length: int = knob(32, "most tokens per question", min=1, max=4096)
     # -- rewards and advantages ---------------------------------------------------------------
@@ -158,13 +153,11 @@ class GRPOConfig(LoraSettings):
             "StarPO-S: keep this top fraction of secret groups by reward std "
             "(1 = keep every group, as the ΔBelief-RL reference does; RAGEN's StarPO-S keeps 0.25)"
         ),
-        min=0,
-        max=1,
-        min_open=True,
+        **POSITIVE_FRACTION,
     )
     # -- the loss ----------------------------------------------------------------------------------
     epsilon: float = knob(
-        0.2, "lower clip range ε_low: ratios below 1 − ε are clipped", min=0, max=1, max_open=True
+        0.2, "lower clip range ε_low: ratios below 1 − ε are clipped", **UNIT_FRACTION
     )
     epsilon_high: float = knob(0.28, "upper clip range ε_high (clip-higher, DAPO)", min=0, max=10)
     beta: float = knob(
@@ -202,14 +195,11 @@ class GRPOConfig(LoraSettings):
     learning_rate: float = knob(
         1e-5,
         "AdamW learning rate (constant; the paper's StarPO run 1e-5, its CIA run 3e-5)",
-        min=0,
-        max=1,
-        min_open=True,
-        max_open=True,
+        **OPEN_UNIT_INTERVAL,
     )
     adam_beta1: float = knob(0.9, "AdamW β1 (the reference: 0.9)", **UNIT_FRACTION)
     adam_beta2: float = knob(0.95, "AdamW β2 (the reference: 0.95)", **UNIT_FRACTION)
-    weight_decay: float = knob(0.0, "AdamW weight decay", min=0, max=1, max_open=True)
+    weight_decay: float = knob(0.0, "AdamW weight decay", **UNIT_FRACTION)
     max_grad_norm: float = knob(1.0, "gradient clipping norm (0 = none)", min=0)
     # -- model -------------------------------------------------------------------------------------
     lora: bool = lora_field("lora", True)
@@ -226,7 +216,7 @@ class GRPOConfig(LoraSettings):
         choices=ROLLOUT_BACKENDS,
     )
     vllm_gpu_memory_utilization: float = knob(
-        0.4, "vLLM's share of GPU memory", min=0, max=1, min_open=True, max_open=True
+        0.4, "vLLM's share of GPU memory", **OPEN_UNIT_INTERVAL
     )
     precision: str = knob("auto", "auto = bf16 on a bf16 GPU, else fp32", choices=PRECISIONS)
     cpu_threads: int = knob(0, "torch threads on a CPU (0 = every core)", min=0, max=1024)
@@ -236,10 +226,7 @@ class GRPOConfig(LoraSettings):
     warn_drop_fraction: float = knob(
         0.25,
         ("warn when reward std or entropy falls below this fraction of its max over the window"),
-        min=0,
-        max=1,
-        min_open=True,
-        max_open=True,
+        **OPEN_UNIT_INTERVAL,
     )
     warn_grad_norm_factor: float = knob(
         5.0,
@@ -264,16 +251,12 @@ class GRPOConfig(LoraSettings):
             "(command line); empty = a seeded sample of the training secrets"
         ),
     )
-    val_split: str = knob(
-        "", "only words of this split of val_word_list (empty = all)", choices=SPLITS
-    )
+    val_split: str = split_knob("only words of this split of val_word_list (empty = all)")
     val_steps: int = knob(10, "validate every N steps (and after the last)", min=1)
     warn_val_drop: float = knob(
         0.15,
         ("warn when validation success falls this far (absolute) below its value before training"),
-        min=0,
-        max=1,
-        min_open=True,
+        **POSITIVE_FRACTION,
     )
     seed: int = knob(0, "seed of the secret order and of every rollout")
 
@@ -294,7 +277,7 @@ class GRPOConfig(LoraSettings):
         check_named(self, "judge", "a judge")
         check_named(self, "word_list", "the training secrets")
         check_split(self)
-        check_between(self, "limit_words", message="limit_words must be 0 (all) or positive")
+        check_limit_words(self)
 
     def _check_rollouts(self) -> None:
         """How the games are played and sampled."""

@@ -9,8 +9,10 @@ from training.common.config import (
     TrainConfig,
     check_between,
     check_choice,
+    check_limit_words,
     check_named,
     knob,
+    limit_words_knob,
     new_defaults,
 )
 
@@ -53,7 +55,7 @@ class KnowledgeJobConfig(TrainConfig):
         2, "question sequences: facts of other words answered No", min=0, max=32
     )
     gloss: bool = knob(True, "statement sequences end with the word's WordNet gloss")
-    limit_words: int = knob(0, "only the first N words (0 = all)", min=0)
+    limit_words: int = limit_words_knob()
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -62,4 +64,4 @@ class KnowledgeJobConfig(TrainConfig):
         check_between(self, "sequences_per_word")
         check_between(self, "facts_per_sequence")
         check_between(self, "negatives_per_sequence")
-        check_between(self, "limit_words", message="limit_words must be 0 (all) or positive")
+        check_limit_words(self)
