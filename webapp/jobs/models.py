@@ -127,9 +127,7 @@ class Checkpoint(models.Model):
 
 
 class Artifact(models.Model):
-    job = models.ForeignKey(
-        Job, null=True, blank=True, on_delete=models.CASCADE, related_name="artifacts"
-    )
+    job = optional_link(Job, "artifacts", on_delete=models.CASCADE)
     kind = models.CharField(max_length=32, help_text="e.g. export-jsonl, export-parquet, wordlist")
     name = models.CharField(max_length=200)
     path = models.CharField(max_length=500)
