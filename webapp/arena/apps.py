@@ -7,6 +7,7 @@ class ArenaConfig(AppConfig):
     label = "arena"
 
     def ready(self) -> None:
-        from webapp.arena import claims
+        from webapp.arena import claims, deletions
 
         claims.connect()
+        deletions.connect()

@@ -8,6 +8,15 @@ from django.db import models
 
 from webapp.core.fields import optional_user_link, public_id_field
 
+DELETED_PREFIX = "deleted:"  # the key of a deleted account's battles (webapp.arena.deletions)
+
+
+def person_name(guest_key: str) -> str:
+    """How the people page and the admin name a person known only by key."""
+    if guest_key.startswith(DELETED_PREFIX):
+        return f"deleted account {guest_key.removeprefix(DELETED_PREFIX)}"
+    return f"guest {guest_key[:8]}"
+
 
 class BattleOutcome(models.TextChoices):
     PLAYING = "", "not finished"
@@ -58,7 +67,8 @@ class ArenaExclusion(models.Model):
     """A person whose battles count nowhere (a signed-in user, or a guest by hashed IP), with who
     excluded them and when; lifting keeps the record."""
 
-    player = optional_user_link("arena_exclusions", on_delete=models.CASCADE)
+    # a deleted account's exclusion stays, keyed like its battles (webapp.arena.deletions)
+    player = optional_user_link("arena_exclusions")
     guest_key = models.CharField(max_length=64, blank=True)
     reason = models.CharField(max_length=300, blank=True)
     excluded_by = models.ForeignKey(
@@ -72,5 +82,5 @@ class ArenaExclusion(models.Model):
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
-        who = self.player.get_username() if self.player_id else f"guest {self.guest_key[:8]}"
+        who = self.player.get_username() if self.player_id else person_name(self.guest_key)
         return f"{who} excluded{' (lifted)' if self.lifted_at else ''}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.db.models import Count, Q, QuerySet
 
 from games import rules
-from webapp.arena.models import ArenaExclusion, Battle
+from webapp.arena.models import ArenaExclusion, Battle, person_name
 from webapp.arena.services import SIDES, games_over
 from webapp.play.models import Game, GameOutcome, GameStatus
 from webapp.play.selectors import ANSWER_LABELS
@@ -123,7 +123,7 @@ def people_rows() -> list[dict]:
         out.append(
             {
                 "user_id": r["player_id"],
-                "name": f"guest {r['guest_key'][:8]}" if guest else r["player__username"],
+                "name": person_name(r["guest_key"]) if guest else r["player__username"],
                 "guest_key": r["guest_key"] if guest else "",
                 "battles": r["battles"],
                 "finished": r["finished"],
