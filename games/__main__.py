@@ -127,11 +127,14 @@ def run_eval(args) -> dict:
     )
     config = GameConfig(max_turns=args.max_turns, win_rule=args.win_rule)
     jobs = [(w, s) for s in range(args.samples) for w in playable]
+    position: dict[str, int] = {}  # a word's first place in the list seeds its games
+    for i, w in enumerate(words):
+        position.setdefault(w, i)
     trajectories = []
     start = time.perf_counter()
     for i in range(0, len(jobs), args.batch):
         chunk = jobs[i : i + args.batch]
-        seeds = [args.seed * 1_000_003 + s * 100_003 + words.index(w) for w, s in chunk]
+        seeds = [args.seed * 1_000_003 + s * 100_003 + position[w] for w, s in chunk]
         trajectories += rollout(guesser, judge, [w for w, _ in chunk], seeds=seeds, config=config)
     elapsed = time.perf_counter() - start
     summary = summarise(trajectories, k=args.samples)
