@@ -170,9 +170,14 @@ def judge_knob(help_text: str) -> Any:
 
 
 def guesser_knob(help_text: str) -> Any:
-    """The `guesser` field of the jobs that play a reference guesser: information gain by
-    default."""
+    """A field naming the guesser that plays (evaluation's and curation's `guesser`, the SFT/DPO
+    `teacher`): information gain by default."""
     return knob("infogain", help_text)
+
+
+def word_list_knob(default: str, what: str) -> Any:
+    """A field naming a word list of `what`: a word list name (web) or a file (command line)."""
+    return knob(default, f"{what} (a word list name, or a file on the command line)")
 
 
 def split_knob(help_text: str = "only words of this split (empty = all)") -> Any:
@@ -198,6 +203,11 @@ def win_rule_knob(help_text: str) -> Any:
 def lockstep_batch_knob(default: int) -> Any:
     """The `batch_size` of the jobs that play games in lock-step."""
     return knob(default, "games played in lock-step", min=1, max=4096)
+
+
+def question_tokens_knob(help_text: str, high: int) -> Any:
+    """The most tokens of a sampled question: 32 by default, at most `high`."""
+    return knob(32, help_text, min=1, max=high)
 
 
 def temperature_knob(help_text: str, high: float) -> Any:
@@ -382,20 +392,13 @@ class GameDataConfig(TrainConfig):
         "teacher: play the teacher against the judge on the words; games: stored games",
         choices=SOURCES,
     )
-    teacher: str = knob(
-        "infogain",
-        (
-            "source=teacher: the guesser that plays "
-            "(a model spec name; on the command line a games spec)"
-        ),
+    teacher: str = guesser_knob(
+        "source=teacher: the guesser that plays "
+        "(a model spec name; on the command line a games spec)"
     )
     judge: str = judge_knob("the judge of the teacher's games (and of DPO's rewards)")
-    word_list: str = knob(
-        "dbrl/train_sft",
-        (
-            "secrets to play or to select stored games by "
-            "(a word list name, or a file on the command line)"
-        ),
+    word_list: str = word_list_knob(
+        "dbrl/train_sft", "secrets to play or to select stored games by"
     )
     split: str = split_knob("only words of this split of the word list (empty = all)")
     pool_word_list: str = knob(

@@ -14,7 +14,9 @@ from training.common.config import (
     guesser_prompt_field,
     knob,
     new_defaults,
+    question_tokens_knob,
     temperature_knob,
+    word_list_knob,
 )
 from training.dpo.pairs import REWARDS
 
@@ -42,12 +44,8 @@ class DPOJobConfig(GameDataConfig):
     (the base model) samples `candidates` next questions per history; chosen/rejected = best/worst
     by `reward`. Batches count preference pairs."""
 
-    word_list: str = knob(
-        "dbrl/paper_rl",
-        (
-            "secrets of the games whose prefixes are histories "
-            "(a word list name, or a file on the command line)"
-        ),
+    word_list: str = word_list_knob(
+        "dbrl/paper_rl", "secrets of the games whose prefixes are histories"
     )
     selection: str = knob(
         "all",
@@ -77,7 +75,7 @@ class DPOJobConfig(GameDataConfig):
     )
     continuations: int = knob(2, "reward=success: games played on per candidate", min=1, max=64)
     temperature: float = temperature_knob("sampling temperature of the candidates", high=5)
-    max_new_tokens: int = knob(32, "longest candidate question in tokens", min=1, max=1024)
+    max_new_tokens: int = question_tokens_knob("longest candidate question in tokens", high=1024)
     beta: float = knob(
         0.1, "DPO β: higher stays closer to the reference model", min=0, min_open=True
     )

@@ -32,6 +32,7 @@ from training.common.config import (
     limit_words_knob,
     lora_field,
     max_turns_knob,
+    question_tokens_knob,
     split_knob,
     temperature_knob,
     win_rule_knob,
@@ -75,7 +76,7 @@ class GRPOConfig(LoraSettings):
     temperature: float = temperature_knob(
         "sampling temperature; log-probs in the loss use the same temperature", high=10
     )
-    max_completion_length: int = knob(32, "most tokens per question", min=1, max=4096)
+    max_completion_length: int = question_tokens_knob("most tokens per question", high=4096)
     # -- rewards and advantages ---------------------------------------------------------------
     advantage: str = knob(
         "turn",

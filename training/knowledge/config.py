@@ -14,6 +14,7 @@ from training.common.config import (
     knob,
     limit_words_knob,
     new_defaults,
+    word_list_knob,
 )
 
 
@@ -25,13 +26,7 @@ class KnowledgeJobConfig(TrainConfig):
     """Plain causal-LM training (every token) on sentences pairing each pool word with its facts.
     Defaults suit a tiny model trained from scratch (a higher learning rate than SFT)."""
 
-    word_list: str = knob(
-        "dbrl/solved",
-        (
-            "every candidate word, held-out ones included "
-            "(a word list name, or a file on the command line)"
-        ),
-    )
+    word_list: str = word_list_knob("dbrl/solved", "every candidate word, held-out ones included")
     sense: str = knob(
         DEFAULT_SENSE, "which senses of a word count (as for the KB judge)", choices=SENSE_MODES
     )
