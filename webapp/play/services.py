@@ -31,6 +31,7 @@ from webapp.catalog import builders
 from webapp.catalog.models import Word, WordList
 from webapp.catalog.selectors import ModelSpecUnavailable, model_spec_active, word_list_latest
 from webapp.core.exceptions import ApplicationError
+from webapp.core.singleflight import single_flight
 from webapp.labelling.models import JudgeVote
 from webapp.play.judge_checks import KB_JUDGE, LEARNED_JUDGE, judge_check
 from webapp.play.judge_checks import build_model as _build
@@ -47,6 +48,9 @@ HUMAN_VERDICTS = (Verdict.YES, Verdict.NO, Verdict.UNKNOWN, Verdict.INVALID, Ver
 # ("?" has no words, so no question can name it: only the person's "That's my word" ends the game).
 UNCONFIRMED_SECRET = "?"
 MAX_DRAW_TRIES = 200
+FIRST_QUESTION_HOLD = 300  # seconds one request may ask the first question before another may
+FIRST_QUESTION_WAIT = 30.0  # seconds another request waits for it
+FIRST_QUESTION_POLL = 0.25
 # People play under the strict win rule (games.rules): a guess names one thing, a question listing
 # several is invalid, a guess of another thing is No. Model games keep the rule of their job.
 PEOPLE_WIN_RULE = "strict"
@@ -150,19 +154,39 @@ def awaits_first_question(game: Game) -> bool:
     )
 
 
-def game_first_question(*, game_id: int, visitor: Visitor) -> Game:
+def game_first_question(
+    *, game_id: int, visitor: Visitor, wait_seconds: float = FIRST_QUESTION_WAIT
+) -> Game:
     """The model guesser's first question of a game started with `ask_first=False` (nothing to
-    do once it has one, so a repeated request is harmless)."""
+    do once it has one, so a repeated request is harmless). One request at a time asks the model:
+    a request arriving meanwhile waits up to `wait_seconds` for that question instead of asking
+    again (the page then asks once more if it is still not there)."""
     game = _visible_game(game_id, visitor)
     if not awaits_first_question(game):
         return game
-    plan = _guesser_plan(game, [])  # the guesser: no lock held
-    with transaction.atomic():
-        game = _locked_game(game_id, visitor)
-        if awaits_first_question(game):
-            _apply(game, plan)
-            game.save()
+    with single_flight(f"play:first-question:{game.pk}", FIRST_QUESTION_HOLD) as mine:
+        if not mine:
+            return _first_question_awaited(game_id, visitor, wait_seconds)
+        plan = _guesser_plan(game, [])  # the guesser: no lock held
+        with transaction.atomic():
+            game = _locked_game(game_id, visitor)
+            if awaits_first_question(game):
+                _apply(game, plan)
+                game.save()
     return game
+
+
+def _first_question_awaited(game_id: int, visitor: Visitor, wait_seconds: float) -> Game:
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        game = _visible_game(game_id, visitor)
+        if not awaits_first_question(game) or time.monotonic() >= deadline:
+            return game
+        _pause(FIRST_QUESTION_POLL)
+
+
+def _pause(seconds: float) -> None:
+    time.sleep(seconds)
 
 
 def turn_submit(*, game_id: int, visitor: Visitor, question: str, expected_index: int) -> Turn:

@@ -161,7 +161,8 @@ game_abandon = _player_action(AbandonForm, services.game_abandon)
 @require_POST
 def first_question(request, game_id: int):
     """The model's first question of a game just started (the game page asks for it at once and
-    shows progress meanwhile). Not counted against the guest limit: starting the game was."""
+    shows progress meanwhile). Not counted against the guest limit: starting the game was, and
+    the model is asked once however many requests arrive (services.game_first_question)."""
     return _act(
         request,
         game_id,
