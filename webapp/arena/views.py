@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -13,10 +13,9 @@ from webapp.arena import board, exports, selectors, services
 from webapp.arena.forms import BattleStartForm, EmptyForm, ExclusionForm, SideAnswerForm, WordForm
 from webapp.catalog.selectors import word_list_summaries
 from webapp.core.exceptions import ApplicationError
+from webapp.core.exports import TABLE_FORMATS, download
 from webapp.core.panels import panel_action, panel_status, redirect_without_htmx
 from webapp.play.visitors import remember_game, visitor_from_request
-
-CONTENT_TYPES = {"jsonl": "application/x-ndjson", "parquet": "application/vnd.apache.parquet"}
 
 
 @require_GET
@@ -149,8 +148,6 @@ def words_refresh(request):
 @require_GET
 @role_required(RESEARCHER)
 def export(request, fmt: str):
-    if fmt not in CONTENT_TYPES:
+    if fmt not in TABLE_FORMATS:
         raise Http404(fmt)
-    response = HttpResponse(exports.battles_export(fmt), content_type=CONTENT_TYPES[fmt])
-    response["Content-Disposition"] = f'attachment; filename="arena-battles.{fmt}"'
-    return response
+    return download(exports.battles_export(fmt), f"arena-battles.{fmt}")

@@ -12,11 +12,7 @@ import re
 from webapp.catalog.models import WordList
 from webapp.core.exports import jsonl_bytes, parquet_bytes
 
-FORMATS = {
-    "txt": "text/plain; charset=utf-8",
-    "jsonl": "application/jsonl",
-    "parquet": "application/vnd.apache.parquet",
-}
+FORMATS = ("txt", "jsonl", "parquet")
 
 
 def export_filename(word_list: WordList, fmt: str, suffix: str = "") -> str:

@@ -11,13 +11,14 @@ import json
 from urllib.parse import urlencode
 
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
 from webapp.accounts.roles import RESEARCHER, role_required
 from webapp.catalog import selectors
 from webapp.catalog.exports import FORMATS, export_bytes, export_filename
 from webapp.catalog.models import Split, WordList
+from webapp.core.exports import download
 
 SORTS = {
     "word": ("word",),
@@ -131,8 +132,4 @@ def word_list_download(request, pk: int, fmt: str):
     split, subset = _filters(request)
     rows = selectors.word_list_rows(word_list, split=split, subset=subset)
     suffix = "".join(f"-{v}" for v in (split, subset) if v)
-    response = HttpResponse(export_bytes(word_list, rows, fmt), content_type=FORMATS[fmt])
-    response["Content-Disposition"] = (
-        f'attachment; filename="{export_filename(word_list, fmt, suffix)}"'
-    )
-    return response
+    return download(export_bytes(word_list, rows, fmt), export_filename(word_list, fmt, suffix))

@@ -11,6 +11,27 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from django.http import HttpResponse
+
+TABLE_FORMATS = ("jsonl", "parquet")  # the formats of every table export (rows_export)
+# the media type of each export format, for every download the platform answers
+CONTENT_TYPES = {
+    "txt": "text/plain; charset=utf-8",
+    "jsonl": "application/jsonl",
+    "parquet": "application/vnd.apache.parquet",
+}
+
+
+def content_type_of(filename: str) -> str:
+    return CONTENT_TYPES.get(Path(filename).suffix.lstrip("."), "application/octet-stream")
+
+
+def download(body: bytes, filename: str) -> HttpResponse:
+    """An export as an attachment named `filename`, typed by its extension."""
+    response = HttpResponse(body, content_type=content_type_of(filename))
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
 
 def model_columns(model, lookups: Iterable[str]) -> list[tuple[str, Any]]:
     """The columns of `model.objects.values(*lookups)`, typed by the model's fields (`__` follows
@@ -93,7 +114,7 @@ def rows_export(rows: list[dict], fmt: str, schema) -> bytes:
         return jsonl_bytes(rows)
     if fmt == "parquet":
         return parquet_bytes(rows, schema)
-    raise ValueError(f"unknown export format {fmt!r}: use jsonl or parquet")
+    raise ValueError(f"unknown export format {fmt!r}: use {' or '.join(TABLE_FORMATS)}")
 
 
 class ChunkedWriter:

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 
 from webapp.accounts.roles import RESEARCHER, role_required
 from webapp.core.exceptions import ApplicationError
+from webapp.core.exports import content_type_of
 from webapp.core.hygiene import InputError, parse_id, parse_ids
 from webapp.jobs import formatting, registry, selectors, services
 from webapp.jobs.forms import config_form_class, queue_from_form
@@ -206,4 +207,9 @@ def artifact_download(request, artifact_id: int):
     allowed = [Path(settings.EXPORTS_DIR).resolve(), Path(settings.CHECKPOINTS_DIR).resolve()]
     if not path.is_file() or not any(path.is_relative_to(a) for a in allowed):
         raise Http404("artifact file is missing")
-    return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)
+    return FileResponse(
+        open(path, "rb"),
+        as_attachment=True,
+        filename=path.name,
+        content_type=content_type_of(path.name),
+    )

@@ -10,7 +10,7 @@ import functools
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -19,7 +19,7 @@ from django.views.decorators.http import require_POST
 from webapp.accounts.roles import ANNOTATOR, RESEARCHER, role_required
 from webapp.catalog.selectors import judge_sureness
 from webapp.core.exceptions import ApplicationError
-from webapp.core.exports import jsonl_bytes
+from webapp.core.exports import download, jsonl_bytes
 from webapp.core.hygiene import parse_id
 from webapp.jobs.models import Artifact
 from webapp.labelling import exports, selectors, services
@@ -289,11 +289,9 @@ def export(request, fmt: str):
     """Every item with its labels, the judges' votes and gold, as JSONL or Parquet."""
     rows = exports.label_rows()
     if fmt == "jsonl":
-        body, content_type = jsonl_bytes(rows), "application/x-ndjson"
+        body = jsonl_bytes(rows)
     elif fmt == "parquet":
-        body, content_type = exports.parquet_bytes(rows), "application/vnd.apache.parquet"
+        body = exports.parquet_bytes(rows)
     else:
         raise Http404(fmt)
-    response = HttpResponse(body, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="labels.{fmt}"'
-    return response
+    return download(body, f"labels.{fmt}")

@@ -50,6 +50,10 @@ def test_export_views_are_for_researchers(client, arena):
     stored_battle(STRONG, WEAK, "b")
     response = client.get("/arena/export/battles.jsonl")
     assert response.status_code == 200 and b'"outcome": "b"' in response.content
+    assert response["Content-Type"] == "application/jsonl"  # as every JSONL download
+    parquet = client.get("/arena/export/battles.parquet")
+    assert parquet["Content-Type"] == "application/vnd.apache.parquet"
+    assert parquet["Content-Disposition"] == 'attachment; filename="arena-battles.parquet"'
 
 
 def test_arena_words_get_a_new_version_only_when_there_are_new_words(arena):

@@ -108,7 +108,10 @@ def test_exports_round_trip_as_text_jsonl_and_parquet(pair, client, researcher, 
     assert text["Content-Disposition"] == 'attachment; filename="hand_built-v2.txt"'
     assert text.content.decode().splitlines() == [r["word"] for r in rows]
 
-    lines = client.get(f"/lists/{new.pk}/download/jsonl/").content.decode().splitlines()
+    assert text["Content-Type"] == "text/plain; charset=utf-8"
+    jsonl = client.get(f"/lists/{new.pk}/download/jsonl/")
+    assert jsonl["Content-Type"] == "application/jsonl"
+    lines = jsonl.content.decode().splitlines()
     parsed = [json.loads(line) for line in lines]
     assert [{k: v for k, v in p.items() if k not in ("list", "version")} for p in parsed] == rows
     assert parsed[0]["list"] == "hand/built" and parsed[0]["version"] == 2

@@ -335,6 +335,7 @@ def test_an_export_artifact_downloads_with_its_content_and_name(rclient, dirs, a
     assert response.status_code == 200
     assert b"".join(response.streaming_content) == b'{"word": "cat"}\n'
     assert response["Content-Disposition"] == 'attachment; filename="games.jsonl"'
+    assert response["Content-Type"] == "application/jsonl"  # as the other JSONL downloads
 
 
 def test_a_checkpoint_folder_artifact_downloads_too(rclient, dirs, artifact):

@@ -125,6 +125,7 @@ def test_exports_load_with_datasets(client, queued, researcher, tmp_path):
     item.save()
     client.force_login(researcher)
     jsonl = client.get("/labelling/export/labels.jsonl")
+    assert jsonl["Content-Type"] == "application/jsonl"
     rows = [json.loads(line) for line in jsonl.content.decode().splitlines()]
     assert len(rows) == 4 and {r["gold"] for r in rows} == {"", "yes"}
     organism = next(r for r in rows if r["id"] == item.pk)
@@ -135,6 +136,7 @@ def test_exports_load_with_datasets(client, queued, researcher, tmp_path):
     )
     parquet = client.get("/labelling/export/labels.parquet")
     assert parquet.status_code == 200 and parquet["Content-Disposition"].endswith('labels.parquet"')
+    assert parquet["Content-Type"] == "application/vnd.apache.parquet"
     (tmp_path / "labels.parquet").write_bytes(parquet.content)
     import datasets
 

@@ -11,9 +11,10 @@ from django.core.exceptions import ValidationError
 
 from training.common.config import _check, check_between, knob
 from training.reporting import StopRequested
+from webapp.core.exports import TABLE_FORMATS
 from webapp.play.exports import export_games, games_selection
 
-FORMATS = ("jsonl", "parquet")
+FORMATS = TABLE_FORMATS
 MODES = ("", "model", "human_guesser", "human_judge")
 
 
