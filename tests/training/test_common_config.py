@@ -125,3 +125,21 @@ def test_lora_target_modules_must_name_modules_or_be_all_linear_alone(modules):
         TrainConfig(lora=True, lora_target_modules=modules)
     assert TrainConfig(lora_target_modules=" q_proj ,v_proj").target_modules == ["q_proj", "v_proj"]
     assert TrainConfig(lora_target_modules="all-linear").target_modules == "all-linear"
+
+
+@pytest.mark.parametrize("config_class", [TrainConfig, DPOJobConfig, "grpo"])
+def test_every_trainer_refuses_the_same_adamw_settings_with_the_same_messages(config_class):
+    from training.common.config import ConfigErrors, build_checked
+    from training.grpo.config import GRPOConfig
+
+    config_class = GRPOConfig if config_class == "grpo" else config_class
+    bad = {"learning_rate": 1.5, "weight_decay": -0.1, "adam_beta2": 1.0, "max_grad_norm": -1}
+    with pytest.raises(ConfigErrors) as refused:
+        build_checked(config_class, **bad)
+    assert refused.value.messages == [
+        "learning_rate must be in (0, 1)",
+        "weight_decay must be in [0, 1)",
+        "adam_beta1 and adam_beta2 must be in [0, 1)",
+        "max_grad_norm must be >= 0",
+    ]
+    build_checked(config_class, learning_rate=1e-3, weight_decay=0.0, adam_beta2=0.95)

@@ -120,6 +120,16 @@ def check_between(
     _check(above and below, message or f"{name} must be between {low} and {high}", name)
 
 
+def check_adamw(config: Any) -> None:
+    """The AdamW settings every trainer shares (TrainConfig's jobs and GRPO): learning rate,
+    weight decay, betas and gradient clipping."""
+    check_between(config, "learning_rate", message="learning_rate must be in (0, 1)")
+    check_between(config, "weight_decay", message="weight_decay must be in [0, 1)")
+    for name in ("adam_beta1", "adam_beta2"):
+        check_between(config, name, message="adam_beta1 and adam_beta2 must be in [0, 1)")
+    check_between(config, "max_grad_norm", message="max_grad_norm must be >= 0")
+
+
 def check_choice(config: Any, name: str, choices: tuple[str, ...] | None = None) -> None:
     """The field `name` of `config` is one of `choices` (default: the field's metadata "choices",
     the launch form's select box), else a ValueError listing them."""
@@ -357,13 +367,9 @@ class TrainConfig(LoraSettings):
         check_named(self, "base_model", "the model to start from")
         check_between(self, "epochs", message="epochs must be in (0, 1000]")
         check_between(self, "max_steps", message="max_steps must be 0 (all epochs) or positive")
-        check_between(self, "learning_rate", message="learning_rate must be in (0, 1)")
+        check_adamw(self)
         check_choice(self, "lr_scheduler", SCHEDULERS)
         check_between(self, "warmup_ratio", message="warmup_ratio must be in [0, 1)")
-        check_between(self, "weight_decay", message="weight_decay must be in [0, 1)")
-        for name in ("adam_beta1", "adam_beta2"):
-            check_between(self, name, message="adam_beta1 and adam_beta2 must be in [0, 1)")
-        check_between(self, "max_grad_norm", message="max_grad_norm must be >= 0")
         check_between(self, "per_device_batch_size")
         _check(
             self.per_device_batch_size <= self.global_batch_size <= 1 << 20,

@@ -20,6 +20,7 @@ from training.common.config import (
     LoraSettings,
     _check,
     base_model_knob,
+    check_adamw,
     check_between,
     check_choice,
     check_guesser_prompt,
@@ -339,8 +340,7 @@ class GRPOConfig(LoraSettings):
 
     def _check_optimisation(self) -> None:
         """AdamW, the passes and the mini-batches."""
-        for name in ("adam_beta1", "adam_beta2"):
-            check_between(self, name, message="adam_beta1 and adam_beta2 must be in [0, 1)")
+        check_adamw(self)
         check_between(self, "num_iterations")
         check_between(self, "mini_batches")
         _check(
@@ -348,9 +348,6 @@ class GRPOConfig(LoraSettings):
             "mini_batches cannot exceed the games per step (secrets_per_step × num_generations)",
         )
         check_between(self, "forward_batch_size")
-        check_between(self, "learning_rate", message="learning_rate must be in (0, 1)")
-        check_between(self, "weight_decay", message="weight_decay must be in [0, 1)")
-        check_between(self, "max_grad_norm", message="max_grad_norm must be >= 0")
 
     def _check_model(self) -> None:
         """LoRA, the rollout backend, precision and threads."""
