@@ -4,6 +4,8 @@ field)."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import logging
 import re
 import typing
@@ -160,7 +162,7 @@ def queue_from_form(request, form: ConfigForm, kind: JobKind) -> HttpResponse | 
     """A launch form's POST (the launch page's and the admin's): queue the bound form's config
     through services.job_submit and redirect to the job's page with a message saying so, or None
     with the errors on the form (the form's or the service's). A form submitted again with the
-    same token queues nothing and redirects to the first submission's job."""
+    same token and settings queues nothing and redirects to the first submission's job."""
     if not form.is_valid():
         return None
     key = _submission_key(form)
@@ -176,16 +178,24 @@ def queue_from_form(request, form: ConfigForm, kind: JobKind) -> HttpResponse | 
         _remember_submission(key, exc.job_id)
         messages.warning(request, exc.message)
         return redirect("jobs:detail", job_id=exc.job_id)
+    except Exception:
+        _forget_submission(key)  # nothing was queued: the same form may be sent again
+        raise
     _remember_submission(key, job.pk)
     messages.success(request, f"Queued {kind.name} job {job.pk}.")
     return redirect("jobs:detail", job_id=job.pk)
 
 
-# -- once-only submissions: the cache holds token -> job id (0 while the first is queuing) --
+# -- once-only submissions: the cache holds token+settings -> job id (0 while it is queuing) --
 def _submission_key(form: ConfigForm) -> str | None:
-    """The cache key of the form's token; None (no once-only check) without a well-formed one."""
+    """The cache key of the form's token and settings; None (no once-only check) without a
+    well-formed token. The same token with other settings (the form changed after going back to
+    it) is a new launch, not a resend."""
     token = form.cleaned_data.get("submission") or ""
-    return f"jobs:submission:{token}" if TOKEN.fullmatch(token) else None
+    if not TOKEN.fullmatch(token):
+        return None
+    chosen = json.dumps(form.params(), sort_keys=True, default=str).encode()
+    return f"jobs:submission:{token}:{hashlib.sha256(chosen).hexdigest()}"
 
 
 def _cache_call(method: str, *args):

@@ -96,3 +96,24 @@ def test_a_form_without_a_well_formed_token_still_queues(rclient, no_queue, toke
     assert rclient.post("/jobs/new/smoke/", form).status_code == 302
     assert rclient.post("/jobs/new/smoke/", form).status_code == 302
     assert Job.objects.count() == 2  # nothing to tell a resend from a new launch by
+
+
+def test_a_launch_that_failed_unexpectedly_can_be_sent_again(rclient, no_queue):
+    token = token_of(rclient.get("/jobs/new/smoke/").content.decode())
+    failing = mock.patch("webapp.jobs.services.job_submit", side_effect=RuntimeError("db down"))
+    with failing, pytest.raises(RuntimeError):
+        rclient.post("/jobs/new/smoke/", {**SMOKE, "submission": token})
+    again = rclient.post("/jobs/new/smoke/", {**SMOKE, "submission": token})
+    job = Job.objects.get()  # before: "already submitted and being queued", and no job at all
+    assert again.status_code == 302 and again.url == f"/jobs/{job.pk}/"
+
+
+def test_a_form_sent_again_with_other_settings_queues_them(rclient, no_queue):
+    """Back to the launched form, one setting changed, launched again: a second job, not the
+    first one shown (a resent form is the same token with the same settings)."""
+    token = token_of(rclient.get("/jobs/new/smoke/").content.decode())
+    assert rclient.post("/jobs/new/smoke/", {**SMOKE, "submission": token}).status_code == 302
+    changed = rclient.post("/jobs/new/smoke/", {**SMOKE, "steps": "3", "submission": token})
+    second = Job.objects.order_by("-pk").first()
+    assert Job.objects.count() == 2 and second.config["steps"] == 3
+    assert changed.url == f"/jobs/{second.pk}/"
