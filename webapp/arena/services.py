@@ -88,7 +88,7 @@ def battle_start(*, visitor: Visitor, word_list: str | None = None, rng=None) ->
     games: list[Game] = []
     try:
         for side, name in zip(SIDES, (name_a, name_b)):
-            games.append(_side_start(visitor, side, name, secret))
+            games.append(_side_start(visitor, side, name, secret, (name_a, name_b)))
         return Battle.objects.create(
             game_a=games[0],
             game_b=games[1],
@@ -104,15 +104,18 @@ def battle_start(*, visitor: Visitor, word_list: str | None = None, rng=None) ->
         raise
 
 
-def _side_start(visitor: Visitor, side: str, guesser: str, secret: str | None) -> Game:
-    """One side's game with its first question asked; a failing guesser is not named."""
+def _side_start(
+    visitor: Visitor, side: str, guesser: str, secret: str | None, names: tuple[str, str]
+) -> Game:
+    """One side's game with its first question asked; neither guesser of the battle (`names`) is
+    named in a refusal."""
     try:
         return play.game_start(
             visitor=visitor, role=play.ROLE_ANSWERER, guesser=guesser, secret=secret
         )
     except ApplicationError as err:
         if err.status < 500:
-            raise
+            raise _unnamed(err, names) from err
         raise ApplicationError(
             f"Guesser {side.upper()} failed to ask its first question; start a battle again in "
             "a moment.",
@@ -169,9 +172,14 @@ def _blinded(err: ApplicationError, battle: Battle, side: str) -> ApplicationErr
             "stored); answer again in a moment.",
             status=err.status,
         )
+    return _unnamed(err, (battle.guesser_a.name, battle.guesser_b.name))
+
+
+def _unnamed(err: ApplicationError, names) -> ApplicationError:
+    """play's refusal with each of the battle's guesser names replaced by "the guesser"."""
     message = err.message
-    for spec in (battle.guesser_a, battle.guesser_b):
-        message = message.replace(spec.name, "the guesser")
+    for name in names:
+        message = message.replace(name, "the guesser")
     return ApplicationError(message, extra=err.extra, status=err.status)
 
 

@@ -257,3 +257,20 @@ def test_a_guesser_failing_at_the_start_leaves_no_half_battle_and_is_not_named(
     )
     assert STRONG not in err.value.message and WEAK not in err.value.message
     assert Game.objects.count() == 0 and Battle.objects.count() == 0
+
+
+def test_a_guesser_withdrawn_while_a_battle_starts_is_not_named(arena, user, monkeypatch):
+    """A guesser deactivated between the draw and its game's start: the refusal (a 4xx) says
+    which side, not which guesser, and no half battle is left."""
+    from webapp.arena.models import Battle
+    from webapp.catalog.models import ModelSpec
+    from webapp.play.models import Game
+
+    drawn_specs = services.arena_guessers()
+    monkeypatch.setattr(services, "arena_guessers", lambda: drawn_specs)
+    ModelSpec.objects.filter(name__in=[STRONG, WEAK]).update(is_active=False)
+    with pytest.raises(ApplicationError) as err:
+        services.battle_start(visitor=visitor_of(user), rng=random.Random(0))
+    assert err.value.status < 500
+    assert STRONG not in err.value.message and WEAK not in err.value.message, err.value.message
+    assert Game.objects.count() == 0 and Battle.objects.count() == 0
