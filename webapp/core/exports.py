@@ -22,13 +22,16 @@ CONTENT_TYPES = {
 }
 
 
-def content_type_of(filename: str) -> str:
-    return CONTENT_TYPES.get(Path(filename).suffix.lstrip("."), "application/octet-stream")
+def content_type_of(filename: str) -> str | None:
+    """The media type of an export format named by `filename`'s extension; None for any other
+    file (a FileResponse then guesses it from the name: JSON, gzip, ...)."""
+    return CONTENT_TYPES.get(Path(filename).suffix.lstrip("."))
 
 
 def download(body: bytes, filename: str) -> HttpResponse:
     """An export as an attachment named `filename`, typed by its extension."""
-    response = HttpResponse(body, content_type=content_type_of(filename))
+    content_type = content_type_of(filename) or "application/octet-stream"
+    response = HttpResponse(body, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 

@@ -347,6 +347,20 @@ def test_a_checkpoint_folder_artifact_downloads_too(rclient, dirs, artifact):
 
 
 @pytest.mark.parametrize(
+    ("name", "media_type"),
+    [("funnel.json", "application/json"), ("rows.jsonl.gz", "application/gzip")],
+)
+def test_other_artifacts_keep_their_media_type(rclient, dirs, artifact, name, media_type):
+    """Only the export formats' types are the platform's own; any other file is typed by its name
+    as before (a curation funnel is JSON, a compressed file gzip), not application/octet-stream."""
+    path = settings.CHECKPOINTS_DIR / "job-1" / name
+    path.parent.mkdir()
+    path.write_bytes(b"{}")
+    response = rclient.get(f"/jobs/artifacts/{artifact(path).pk}/download/")
+    assert response["Content-Type"] == media_type
+
+
+@pytest.mark.parametrize(
     "where",
     [
         "{exports}/job-1/../../secret.txt",  # climbs out with ../
