@@ -30,3 +30,12 @@ def single_flight(key: str, seconds: int) -> Iterator[bool]:
                 cache.delete(f"singleflight:{key}")
             except Exception as exc:  # noqa: BLE001 - it expires by itself
                 log.warning("single flight %s not released: %s", key, exc)
+
+
+def in_flight(key: str) -> bool:
+    """Whether some caller holds `key` now (without the cache: no one can be waited for)."""
+    try:
+        return cache.get(f"singleflight:{key}") is not None
+    except Exception as exc:  # noqa: BLE001 - a cache outage: nothing to wait for
+        log.warning("single flight %s unavailable: %s", key, exc)
+        return False

@@ -31,7 +31,7 @@ from webapp.catalog import builders
 from webapp.catalog.models import Word, WordList
 from webapp.catalog.selectors import ModelSpecUnavailable, model_spec_active, word_list_latest
 from webapp.core.exceptions import ApplicationError
-from webapp.core.singleflight import single_flight
+from webapp.core.singleflight import in_flight, single_flight
 from webapp.labelling.models import JudgeVote
 from webapp.play.judge_checks import KB_JUDGE, LEARNED_JUDGE, judge_check
 from webapp.play.judge_checks import build_model as _build
@@ -164,9 +164,10 @@ def game_first_question(
     game = _visible_game(game_id, visitor)
     if not awaits_first_question(game):
         return game
-    with single_flight(f"play:first-question:{game.pk}", FIRST_QUESTION_HOLD) as mine:
+    flight = f"play:first-question:{game.pk}"
+    with single_flight(flight, FIRST_QUESTION_HOLD) as mine:
         if not mine:
-            return _first_question_awaited(game_id, visitor, wait_seconds)
+            return _first_question_awaited(game_id, visitor, flight, wait_seconds)
         plan = _guesser_plan(game, [])  # the guesser: no lock held
         with transaction.atomic():
             game = _locked_game(game_id, visitor)
@@ -176,11 +177,16 @@ def game_first_question(
     return game
 
 
-def _first_question_awaited(game_id: int, visitor: Visitor, wait_seconds: float) -> Game:
+def _first_question_awaited(
+    game_id: int, visitor: Visitor, flight: str, wait_seconds: float
+) -> Game:
+    """The game once it has its first question, the request asking for it is done without one
+    (it failed: the page asks again) or `wait_seconds` have passed."""
     deadline = time.monotonic() + wait_seconds
     while True:
+        asking = in_flight(flight)  # read before the game: a question stored meanwhile is seen
         game = _visible_game(game_id, visitor)
-        if not awaits_first_question(game) or time.monotonic() >= deadline:
+        if not awaits_first_question(game) or not asking or time.monotonic() >= deadline:
             return game
         _pause(FIRST_QUESTION_POLL)
 

@@ -104,3 +104,24 @@ def test_a_request_waits_a_bounded_time_for_a_question_asked_elsewhere(
         visitor=visitor_of(player),
     )
     assert asked.state["pending"]["question"] and len(counted_asks) == 1  # no one else: it asks
+
+
+@pytest.mark.django_db
+def test_a_waiting_request_stops_waiting_when_the_asking_one_fails(
+    player, counted_asks, monkeypatch
+):
+    """The request asking the model failed (its lock let go, no question stored): the others
+    answer at once, for the page to ask again, instead of waiting out their time."""
+    game = started(player)
+    key = f"singleflight:play:first-question:{game.pk}"
+    assert cache.add(key, 1, timeout=60)  # another request is asking the model
+    monkeypatch.setattr(services, "_pause", lambda seconds: cache.delete(key))  # ... and fails
+    try:
+        began = time.monotonic()
+        waited = services.game_first_question(
+            game_id=game.pk, visitor=visitor_of(player), wait_seconds=5
+        )
+        assert time.monotonic() - began < 2  # before: the whole 5 s
+        assert services.awaits_first_question(waited) and counted_asks == []
+    finally:
+        cache.delete(key)
