@@ -48,7 +48,8 @@ HUMAN_VERDICTS = (Verdict.YES, Verdict.NO, Verdict.UNKNOWN, Verdict.INVALID, Ver
 # ("?" has no words, so no question can name it: only the person's "That's my word" ends the game).
 UNCONFIRMED_SECRET = "?"
 MAX_DRAW_TRIES = 200
-FIRST_QUESTION_HOLD = 300  # seconds one request may ask the first question before another may
+FIRST_QUESTION_HOLD = 90  # seconds one request may ask the first question (beyond the web
+# server's 60 s request timeout, so a live request keeps it and a killed one frees it soon)
 FIRST_QUESTION_WAIT = 30.0  # seconds another request waits for it
 FIRST_QUESTION_POLL = 0.25
 # People play under the strict win rule (games.rules): a guess names one thing, a question listing
