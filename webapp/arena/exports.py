@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from webapp.arena.models import Battle
+from webapp.arena.models import Battle, person_name
 from webapp.arena.selectors import counted_battles
 from webapp.core.exports import model_columns, rows_export
 from webapp.play.models import Turn
@@ -61,7 +61,8 @@ def battle_rows(battles=None) -> list[dict]:
         row = {
             "id": b.pk,
             "public_id": str(b.public_id),
-            "player": b.player.get_username() if b.player else "guest",
+            # as the people page names them: a guest by key, a deleted account by its number
+            "player": b.player.get_username() if b.player else person_name(b.guest_key),
             "word": b.word,
             "word_in_kb": b.word_in_kb,
             "word_source": b.word_source,

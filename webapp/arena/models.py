@@ -15,7 +15,7 @@ def person_name(guest_key: str) -> str:
     """How the people page and the admin name a person known only by key."""
     if guest_key.startswith(DELETED_PREFIX):
         return f"deleted account {guest_key.removeprefix(DELETED_PREFIX)}"
-    return f"guest {guest_key[:8]}"
+    return f"guest {guest_key[:8]}" if guest_key else "guest"
 
 
 class BattleOutcome(models.TextChoices):

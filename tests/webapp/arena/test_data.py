@@ -36,6 +36,12 @@ def test_the_export_has_one_row_per_finished_battle_with_each_sides_turns(arena)
     rows = [json.loads(line) for line in lines]
     assert [r["outcome"] for r in rows] == ["a", "tie"]
     assert [r["counted"] for r in rows] == [True, False]
+    assert [r["player"] for r in rows] == ["guest", "ada"]  # a guest with no key stored
+    ada_id = ada.pk
+    ada.delete()  # her battle stays, and stays apart from the guests'
+    assert json.loads(exports.battles_export("jsonl").decode().splitlines()[1])["player"] == (
+        f"deleted account {ada_id}"
+    )
     assert rows[0]["a_guesser"] == STRONG and rows[0]["a_turns"][0]["question"] == "Is it a dog?"
     table = pq.read_table(io.BytesIO(exports.battles_export("parquet")))
     assert table.num_rows == 2 and table.column("b_guesser").to_pylist() == [WEAK, STRONG]
