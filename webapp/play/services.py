@@ -14,18 +14,14 @@ import logging
 import secrets as secrets_module
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from dataclasses import field as dc_field
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from games import rules
-from games.engine import TwentyQuestions
 from games.judges.base import Judge, JudgeRequest, UnknownSecretError
 from games.judges.learned import WeightsError
-from games.types import GameConfig, JudgeAnswer, Outcome, Verdict
-from games.types import Turn as TurnData
+from games.types import GameConfig, JudgeAnswer, Verdict
 from webapp.accounts.roles import is_researcher
 from webapp.catalog import builders
 from webapp.catalog.models import Word, WordList
@@ -36,7 +32,17 @@ from webapp.labelling.models import JudgeVote
 from webapp.play.judge_checks import KB_JUDGE, LEARNED_JUDGE, judge_check
 from webapp.play.judge_checks import build_model as _build
 from webapp.play.models import Game, GameMode, GameOutcome, GameStatus, Turn
-from webapp.play.records import trajectory_of, turn_row
+from webapp.play.moves import (
+    HumanVerdict,
+    annotate,
+    apply_plan,
+    ended_plan,
+    engine_of,
+    guesser_plan,
+    ms_since,
+    store_turn,
+)
+from webapp.play.records import trajectory_of
 from webapp.play.visitors import Visitor
 
 ROLE_GUESSER, ROLE_ANSWERER = "guesser", "answerer"  # the person's role in the game
@@ -44,9 +50,6 @@ ROLES = (ROLE_GUESSER, ROLE_ANSWERER)
 DEFAULT_GUESSER, DEFAULT_WORD_LIST = "infogain", "dbrl/paper_test"
 MAX_TURNS_LIMIT = 50
 HUMAN_VERDICTS = (Verdict.YES, Verdict.NO, Verdict.UNKNOWN, Verdict.INVALID, Verdict.FINISHED)
-# The engine needs a secret; while a person keeps their word to themselves, "?" stands in for it
-# ("?" has no words, so no question can name it: only the person's "That's my word" ends the game).
-UNCONFIRMED_SECRET = "?"
 MAX_DRAW_TRIES = 200
 FIRST_QUESTION_HOLD = 90  # seconds one request may ask the first question (beyond the web
 # server's 60 s request timeout, so a live request keeps it and a killed one frees it soon)
@@ -58,20 +61,6 @@ PEOPLE_WIN_RULE = "strict"
 
 _rng = secrets_module.SystemRandom()
 log = logging.getLogger(__name__)
-
-
-class HumanVerdict(Judge):
-    """A person's answer to one question, in the engine's judge interface."""
-
-    name = "human"
-
-    def __init__(self, answer: JudgeAnswer | None = None):
-        self.answer = answer
-
-    def judge_batch(self, requests: Sequence[JudgeRequest]) -> list[JudgeAnswer]:
-        if self.answer is None:
-            raise RuntimeError("no human answer was given")
-        return [self.answer for _ in requests]
 
 
 # -- public services -------------------------------------------------------------------------
@@ -136,11 +125,11 @@ def game_start(
         exclude=[] if game.secret else ["secret"]
     )  # a kept word is confirmed at the end
     asks_now = ask_first and game.mode == GameMode.HUMAN_JUDGE
-    plan = _guesser_plan(game, []) if asks_now else None
+    plan = guesser_plan(game, []) if asks_now else None
     with transaction.atomic():
         game.save()
         if plan is not None:
-            _apply(game, plan)
+            apply_plan(game, plan)
             game.save()
     return game
 
@@ -169,11 +158,11 @@ def game_first_question(
     with single_flight(flight, FIRST_QUESTION_HOLD) as mine:
         if not mine:
             return _first_question_awaited(game_id, visitor, flight, wait_seconds)
-        plan = _guesser_plan(game, [])  # the guesser: no lock held
+        plan = guesser_plan(game, [])  # the guesser: no lock held
         with transaction.atomic():
             game = _locked_game(game_id, visitor)
             if awaits_first_question(game):
-                _apply(game, plan)
+                apply_plan(game, plan)
                 game.save()
     return game
 
@@ -200,12 +189,12 @@ def turn_submit(*, game_id: int, visitor: Visitor, question: str, expected_index
     """The person's next question in a game they guess; the game's model judge answers it."""
     game = _game_for_turn(game_id, visitor, GameMode.HUMAN_GUESSER, expected_index, lock=False)
     judge = _build(builders.judge_for, game.judge)
-    env = _engine(game, judge, trajectory_of(game).turns)
+    env = engine_of(game, judge, trajectory_of(game).turns)
     result = env.step(question if isinstance(question, str) else "")  # the judge: no lock held
     result.turn.extra["judge"] = game.judge.name
     with transaction.atomic():
         game = _game_for_turn(game_id, visitor, GameMode.HUMAN_GUESSER, expected_index)
-        row = _store_turn(game, env, result.turn)
+        row = store_turn(game, env, result.turn)
         game.save()
     return row
 
@@ -219,7 +208,7 @@ def answer_submit(*, game_id: int, visitor: Visitor, verdict: str, expected_inde
     if not pending or pending.get("index") != game.n_turns:
         raise ApplicationError("No question is waiting for an answer; reload the game.", status=409)
     turns = trajectory_of(game).turns
-    env = _engine(game, HumanVerdict(), turns)
+    env = engine_of(game, HumanVerdict(), turns)
     question = pending["question"]
     request = env.prejudge(question)
     answer, judged_by_person = None, isinstance(request, JudgeRequest)
@@ -240,16 +229,14 @@ def answer_submit(*, game_id: int, visitor: Visitor, verdict: str, expected_inde
             )  # checked when the person confirms the word
         else:
             answer = JudgeAnswer(verdict, raw=raw)
-    latency = _ms_since(pending.get("asked_at"))
+    latency = ms_since(pending.get("asked_at"))
     turn = env.finish_turn(question, request, answer, latency_ms=latency).turn
-    _annotate(turn, pending, judge="human" if judged_by_person else "rules")
+    annotate(turn, pending, judge="human" if judged_by_person else "rules")
     # the guesser's next question (or the end-of-game checks): no lock held
-    plan = (
-        _ended_plan(game, env, [*turns, turn]) if env.done else _guesser_plan(game, [*turns, turn])
-    )
+    plan = ended_plan(game, env, [*turns, turn]) if env.done else guesser_plan(game, [*turns, turn])
     with transaction.atomic():
         game = _game_for_turn(game_id, visitor, GameMode.HUMAN_JUDGE, expected_index)
-        row = _store_turn(game, env, turn, judged_by=visitor.user if judged_by_person else None)
+        row = store_turn(game, env, turn, judged_by=visitor.user if judged_by_person else None)
         if judged_by_person:
             JudgeVote.objects.create(
                 turn=row,
@@ -260,7 +247,7 @@ def answer_submit(*, game_id: int, visitor: Visitor, verdict: str, expected_inde
                 verdict=turn.verdict.value,
                 raw=turn.judge_raw,
             )
-        _apply(game, plan)
+        apply_plan(game, plan)
         game.save()
     return row
 
@@ -360,18 +347,16 @@ def game_abandon(*, game_id: int, visitor: Visitor) -> Game:
     game = _visible_game(game_id, visitor)
     if game.status != GameStatus.PLAYING:
         raise ApplicationError("This game is already over.", status=409)
-    plan = _ended_plan(
-        game, None, trajectory_of(game).turns
-    )  # the end-of-game checks: no lock held
+    plan = ended_plan(game, None, trajectory_of(game).turns)  # the end-of-game checks: no lock held
     with transaction.atomic():
         game = _locked_game(game_id, visitor)
         if game.status != GameStatus.PLAYING:
             raise ApplicationError("This game is already over.", status=409)
         if game.n_turns != len(plan.turns_before):
-            plan = _ended_plan(game, None, trajectory_of(game).turns)  # a turn landed meanwhile
+            plan = ended_plan(game, None, trajectory_of(game).turns)  # a turn landed meanwhile
         game.status, game.outcome = GameStatus.ABANDONED, GameOutcome.ABANDONED
         game.finished_at = timezone.now()
-        _apply(game, plan)
+        apply_plan(game, plan)
         game.save()
     return game
 
@@ -494,123 +479,3 @@ def _game_for_turn(
             extra={"n_turns": game.n_turns},
         )
     return game
-
-
-def _engine(game: Game, judge: Judge, turns: Sequence[TurnData]) -> TwentyQuestions:
-    """The game's engine as it stands: reset, then the stored turns re-applied without judging
-    again."""
-    env = TwentyQuestions(judge, GameConfig.from_dict(game.config))
-    env.reset(game.secret or UNCONFIRMED_SECRET, game.seed)
-    for turn in turns:
-        env.finish_turn(turn.question, JudgeAnswer(turn.verdict, raw=turn.judge_raw), None)
-    return env
-
-
-def _store_turn(game: Game, env: TwentyQuestions, turn: TurnData, judged_by=None) -> Turn:
-    row = turn_row(game, turn, judged_by=judged_by)
-    try:
-        with transaction.atomic():
-            row.save()
-    except IntegrityError as err:  # a database without row locks let a duplicate through
-        raise ApplicationError(
-            "This question was already answered; reload the game.", status=409
-        ) from err
-    game.n_turns = turn.index + 1
-    outcome = env.trajectory.outcome
-    if outcome is not Outcome.PLAYING:
-        game.outcome, game.status, game.finished_at = (
-            outcome.value,
-            GameStatus.FINISHED,
-            timezone.now(),
-        )
-    return row
-
-
-@dataclass
-class _Plan:
-    """What the model side does after a turn, computed without the database: the turns the rules
-    decide (stored as they are), the question a person must answer next, or the end-of-game
-    checks."""
-
-    env: TwentyQuestions | None
-    turns_before: list[TurnData]
-    decided: list[TurnData] = dc_field(default_factory=list)
-    pending: dict | None = None
-    kb_check: dict | None = None
-
-
-def _ended_plan(
-    game: Game, env: TwentyQuestions | None, turns: list[TurnData], decided: Sequence[TurnData] = ()
-) -> _Plan:
-    """The game ends after `turns` (+ `decided`, to store): the judges' check of a known word."""
-    every = [*turns, *decided]
-    config = GameConfig.from_dict(game.config)
-    checked = game.mode == GameMode.HUMAN_JUDGE and game.secret
-    check = judge_check(game.secret, every, config) if checked else None
-    return _Plan(env, list(turns), list(decided), kb_check=check)
-
-
-def _guesser_plan(game: Game, turns: list[TurnData]) -> _Plan:
-    """Ask the model guesser's next question; questions the rules decide (invalid, repeated, naming
-    a known word) are kept to store, the first one a person must judge becomes the pending one."""
-    guesser = _build(builders.guesser_for, game.guesser)
-    state = guesser.start(seed=game.seed)
-    state.data["win_rule"] = GameConfig.from_dict(game.config).win_rule  # what naming a word does
-    for turn in turns:
-        guesser.observe(state, turn)
-    env = _engine(game, HumanVerdict(), turns)
-    decided: list[TurnData] = []
-    while not env.done:
-        start = time.perf_counter()
-        try:
-            ask = guesser.ask(state)
-        except Exception as err:  # the details go to the log, not to the visitor
-            log.exception("guesser %s failed to ask in game %s", game.guesser.name, game.pk)
-            raise ApplicationError(
-                f"The guesser “{game.guesser.name}” failed to ask its question.", status=502
-            ) from err
-        pending = {
-            "index": len(env.trajectory.turns),
-            "question": ask.question,
-            "candidates_left": ask.candidates_left,
-            "top_candidates": [[w, float(p)] for w, p in ask.top_candidates]
-            if ask.top_candidates
-            else None,
-            "extra": ask.extra,
-            "guesser_ms": round((time.perf_counter() - start) * 1000, 2),
-            "asked_at": time.time(),
-        }
-        request = env.prejudge(ask.question)
-        if isinstance(request, JudgeRequest):
-            return _Plan(env, turns, decided, pending=pending)
-        turn = env.finish_turn(ask.question, request, None, latency_ms=0.0).turn
-        _annotate(turn, pending, judge="rules")
-        decided.append(turn)
-        guesser.observe(state, turn)
-    return _ended_plan(game, env, turns, decided)
-
-
-def _apply(game: Game, plan: _Plan) -> None:
-    """Store a plan in the (locked) game: its decided turns, then the pending question or the
-    end."""
-    for turn in plan.decided:
-        _store_turn(game, plan.env, turn)
-    if plan.pending is not None:
-        game.state["pending"] = plan.pending
-        return
-    game.state.pop("pending", None)
-    if plan.kb_check is not None:
-        game.state["kb_check"] = plan.kb_check
-
-
-def _annotate(turn: TurnData, pending: dict, judge: str) -> None:
-    turn.candidates_left = pending.get("candidates_left")
-    turn.top_candidates = (
-        [(w, p) for w, p in pending["top_candidates"]] if pending.get("top_candidates") else None
-    )
-    turn.extra.update(pending.get("extra") or {})
-    turn.extra.update(judge=judge, guesser_ms=pending.get("guesser_ms"))
-
-
-def _ms_since(timestamp: float | None) -> float | None:
-    return round((time.time() - timestamp) * 1000, 1) if timestamp else None
