@@ -23,12 +23,6 @@ SMOKE = {"message": "again", "steps": 2, "seconds_per_step": 0.0}
 
 
 @pytest.fixture
-def rclient(client, researcher):
-    client.force_login(researcher)
-    return client
-
-
-@pytest.fixture
 def queue():
     """Every Celery message `jobs.run` would send; run the on-commit hooks to see them."""
     with mock.patch("workers.tasks.job_run_task.apply_async") as apply_async:

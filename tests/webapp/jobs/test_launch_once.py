@@ -8,25 +8,10 @@ from unittest import mock
 import pytest
 from django.contrib.messages import get_messages
 
-from webapp.catalog.services import seed_model_specs, seed_word_lists
 from webapp.jobs.models import Job
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("seeded")]
 SMOKE = {"message": "hi", "steps": "2", "seconds_per_step": "0"}
-
-
-@pytest.fixture
-def rclient(client, researcher):
-    seed_word_lists()
-    seed_model_specs()
-    client.force_login(researcher)
-    return client
-
-
-@pytest.fixture
-def no_queue():
-    with mock.patch("workers.tasks.job_run_task.apply_async") as apply_async:
-        yield apply_async
 
 
 def token_of(page: str) -> str:

@@ -5,10 +5,9 @@ import pytest
 
 from training.common.config import ConfigErrors, build_checked
 from training.evaluation.config import EvaluationConfig
-from webapp.catalog.services import seed_model_specs, seed_word_lists
 from webapp.jobs.models import Job
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("seeded")]
 
 THREE_BAD = {"split": "bogus", "samples": 0, "limit": -3}
 MESSAGES = {
@@ -16,14 +15,6 @@ MESSAGES = {
     "samples": "samples must be between 1 and 256",
     "limit": "limit must be 0 (all words) or positive",
 }
-
-
-@pytest.fixture
-def rclient(client, researcher):
-    seed_word_lists()
-    seed_model_specs()
-    client.force_login(researcher)
-    return client
 
 
 def field_block(page: str, name: str) -> str:

@@ -28,12 +28,6 @@ def broker_down():
         yield m
 
 
-@pytest.fixture
-def rclient(client, researcher):
-    client.force_login(researcher)
-    return client
-
-
 def age(job: Job, seconds: float, **fields) -> None:
     """Pretend the job was created (and published, if it was) `seconds` ago."""
     past = timezone.now() - timedelta(seconds=seconds)

@@ -31,12 +31,6 @@ EVALUATION_RESULT = {
 }
 
 
-@pytest.fixture
-def rclient(client, researcher):
-    client.force_login(researcher)
-    return client
-
-
 def finished_evaluation(**fields) -> Job:
     now = timezone.now()
     values = {

@@ -1,30 +1,13 @@
-from unittest import mock
-
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from webapp.catalog.models import ModelSpec
-from webapp.catalog.services import seed_model_specs, seed_word_lists
 from webapp.jobs import selectors
 from webapp.jobs.models import Job, Metric
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("seeded")]
 SMOKE_FORM = {"message": "hi", "steps": "2", "seconds_per_step": "0"}  # the admin's add form
-
-
-@pytest.fixture
-def rclient(client, researcher):
-    seed_word_lists()
-    seed_model_specs()
-    client.force_login(researcher)
-    return client
-
-
-@pytest.fixture
-def no_queue():
-    with mock.patch("workers.tasks.job_run_task.apply_async") as apply_async:
-        yield apply_async
 
 
 def test_launch_form_is_generated_from_the_config_dataclass(rclient):
