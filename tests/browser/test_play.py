@@ -3,11 +3,13 @@ charts."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from games import rules
 from tests.browser.conftest import screenshot
-from tests.webapp.play.support import model_game, truthful_verdict
+from tests.webapp.play.support import model_game, slow_guessers, truthful_verdict
 from webapp.play import services
 from webapp.play.models import Game
 
@@ -221,25 +223,8 @@ def test_thats_my_word_only_on_a_guess_and_it_can_be_undone(page, play_catalog):
 def test_a_slow_guessers_first_question_shows_progress_at_once_and_is_shown_once(
     page, play_catalog, monkeypatch
 ):
-    import time
-
-    from webapp.catalog import builders
-
     slow_seconds = 3.0
-    real = builders.guesser_for
-
-    class SlowGuesser:  # the real guesser, but its questions take slow_seconds
-        def __init__(self, inner):
-            self.inner = inner
-
-        def __getattr__(self, name):
-            return getattr(self.inner, name)
-
-        def ask(self, state):
-            time.sleep(slow_seconds)
-            return self.inner.ask(state)
-
-    monkeypatch.setattr(builders, "guesser_for", lambda spec, **kw: SlowGuesser(real(spec, **kw)))
+    slow_guessers(monkeypatch, slow_seconds)  # the real guesser, but its questions take 3 s
     refused: list[str] = []  # the thinking state and its request stay within the CSP
     page.on("console", lambda m: refused.append(m.text) if "Content Security" in m.text else None)
     page.goto("/play/")

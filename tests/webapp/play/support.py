@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from functools import lru_cache
 
 from games import rules
 from games.types import Verdict
+from webapp.catalog import builders
 from webapp.catalog.services import (
     WORDLISTS_DIR,
     read_word_file,
@@ -94,3 +96,30 @@ def start_from_page(client, **form):
         assert asked.status_code == 200, asked.content
         game.refresh_from_db()
     return game
+
+
+class SlowGuesser:
+    """A test double: the real guesser, but each question takes `seconds`; the time each was asked
+    is recorded in `asks`."""
+
+    def __init__(self, inner, seconds: float, asks: list[float]):
+        self.inner, self.seconds, self.asks = inner, seconds, asks
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def ask(self, state):
+        self.asks.append(time.monotonic())
+        time.sleep(self.seconds)
+        return self.inner.ask(state)
+
+
+def slow_guessers(monkeypatch, seconds: float, double=SlowGuesser) -> list[float]:
+    """Every guesser the catalog builds becomes `double` (a SlowGuesser taking `seconds` a
+    question); returns the list its questions are recorded in."""
+    asks: list[float] = []
+    real = builders.guesser_for
+    monkeypatch.setattr(
+        builders, "guesser_for", lambda spec, **kw: double(real(spec, **kw), seconds, asks)
+    )
+    return asks

@@ -11,8 +11,7 @@ import pytest
 from django.core.cache import cache
 from django.db import connection
 
-from tests.webapp.play.support import seed_play_catalog, visitor_of
-from webapp.catalog import builders
+from tests.webapp.play.support import seed_play_catalog, slow_guessers, visitor_of
 from webapp.play import services
 from webapp.play.models import Game
 
@@ -22,23 +21,7 @@ SLOW_SECONDS = 1.0
 @pytest.fixture
 def counted_asks(monkeypatch):
     """Every question of the game's guesser takes SLOW_SECONDS and is counted."""
-    asks: list[float] = []
-    real = builders.guesser_for
-
-    class Slow:
-        def __init__(self, inner):
-            self.inner = inner
-
-        def __getattr__(self, name):
-            return getattr(self.inner, name)
-
-        def ask(self, state):
-            asks.append(time.monotonic())
-            time.sleep(SLOW_SECONDS)
-            return self.inner.ask(state)
-
-    monkeypatch.setattr(builders, "guesser_for", lambda spec, **kw: Slow(real(spec, **kw)))
-    return asks
+    return slow_guessers(monkeypatch, SLOW_SECONDS)
 
 
 def started(player) -> Game:

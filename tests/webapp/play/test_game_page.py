@@ -9,7 +9,7 @@ import time
 import pytest
 from django.utils.html import escape
 
-from webapp.catalog import builders
+from tests.webapp.play.support import SlowGuesser, slow_guessers
 from webapp.play.models import Game
 
 pytestmark = pytest.mark.django_db
@@ -17,24 +17,14 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 SLOW_SECONDS = 1.5
 
 
-class SlowGuesser:
-    """A test double: the real guesser, but every question takes SLOW_SECONDS."""
-
-    def __init__(self, inner):
-        self.inner = inner
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
+class BrokenGuesser(SlowGuesser):
     def ask(self, state):
-        time.sleep(SLOW_SECONDS)
-        return self.inner.ask(state)
+        raise RuntimeError("out of memory")
 
 
 @pytest.fixture
 def slow_guesser(monkeypatch):
-    real = builders.guesser_for
-    monkeypatch.setattr(builders, "guesser_for", lambda spec, **kw: SlowGuesser(real(spec, **kw)))
+    return slow_guessers(monkeypatch, SLOW_SECONDS)
 
 
 def start(client, **form) -> tuple[Game, float]:
@@ -95,18 +85,12 @@ def test_a_guesser_that_fails_shows_the_error_and_a_button_to_try_again(
     client, catalog, monkeypatch
 ):
     game, _ = start(client)
-
-    class Broken(SlowGuesser):
-        def ask(self, state):
-            raise RuntimeError("out of memory")
-
-    real = builders.guesser_for
-    monkeypatch.setattr(builders, "guesser_for", lambda spec, **kw: Broken(real(spec, **kw)))
+    slow_guessers(monkeypatch, 0, double=BrokenGuesser)
     html = client.post(f"/play/{game.pk}/first-question/", **HTMX).content.decode()
     assert "failed to ask its question" in html and 'id="ask-again"' in html
     assert "out of memory" not in html  # the error's text is logged, not shown
     assert 'hx-trigger="load"' not in html  # no endless retries
-    monkeypatch.setattr(builders, "guesser_for", real)
+    monkeypatch.undo()  # the real guesser again
     html = client.post(f"/play/{game.pk}/first-question/", **HTMX).content.decode()
     assert 'id="pending-question"' in html
 
@@ -158,13 +142,7 @@ def test_a_failing_guessers_panel_is_one_the_game_page_swaps_in(client, catalog,
     there, so the spinner would stay for good."""
     game, _ = start(client)
     page = client.get(f"/play/{game.pk}/").content.decode()
-
-    class Broken(SlowGuesser):
-        def ask(self, state):
-            raise RuntimeError("out of memory")
-
-    real = builders.guesser_for
-    monkeypatch.setattr(builders, "guesser_for", lambda spec, **kw: Broken(real(spec, **kw)))
+    slow_guessers(monkeypatch, 0, double=BrokenGuesser)
     response = client.post(f"/play/{game.pk}/first-question/", **HTMX)
     assert 'id="ask-again"' in response.content.decode()
     assert _swapped(page, response.status_code), response.status_code
