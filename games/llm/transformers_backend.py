@@ -36,6 +36,7 @@ from games.llm.base import (
     row_seeds,
 )
 from games.llm.prefix_cache import BLOCK, BufferLayer, PrefixStore
+from games.pretrained import BaseModelError, resolve_model
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,10 @@ def load_model(config: TransformersConfig) -> tuple[Any, Any]:
     """The tokenizer and the model in eval mode, with clear errors when they cannot be found."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    path = os.path.expanduser(config.model)
+    try:
+        path = os.path.expanduser(resolve_model(config.model))  # a base model's name: its folder
+    except BaseModelError as exc:
+        raise BackendError(str(exc)) from exc
     if os.path.isdir(path):
         source, local_only = path, True
     elif os.path.exists(path) or not _HUB_ID.match(config.model):

@@ -49,6 +49,12 @@ class VLLMBackend(LLMBackend):
         self._vllm = vllm
         self.model = model
         if engine is None:
+            from games.pretrained import BaseModelError, resolve_model
+
+            try:
+                model = resolve_model(model)  # a base model's name: its folder
+            except BaseModelError as exc:
+                raise BackendError(str(exc)) from exc
             if adapter is not None:
                 engine_options.setdefault("enable_lora", True)
                 engine_options.setdefault("max_lora_rank", max_lora_rank)
