@@ -420,8 +420,11 @@ def _strict_verdict(text: str, secret: str) -> tuple[Verdict, str] | None:
 
 def _another_thing(phrase: str, secret: str) -> bool:
     """Whether a guessed noun (not the secret) is a thing the secret is not: a knowledge-base noun
-    that is neither a category the secret is filed under (any of its senses) nor a broad one.
-    False for a secret outside the knowledge base: there the judge answers."""
+    that is neither a category the secret is filed under (any of its senses), nor a broad one, nor
+    an open one (games.kb.gaps: "pet" for a dog). False for a secret outside the knowledge base:
+    there the judge answers."""
+    from games.kb.gaps import open_categories
+
     kb = _kb()
     target, noun = kb.lookup(secret), kb.lookup(phrase)
     if target is None or noun is None or phrase in kb.concepts["prop"]:
@@ -429,6 +432,8 @@ def _another_thing(phrase: str, secret: str) -> bool:
     kind = kb.concept("isa", phrase)
     if kind is None:
         return True
+    if kb.features[kind].split(":", 1)[1] in open_categories():
+        return False
     return not kb.holds(target, kind, "any") and _kinds_of(kind) < CATEGORY_MIN_KINDS
 
 

@@ -2,11 +2,15 @@
 
 Yes when the question grounds to a `relation:concept` feature the secret has (the feature is the
 judge's raw text). A fact that is absent is a No only where the knowledge base is complete for a
-noun: its hypernyms under the judge's sense policy (`isa`). Parts, materials, relations and
+noun: its hypernyms under the judge's sense policy (`isa`), except where the taxonomy has gaps
+(games.kb.gaps: categories people file things under by use, such as "pet" for a dog, and senses
+WordNet misfiled, such as the tree sense of "redwood"). Parts, materials, relations and
 properties are stored sparsely (WordNet lists some parts of some things), so an absent one is
 `unknown` rather than a confident No ("Is it man-made?" for a comb). `closed=True` answers No to
 every absent fact: the closed world of the information-gain guesser's own model, which the
-training miniature plays in. A question that does not ground is `unknown`. Never raises.
+training miniature plays in (`vouch_all=True` keeps the open world's other answers but vouches
+for every absent category, as before the gaps were known). A question that does not ground is
+`unknown`. Never raises.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from collections.abc import Sequence
 
 from games.judges.base import Judge, JudgeRequest, UnknownSecretError
 from games.kb import DEFAULT_SENSE, KnowledgeBase, load_kb, normalise_key
+from games.kb.gaps import TaxonomyGaps
 from games.kb.knowledge import check_sense
 from games.kb.questions import FORMS, FUNCTION_WORDS, ground
 from games.types import JudgeAnswer, Verdict
@@ -27,11 +32,17 @@ COMPLETE_RELATIONS = ("isa",)  # relations whose absence the KB can vouch for
 
 class KBJudge(Judge):
     def __init__(
-        self, kb: KnowledgeBase | None = None, sense: str = DEFAULT_SENSE, closed: bool = False
+        self,
+        kb: KnowledgeBase | None = None,
+        sense: str = DEFAULT_SENSE,
+        closed: bool = False,
+        *,
+        vouch_all: bool = False,
     ):
         self.kb = kb or load_kb()
         self.sense = check_sense(sense)
         self.closed = bool(closed)
+        self.gaps = None if vouch_all else TaxonomyGaps(self.kb)
         self.name = (
             "kb" + ("" if sense == DEFAULT_SENSE else f"-{sense}") + ("-closed" if closed else "")
         )
@@ -77,8 +88,10 @@ class KBJudge(Judge):
                 return JudgeAnswer(Verdict.UNKNOWN, raw=raw)
             if feature in self.kb.feature_set(noun, self.sense):
                 return JudgeAnswer(Verdict.YES, raw=raw)
-            if self.closed or self.complete(feature):
+            if self.closed or (self.complete(feature) and self.vouches_no(noun, feature)):
                 return JudgeAnswer(Verdict.NO, raw=raw)
+            if self.complete(feature):
+                return JudgeAnswer(Verdict.UNKNOWN, raw=f"unknown: {raw} is a taxonomy gap")
             return JudgeAnswer(Verdict.UNKNOWN, raw=f"unknown: no {raw} fact stored")
         except Exception as err:  # a judge must answer whatever it is given
             return JudgeAnswer(Verdict.UNKNOWN, raw=f"error: {type(err).__name__}")
@@ -86,6 +99,13 @@ class KBJudge(Judge):
     def complete(self, feature: int) -> bool:
         """Whether an absent `feature` is a fact the KB vouches for (its relation is complete)."""
         return self.kb.features[feature].split(":", 1)[0] in COMPLETE_RELATIONS
+
+    def vouches_no(self, noun: int, feature: int) -> bool:
+        """Whether the absence of a complete-relation `feature` is a No for this noun (not a gap
+        of the taxonomy: games.kb.gaps)."""
+        if self.gaps is None:
+            return True
+        return self.gaps.vouches_no(noun, self.kb.features[feature].split(":", 1)[1])
 
     def judge_batch(self, requests: Sequence[JudgeRequest]) -> list[JudgeAnswer]:
         return [self.answer(r.secret, r.question) for r in requests]

@@ -49,9 +49,9 @@ def _rows():
         {"secret": "dog", "question": "Is it a kind of plant?", "answer": "no"},  # kb no: right
         {
             "secret": "dog",
-            "question": "Is it a pet?",
+            "question": "Is it a bird?",
             "answer": "yes",
-        },  # kb no (isa:pet absent): wrong
+        },  # kb no (isa:bird absent), the reference yes: counted wrong
         {"secret": "comb", "question": "Is it man-made?", "answer": "yes"},  # open kb: unknown
         {"secret": "dog", "question": "Can it fly?", "answer": "no"},  # ungrounded: unknown
         {"secret": "dog", "question": "Is it loud?", "answer": "tie"},  # skipped: not yes/no

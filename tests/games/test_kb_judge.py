@@ -141,12 +141,12 @@ def test_only_complete_facts_answer_no_unless_the_world_is_closed():
         ("car", "Is it made from hydrogen?"),
         ("dog", "Is it part of a car?"),
         ("dog", "Is it related to music?"),
+        ("dog", "Is it a pet?"),  # a gap of the taxonomy (games.kb.gaps)
     ]:
         assert KBJudge(kb).judge(secret, question).verdict is UNKNOWN, question
         assert closed.judge(secret, question).verdict is NO, question
     for secret, question, verdict in [
         ("dog", "Is it a kind of plant?", NO),
-        ("dog", "Is it a pet?", NO),
         ("dog", "Does it have a tail?", YES),
         ("apple", "Is it red?", YES),
     ]:
@@ -190,3 +190,55 @@ def test_a_game_through_the_engine(judge):
     assert env.step("Is it a guitar?").won
     with pytest.raises(UnknownSecretError):
         TwentyQuestions(judge).reset("flibbertigibbet")
+
+
+def test_the_taxonomy_gaps_answer_unknown_not_a_wrong_no():
+    """WordNet files a dog under domestic animal, not pet, and the tree sense of redwood under
+    cypress wood: the open-world judge answers unknown there (not the closed world's No), and
+    keeps its No where the taxonomy is sound."""
+    kb = load_kb()
+    judge, before = KBJudge(kb), KBJudge(kb, vouch_all=True)
+    for secret, question in [
+        ("dog", "Is it a pet?"),
+        ("cat", "Is it a pet?"),
+        ("redwood", "Is it a tree?"),
+        ("redwood", "Is it a plant?"),
+    ]:
+        assert before.judge(secret, question).verdict is NO, question
+        answer = judge.judge(secret, question)
+        assert answer.verdict is UNKNOWN and "taxonomy gap" in answer.raw, question
+    for secret, question, verdict in [
+        ("dog", "Is it a bird?", NO),
+        ("dog", "Is it a plant?", NO),
+        ("rose", "Is it a tree?", NO),
+        ("redwood", "Is it an animal?", NO),
+        ("redwood", "Is it wood?", YES),
+        ("oak", "Is it a tree?", YES),
+        ("hammer", "Is it a vehicle?", NO),
+    ]:
+        assert judge.judge(secret, question).verdict is verdict, (secret, question)
+
+
+def test_open_categories_are_measured_on_training_secrets_only():
+    """A category opens when the KB's No disagrees with the reference more often than the reference
+    with itself; rows of validation and test secrets never count."""
+    from training.judge.data import split_of
+    from training.judge.open_categories import closed_no_counts, open_categories
+
+    train = next(
+        w for w in ("dog", "cat", "cow", "horse", "wolf") if split_of(w, 10, 10) == "train"
+    )
+    held_out = next(
+        w
+        for w in ("lion", "tiger", "sheep", "goat", "pig", "fox", "bear", "deer")
+        if split_of(w, 10, 10) != "train"
+    )
+    rows = [
+        {"secret": train, "question": "Is it a pet?", "answer": a}
+        for a in ["yes"] * 3 + ["no"] * 17
+    ]
+    rows += [{"secret": held_out, "question": "Is it a pet?", "answer": "yes"}] * 50
+    assert closed_no_counts(rows) == {"pet": [17, 3]}
+    assert open_categories({"pet": [17, 3]}) == {"pet": {"no": 17, "yes": 3, "disagreement": 0.15}}
+    assert open_categories({"pet": [92, 8]}) == {}  # 8% < 8.2%: as sure as the reference
+    assert open_categories({"pet": [10, 9]}) == {}  # too few questions to tell

@@ -272,6 +272,14 @@ def test_strict_answers_a_guess_of_another_thing_no_before_any_judge():
     assert rules.feedback(Verdict.NO) == "No." and rules.feedback(Verdict.YES, "rule: x") == "Yes."
 
 
+def test_an_open_category_is_not_another_thing():
+    """A pet has under 100 kinds in WordNet, which files no dog under it (games.kb.gaps): "Is it a
+    pet?" is for the judge to answer, not a wrong guess; a real other thing still is one."""
+    assert verdict("Is it a pet?", "dog", STRICT) is None
+    assert verdict("Is it a pet?", "cat", STRICT) is None
+    assert verdict("Is it a cat?", "dog", STRICT)[0] is Verdict.NO
+
+
 @pytest.mark.parametrize(
     "question, thing",
     [
