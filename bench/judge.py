@@ -2,14 +2,16 @@
 object (and writes bench/results/judge.json).
 
 - judges: `python -m games judge-eval` figures of the KB judge before (closed world: every absent
-  fact a No) and after (open world: only absent hypernyms are a No), the learned judge and the
-  hybrid, on the same questions: every reference row of the shipped learned judge's test secrets
-  (split by a hash of the secret; never trained on, nor used to choose settings);
-- speed: answers per second in batches of 4,096 on those rows, every judge with empty caches,
-  and the learned judge's latency for one answer to a question it has not seen, about a secret
-  it has seen and about one it has not (median and p95);
-- --games: the information-gain guesser's success on dbrl/paper_test (20 questions, one game per
-  word) against each judge;
+  fact a No) and after (open world: only absent hypernyms are a No, outside the taxonomy's gaps),
+  the pretrained judge, the learned judge and the hybrid, on the same questions: every reference
+  row of the shipped judges' test secrets (split by a hash of the secret; never trained on, nor
+  used to choose settings);
+- speed: answers per second in batches of 4,096 on those rows, every judge with empty caches
+  (every pair is new: no cache helps), the pretrained and learned judges' latency for one answer
+  to a question they have not seen, about a secret they have seen and about one they have not
+  (median and p95), and the pretrained judge's load time in a fresh process (median of 3);
+- --games: the information-gain guesser's success on dbrl/paper_test (20 questions,
+  `--samples` games per word) against each judge, with the judge's share of the time;
 - --train: retrain the learned judge with the shipped weights' config and report the wall time
   and its held-out figures (seeded, so within a few thousandths of the shipped ones: torch's CPU
   kernels are not bit-for-bit deterministic across runs).
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -27,7 +30,9 @@ from pathlib import Path
 
 from bench import RESULTS_DIR, report
 from games.judge_eval import REFERENCE_TRIPLES, evaluate, read_triples
-from games.judges.learned import DEFAULT_WEIGHTS, LearnedJudge, load_model
+from games.judges.learned import DEFAULT_WEIGHTS, LearnedJudge, LearnedModel, load_model
+from games.judges.pretrained import DEFAULT_DIR as PRETRAINED_DIR
+from games.judges.pretrained import PretrainedJudge, read_meta
 from games.registry import build_guesser, build_judge
 from games.rollout import rollout
 from games.types import GameConfig
@@ -38,6 +43,7 @@ RESULTS = RESULTS_DIR / "judge.json"
 JUDGES = {
     "kb_closed": "kb:closed",
     "kb_open": "kb",
+    "pretrained": "pretrained",
     "learned": "learned",
     "kb+learned": "kb+learned",
 }
@@ -54,17 +60,43 @@ def held_out_rows(split: str = "test") -> tuple[list[dict], dict]:
 
 
 def fresh(judge):
-    """The judge with the learned model's caches emptied (models are shared within a process)."""
+    """The judge with the learned and pretrained models' caches emptied (models are shared within a
+    process)."""
     for part in (judge, getattr(judge, "learned", None)):
         if isinstance(part, LearnedJudge):
             part.model.clear_caches()
+        if isinstance(part, LearnedModel):
+            part.clear_caches()
+        if isinstance(part, PretrainedJudge):
+            part.model.clear_cache()
+            if part.learned is not None:
+                part.learned.clear_caches()
     return judge
 
 
-def latency_ms(rows: list[dict], n: int = 300) -> dict:
+def load_seconds(spec: str = "pretrained", runs: int = 3) -> dict:
+    """Seconds from a fresh interpreter to the judge's first answer (imports, base model, adapter),
+    the files already in the page cache: median and each run."""
+    code = (
+        "import time; t = time.perf_counter(); from games.registry import build_judge; "
+        f"j = build_judge({spec!r}); j.judge('dog', 'Is it an animal?'); "
+        "print(time.perf_counter() - t)"
+    )
+    times = [
+        float(
+            subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for _ in range(runs)
+    ]
+    return {"median": round(statistics.median(times), 2), "runs": [round(t, 2) for t in times]}
+
+
+def latency_ms(rows: list[dict], spec: str = "learned", n: int = 300) -> dict:
     """One answer at a time, each to a question the judge's caches have not seen: about a secret it
     has answered before, and about a new one."""
-    judge = fresh(LearnedJudge(DEFAULT_WEIGHTS))
+    judge = fresh(build_judge(spec))
     seen_questions, seen_secrets = set(), set()
     times: dict[str, list[float]] = {"known_secret": [], "new_secret": []}
     for r in rows:
@@ -88,8 +120,26 @@ def latency_ms(rows: list[dict], n: int = 300) -> dict:
     }
 
 
-def paper_test_games(spec: str) -> dict:
-    judge = fresh(build_judge(spec))
+class Timed:
+    """A judge that adds up the seconds its judge_batch calls take."""
+
+    def __init__(self, judge):
+        self.judge, self.seconds = judge, 0.0
+        self.name = judge.name
+
+    def check_secret(self, secret):
+        return self.judge.check_secret(secret)
+
+    def judge_batch(self, requests):
+        started = time.perf_counter()
+        try:
+            return self.judge.judge_batch(requests)
+        finally:
+            self.seconds += time.perf_counter() - started
+
+
+def paper_test_games(spec: str, samples: int = 1) -> dict:
+    judge = Timed(fresh(build_judge(spec)))
     words = []
     for w in read_words("dbrl/paper_test"):
         try:
@@ -100,10 +150,11 @@ def paper_test_games(spec: str) -> dict:
     guesser = build_guesser("infogain")
     started = time.perf_counter()
     games = []
-    for i in range(0, len(words), 64):
-        chunk = words[i : i + 64]
+    plays = [(w, s * len(words) + i) for s in range(samples) for i, w in enumerate(words)]
+    for i in range(0, len(plays), 64):
+        chunk = plays[i : i + 64]
         games += rollout(
-            guesser, judge, chunk, seeds=list(range(i, i + len(chunk))), config=GameConfig()
+            guesser, judge, [w for w, _ in chunk], seeds=[s for _, s in chunk], config=GameConfig()
         )
     won = [g for g in games if g.won]
     return {
@@ -116,6 +167,9 @@ def paper_test_games(spec: str) -> dict:
             4,
         ),
         "seconds": round(time.perf_counter() - started, 1),
+        "judge_seconds": round(judge.seconds, 1),
+        "judged": sum(t.verdict.value in ("yes", "no", "unknown") for g in games for t in g.turns),
+        "samples": samples,
     }
 
 
@@ -145,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--games", action="store_true", help="play infogain on dbrl/paper_test against each judge"
     )
+    parser.add_argument("--samples", type=int, default=1, help="--games: games per word")
     args = parser.parse_args(argv)
     rows, config = held_out_rows()
     meta = load_model().meta
@@ -172,9 +227,20 @@ def main(argv: list[str] | None = None) -> int:
             k: v for k, v in evaluate(fresh(build_judge(spec)), rows).items() if k != "judge"
         }
         print(f"{name}: {out['judges'][name]}", file=sys.stderr)
-    out["learned_latency_ms"] = latency_ms(rows)
+    out["latency_ms"] = {name: latency_ms(rows, name) for name in ("pretrained", "learned")}
+    out["pretrained_load_seconds"] = load_seconds()
+    out["pretrained_judge"] = {
+        k: v
+        for k, v in read_meta().items()
+        if k in ("base_model", "input", "combine", "calibration", "rows", "config")
+    }
+    out["pretrained_judge"]["bytes"] = sum(
+        p.stat().st_size for p in PRETRAINED_DIR.rglob("*") if p.is_file()
+    )
     if args.games:
-        out["infogain_paper_test"] = {name: paper_test_games(spec) for name, spec in JUDGES.items()}
+        out["infogain_paper_test"] = {
+            name: paper_test_games(spec, args.samples) for name, spec in JUDGES.items()
+        }
     if args.train:
         out["training"] = retrain(config)
     report(out, RESULTS)

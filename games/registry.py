@@ -2,8 +2,10 @@
 
 Specs: `kb` (or `kb:any`, `kb:first` for other sense modes; `:closed` appended, e.g.
 `kb:closed` or `kb:any:closed`, answers No to every fact it does not store), `infogain`, `random`,
-`hf:PATH` (a transformers folder or hub id), `openai:URL#MODEL`, `vllm:PATH`, and for judges
-`learned` (the shipped weights) or `learned:PATH`, `kb+learned` (or `kb+learned:PATH`) and
+`hf:PATH` (a transformers folder, a base model's name such as `hf:smollm2-135m-instruct`
+(games.pretrained), or a hub id), `openai:URL#MODEL`, `vllm:PATH`, and for judges `pretrained`
+(the shipped cross-encoder judge) or `pretrained:PATH` (a folder a judge job wrote), `learned`
+(the shipped weights) or `learned:PATH`, `kb+learned` (or `kb+learned:PATH`) and
 `ensemble:SPEC,SPEC,...`. Heavy modules are imported only when a spec needs them. LLM guessers
 take `question_extraction=` (`reply`, the default, or `first_question`; games.llm.chat) and
 `candidate_pool=` (words whose guesses the model scores after each answer: its top candidates); a
@@ -19,7 +21,7 @@ from games.guessers.base import Guesser
 from games.judges.base import Judge
 
 GUESSER_KINDS = ("infogain", "random", "hf", "openai", "vllm")
-JUDGE_KINDS = ("kb", "learned", "kb+learned", "hf", "openai", "vllm", "ensemble")
+JUDGE_KINDS = ("kb", "pretrained", "learned", "kb+learned", "hf", "openai", "vllm", "ensemble")
 
 
 class SpecError(ValueError):
@@ -45,6 +47,11 @@ def build_judge(spec: str, **options: Any) -> Judge:
     kind, target = _split(spec)
     if kind == "kb":
         return _kb_judge(target, options)
+    if kind == "pretrained":
+        from games.judges.pretrained import PretrainedJudge
+
+        path = target or options.pop("path", None) or None
+        return PretrainedJudge(path, abstain=float(options.pop("abstain", 0.0)))
     if kind in ("learned", "kb+learned"):
         from games.judges.learned import LearnedJudge
 

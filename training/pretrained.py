@@ -35,8 +35,8 @@ from pathlib import Path
 
 from games.pretrained import (
     BASE_MODELS,
-    ROOT,
     CARD_FILE,
+    ROOT,
     BaseModel,
     base_models_dir,
     folder_of,

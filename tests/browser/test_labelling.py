@@ -122,7 +122,7 @@ def test_label_with_the_keyboard_alone_including_undo_and_skip(
 
     page.keyboard.press("n")
     expect(labelled).to_have_text("2")
-    expect(question).to_have_text("“Is it a device?”")
+    expect(question).to_have_text("“Is it an electronic device?”")
     page.keyboard.press("Control+z")  # undo the "no": the organism question comes back
     expect(labelled).to_have_text("1")
     expect(announce).to_contain_text("Undone: your label on “Is it an organism?” was removed.")
@@ -130,7 +130,7 @@ def test_label_with_the_keyboard_alone_including_undo_and_skip(
     page.keyboard.press("u")
     expect(labelled).to_have_text("2")
 
-    expect(question).to_have_text("“Is it a device?”")
+    expect(question).to_have_text("“Is it an electronic device?”")
     page.screenshot(path=str(SHOTS / "labelling-item.png"), full_page=True)
     page.keyboard.press("Control+Space")  # skip the mouse
     expect(announce).to_contain_text("Skipped")
@@ -151,7 +151,7 @@ def test_label_with_the_keyboard_alone_including_undo_and_skip(
         "Is it an organism?": "unclear",
         "Is it a building?": "invalid",
     }
-    device = DisagreementItem.objects.get(question="Is it a device?")
+    device = DisagreementItem.objects.get(question="Is it an electronic device?")
     assert Assignment.objects.get(item=device, annotator=annotator).skipped_at is not None
     assert device.labels_count == 0
 

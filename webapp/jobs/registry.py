@@ -171,6 +171,14 @@ register_web_kind(  # gpu=False: the cpu queue whatever JOBS_GPU_QUEUE says
     "the reference answers, the gold labels and/or stored games' verdicts; registered as a judge.",
 )
 register_web_kind(
+    "pretrained_judge",
+    "training.judge.config:PretrainedJudgeJobConfig",
+    "judge",
+    "Train a pretrained judge (a cross-encoder fine-tuned from minilm-l6 with LoRA) on the "
+    "reference answers, the gold labels and/or stored games' verdicts; registered as a judge.",
+    gpu=True,
+)
+register_web_kind(
     "grpo",
     "training.grpo.config:GRPOConfig",
     "grpo",

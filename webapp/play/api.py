@@ -49,8 +49,8 @@ class GameStartApi(_GuestThrottled, APIView):
             required=False,
             max_length=100,
             help_text=(
-                f"default {services.LEARNED_JUDGE} when it is registered and active, "
-                f"else {services.KB_JUDGE}"
+                f"default: the first of {', '.join(services.DEFAULT_JUDGES)} that is registered, "
+                f"active and loads, else {services.KB_JUDGE}"
             ),
         )
         word_list = serializers.CharField(

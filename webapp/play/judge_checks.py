@@ -1,5 +1,5 @@
-"""How a person's answers compare with the cheap judges' (the knowledge base's and the learned
-judge's) once the word of a game a model asked about is known."""
+"""How a person's answers compare with the cheap judges' (the knowledge base's, the pretrained
+judge's and the learned judge's) once the word of a game a model asked about is known."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from webapp.catalog.models import ModelSpec
 from webapp.catalog.selectors import model_specs_for
 from webapp.core.exceptions import ApplicationError
 
-KB_JUDGE, LEARNED_JUDGE = "kb", "learned"
-CHECK_JUDGES = (KB_JUDGE, LEARNED_JUDGE)  # the cheap judges a person's answers are compared with
+KB_JUDGE, PRETRAINED_JUDGE, LEARNED_JUDGE = "kb", "pretrained", "learned"
+# the cheap judges a person's answers are compared with
+CHECK_JUDGES = (KB_JUDGE, PRETRAINED_JUDGE, LEARNED_JUDGE)
 
 
 def build_model(factory, spec: ModelSpec):
@@ -50,7 +51,8 @@ def judge_check(secret: str, turns: Sequence[TurnData], config: GameConfig | Non
             "available": False,
             "judges": [],
             "differences": [],
-            "note": "No knowledge-base or learned judge is registered, so nothing was compared.",
+            "note": "No knowledge-base, pretrained or learned judge is registered, so nothing "
+            "was compared.",
         }
     main = next((c for c in checks if c["available"]), checks[0])
     legacy = {

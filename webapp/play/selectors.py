@@ -219,13 +219,14 @@ def kb_judge():
 
 def question_helper(game: Game):
     """The knowledge-base judge whose question forms and concepts are suggested while a person
-    types: the game's own, or for the learned and hybrid judges (which read the knowledge base's
-    facts and answer any question) the default one. None for other judges."""
+    types: the game's own, or for the pretrained, learned and hybrid judges (which answer any
+    question) the default one. None for other judges."""
     if game.judge is None:
         return None
     if game.judge.kind == ModelKind.KB:
         return builders.judge_for(game.judge)
-    return kb_judge() if game.judge.kind in (ModelKind.LEARNED, ModelKind.HYBRID) else None
+    answers_any = (ModelKind.PRETRAINED, ModelKind.LEARNED, ModelKind.HYBRID)
+    return kb_judge() if game.judge.kind in answers_any else None
 
 
 def question_suggestions(*, game: Game, text: str) -> list[str]:

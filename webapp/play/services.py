@@ -21,6 +21,8 @@ from django.utils import timezone
 from games import rules
 from games.judges.base import Judge, JudgeRequest, UnknownSecretError
 from games.judges.learned import WeightsError
+from games.judges.pretrained import PretrainedJudgeError
+from games.pretrained import BaseModelError
 from games.types import GameConfig, JudgeAnswer, Verdict
 from webapp.accounts.roles import is_researcher
 from webapp.catalog import builders
@@ -29,7 +31,12 @@ from webapp.catalog.selectors import ModelSpecUnavailable, model_spec_active, wo
 from webapp.core.exceptions import ApplicationError
 from webapp.core.singleflight import in_flight, single_flight
 from webapp.labelling.models import JudgeVote
-from webapp.play.judge_checks import KB_JUDGE, LEARNED_JUDGE, judge_check
+from webapp.play.judge_checks import (
+    KB_JUDGE,
+    LEARNED_JUDGE,
+    PRETRAINED_JUDGE,
+    judge_check,
+)
 from webapp.play.judge_checks import build_model as _build
 from webapp.play.models import Game, GameMode, GameOutcome, GameStatus, Turn
 from webapp.play.moves import (
@@ -48,6 +55,7 @@ from webapp.play.visitors import Visitor
 ROLE_GUESSER, ROLE_ANSWERER = "guesser", "answerer"  # the person's role in the game
 ROLES = (ROLE_GUESSER, ROLE_ANSWERER)
 DEFAULT_GUESSER, DEFAULT_WORD_LIST = "infogain", "dbrl/paper_test"
+DEFAULT_JUDGES = (PRETRAINED_JUDGE, LEARNED_JUDGE)  # default_judge: the first that loads, else kb
 MAX_TURNS_LIMIT = 50
 HUMAN_VERDICTS = (Verdict.YES, Verdict.NO, Verdict.UNKNOWN, Verdict.INVALID, Verdict.FINISHED)
 MAX_DRAW_TRIES = 200
@@ -362,18 +370,21 @@ def game_abandon(*, game_id: int, visitor: Visitor) -> Game:
 
 
 def default_judge() -> str:
-    """The judge of a game a person asks in when they name none: the learned judge (it answers any
-    question) when it is registered, active and its weights load, else the knowledge-base judge."""
-    try:
-        spec = model_spec_active(LEARNED_JUDGE, "judge")
-    except ModelSpecUnavailable:
-        return KB_JUDGE
-    try:
-        builders.judge_for(spec)  # cached once it loads
-    except WeightsError as err:
-        log.warning("the default judge falls back to %s: %s", KB_JUDGE, err)
-        return KB_JUDGE
-    return LEARNED_JUDGE
+    """The judge of a game a person asks in when they name none: the first of DEFAULT_JUDGES (the
+    pretrained judge, then the learned judge: both answer any question) that is registered, active
+    and loads, else the knowledge-base judge."""
+    for name in DEFAULT_JUDGES:
+        try:
+            spec = model_spec_active(name, "judge")
+        except ModelSpecUnavailable:
+            continue
+        try:
+            builders.judge_for(spec)  # cached once it loads
+        except (WeightsError, PretrainedJudgeError, BaseModelError) as err:
+            log.warning("the default judge skips %s: %s", name, err)
+            continue
+        return name
+    return KB_JUDGE
 
 
 def draw_secret(words: Sequence[str], judge: Judge | None) -> str:

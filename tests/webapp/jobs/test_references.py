@@ -32,6 +32,7 @@ def seeded():
 def test_kind_groups_are_not_choices():
     assert ModelKind.values == [
         "kb",
+        "pretrained",
         "learned",
         "kb+learned",
         "infogain",
@@ -39,7 +40,9 @@ def test_kind_groups_are_not_choices():
         "transformers",
         "vllm",
         "openai",
+        "encoder",
     ]
+    assert ModelKind.PRETRAINED not in ModelKind.HEAVY  # MiniLM answers in the web process
     assert ModelKind.TRANSFORMERS in ModelKind.HEAVY and ModelKind.OPENAI not in ModelKind.HEAVY
     assert ModelKind.OPENAI in ModelKind.LLM and ModelKind.KB not in ModelKind.LLM
     assert ModelKind.VLLM in ModelKind.TRAINABLE and ModelKind.INFOGAIN in ModelKind.POOL_GUESSERS

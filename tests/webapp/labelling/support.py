@@ -13,7 +13,8 @@ from webapp.jobs.services import job_run, job_submit
 from webapp.play.records import trajectories_store
 
 # kb (dominant senses) and kb-any-sense disagree on the first question of each group below:
-# a seal is an animal only in its animal sense, a mouse a device only as a computer mouse, ...
+# a seal is an animal only in its animal sense, a mouse an electronic device only as a computer
+# mouse, ...
 GAMES = {
     "seal": [
         "Is it an animal?",
@@ -25,13 +26,13 @@ GAMES = {
         "Is it an organism?",
         "Is it a seal?",
     ],  # the last one names the secret: rules
-    "mouse": ["Is it a device?", "Is it a mammal?", "Is it a plant?", "Is it a mouse?"],
+    "mouse": ["Is it an electronic device?", "Is it a mammal?", "Is it a plant?", "Is it a mouse?"],
     "club": ["Is it a building?", "Is it food?"],
 }
 DISAGREEING = {
     ("seal", "Is it an animal?"),
     ("seal", "Is it an organism?"),
-    ("mouse", "Is it a device?"),
+    ("mouse", "Is it an electronic device?"),
     ("club", "Is it a building?"),
 }
 JUDGED = 10  # questions a judge answered (the rules decided the other 5)

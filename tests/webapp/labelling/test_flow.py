@@ -14,7 +14,11 @@ pytestmark = pytest.mark.django_db
 LABELS = {  # question -> the three annotators' labels
     "Is it an animal?": ("yes", "yes", "yes"),  # seal: consensus yes (kb said no, kb-any-sense yes)
     "Is it an organism?": ("yes", "yes", "no"),  # seal: disputed, adjudicated later
-    "Is it a device?": ("no", "no", "no"),  # mouse: consensus no (kb no, kb-any-sense yes)
+    "Is it an electronic device?": (
+        "no",
+        "no",
+        "no",
+    ),  # mouse: consensus no (kb no, kb-any-sense yes)
     "Is it a building?": ("yes", "yes", "yes"),  # club: consensus yes (kb no, kb-any-sense yes)
 }
 

@@ -180,7 +180,7 @@ def test_score_a_judge_on_gold_in_the_request_or_as_a_job(client, queued, resear
 def test_train_button_queues_the_judge_job_on_reference_and_gold_and_keeps_the_gold_set(
     client, queued, researcher
 ):
-    for question, gold in (("Is it an animal?", "yes"), ("Is it a device?", "unclear")):
+    for question, gold in (("Is it an animal?", "yes"), ("Is it an electronic device?", "unclear")):
         DisagreementItem.objects.filter(question=question).update(gold=gold)
     client.force_login(researcher)
     with mock.patch("workers.tasks.job_run_task.apply_async"):
@@ -202,7 +202,7 @@ def test_train_button_queues_the_judge_job_on_reference_and_gold_and_keeps_the_g
 
 
 def test_train_button_without_yes_no_gold_says_so_and_queues_nothing(client, queued, researcher):
-    DisagreementItem.objects.filter(question="Is it a device?").update(gold="unclear")
+    DisagreementItem.objects.filter(question="Is it an electronic device?").update(gold="unclear")
     client.force_login(researcher)
     response = client.post("/labelling/judges/train/", follow=True)
     assert "no yes/no answers to train on yet" in response.content.decode()

@@ -59,20 +59,20 @@ def test_a_whole_game_as_the_guesser(api, catalog, player, fixed_secret):
     assert detail["next_index"] is None and detail["config"]["max_turns"] == 20
 
 
-def test_the_default_judge_is_the_learned_judge_and_its_turns_say_how_sure_it_was(
+def test_the_default_judge_is_the_pretrained_judge_and_its_turns_say_how_sure_it_was(
     api, catalog, player, fixed_secret
 ):
     fixed_secret("dog")
     api.force_authenticate(player)
     game = start(api, role="guesser")
-    assert game["judge"] == "learned"
+    assert game["judge"] == "pretrained"
     turn = send(api, game["id"], question="Is it a kind of mammal?", expected_index=0).json()[
         "turn"
     ]
     assert (
         turn["verdict"] == "yes"
         and turn["extra"]["p_yes"] > 0.5
-        and turn["extra"]["judge"] == "learned"
+        and turn["extra"]["judge"] == "pretrained"
     )
     detail = api.get(f"/api/games/{game['id']}/").json()
     assert detail["turns"][0]["extra"]["p_yes"] == turn["extra"]["p_yes"]

@@ -1,5 +1,6 @@
-"""Playing with the learned judge: it is the default judge when registered, its answers say how
-sure it was, and a person's answers are compared with the knowledge-base and learned judges."""
+"""Playing with the learned judge: it is the default judge when the pretrained judge is not there,
+its answers say how sure it was, and a person's answers are compared with the knowledge-base,
+pretrained and learned judges (the pretrained judge's own play: test_pretrained_judge.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,10 @@ pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
+def judge_named(check: dict, name: str) -> dict:
+    return next(j for j in check["judges"] if j["judge"] == name)
+
+
 def answer_no_then_confirm(client, player, secret: str = "dog", turns: int = 3) -> tuple[Game, str]:
     client.force_login(player)
     game = start_from_page(client, role="answerer", max_turns=turns)
@@ -25,7 +30,12 @@ def answer_no_then_confirm(client, player, secret: str = "dog", turns: int = 3) 
     return Game.objects.get(pk=game.pk), html
 
 
-def test_the_default_judge_is_learned_when_active_else_the_knowledge_base(catalog, player):
+def test_the_default_judge_is_pretrained_then_learned_then_the_knowledge_base(catalog, player):
+    assert services.default_judge() == "pretrained"
+    assert services.game_start(visitor=visitor_of(player), role="guesser").judge.name == (
+        "pretrained"
+    )
+    ModelSpec.objects.filter(name="pretrained").update(is_active=False)
     assert services.default_judge() == "learned"
     assert services.game_start(visitor=visitor_of(player), role="guesser").judge.name == "learned"
     ModelSpec.objects.filter(name="learned").update(is_active=False)
@@ -36,10 +46,11 @@ def test_the_default_judge_is_learned_when_active_else_the_knowledge_base(catalo
 def test_learned_weights_that_do_not_load_fall_back_to_the_knowledge_base(
     client, catalog, player, tmp_path
 ):
+    ModelSpec.objects.filter(name="pretrained").update(is_active=False)
     ModelSpec.objects.filter(name="learned").update(path=str(tmp_path / "missing.npz"))
     assert services.default_judge() == "kb"
     game, html = answer_no_then_confirm(client, player, turns=1)  # confirming still works
-    learned = game.state["kb_check"]["judges"][1]
+    learned = judge_named(game.state["kb_check"], "learned")
     assert (
         learned["available"] is False
         and "missing.npz" in learned["note"]
@@ -55,7 +66,7 @@ def test_a_learned_judges_answer_shows_how_sure_it_was_in_the_panel_and_the_traj
     client, catalog, fixed_secret
 ):
     fixed_secret("dog")
-    client.post("/play/start/", {"role": "guesser"})
+    client.post("/play/start/", {"role": "guesser", "judge": "learned"})
     game = Game.objects.get()
     panel = client.post(
         f"/play/{game.pk}/ask/",
@@ -91,11 +102,12 @@ def test_a_knowledge_base_answer_has_no_percentage(client, catalog, fixed_secret
     assert "p_yes" not in game.turns.get().extra and 'class="confidence"' not in panel
 
 
-def test_the_end_screen_compares_the_answers_with_both_judges(client, catalog, player):
+def test_the_end_screen_compares_the_answers_with_every_cheap_judge(client, catalog, player):
     game, html = answer_no_then_confirm(client, player)
     check = game.state["kb_check"]
     assert [(j["judge"], j["available"]) for j in check["judges"]] == [
         ("kb", True),
+        ("pretrained", True),
         ("learned", True),
     ]
     assert check["judge"] == "kb" and all(
@@ -107,16 +119,17 @@ def test_the_end_screen_compares_the_answers_with_both_judges(client, catalog, p
     for difference in check["differences"]:
         assert difference["you"] == "no" and [a["judge"] for a in difference["answers"]] == [
             "kb",
+            "pretrained",
             "learned",
         ]
-        learned = difference["answers"][1]
+        learned = difference["answers"][2]
         assert learned["p_yes"] is not None and learned["said"] == (
             "yes" if learned["p_yes"] >= 0.5 else "no"
         )
         assert any(a["differs"] for a in difference["answers"])
         if learned["said"] == "yes":
             assert f"<strong>Yes</strong> ({round(100 * learned['p_yes'])}% sure)" in html
-    learned_check = check["judges"][1]
+    learned_check = judge_named(check, "learned")
     assert learned_check["compared"] + learned_check["ungrounded"] == learned_check["checked"] == 3
     assert (
         'data-judge="kb"' in html
@@ -131,23 +144,28 @@ def test_the_end_screen_compares_the_answers_with_both_judges(client, catalog, p
     api = APIClient()
     api.force_authenticate(player)
     state = api.get(f"/api/games/{game.pk}/").json()["kb_check"]
-    assert state["differences"] == check["differences"] and state["judges"][1]["kind"] == "learned"
+    assert state["differences"] == check["differences"] and state["judges"][2]["kind"] == "learned"
 
 
 def test_only_active_judges_are_compared_and_an_unknown_word_is_explained(client, catalog, player):
-    ModelSpec.objects.filter(name="learned").update(is_active=False)
+    ModelSpec.objects.filter(name__in=("learned", "pretrained")).update(is_active=False)
     game, _ = answer_no_then_confirm(client, player, turns=1)
     assert [j["judge"] for j in game.state["kb_check"]["judges"]] == ["kb"]
-    ModelSpec.objects.filter(name="learned").update(is_active=True)
+    ModelSpec.objects.filter(name__in=("learned", "pretrained")).update(is_active=True)
     game, html = answer_no_then_confirm(client, player, secret="quuxblorf", turns=1)
     check = game.state["kb_check"]
-    assert check["available"] is False and "not in the knowledge base" in check["note"]
-    assert (
-        all(not j["available"] for j in check["judges"])
-        and html.count("not in the knowledge base") == 2
-    )
+    # the knowledge-base judges cannot compare; the pretrained judge reads any word, so the
+    # comparison shown first is its
+    assert check["available"] is True and check["judge"] == "pretrained"
+    assert "not in the knowledge base" in judge_named(check, "kb")["note"]
+    assert [(j["judge"], j["available"]) for j in check["judges"]] == [
+        ("kb", False),
+        ("pretrained", True),
+        ("learned", False),
+    ]
+    assert html.count("not in the knowledge base") == 2
     ModelSpec.objects.filter(name__in=judge_checks.CHECK_JUDGES).delete()
-    assert services.judge_check("dog", [])["note"].startswith("No knowledge-base or learned judge")
+    assert services.judge_check("dog", [])["note"].startswith("No knowledge-base, pretrained or")
 
 
 def test_a_game_checked_before_the_learned_judge_still_shows_its_comparison(
@@ -195,12 +213,12 @@ def test_a_game_checked_before_the_learned_judge_still_shows_its_comparison(
 def test_any_question_to_the_default_judge_gets_a_verdict_or_a_clear_refusal(
     catalog, fixed_secret, question
 ):
-    """Through the API, as a guest: the learned judge answers, or the rules call it invalid, or the
-    request is refused with a message; never a server error."""
+    """Through the API, as a guest: the default judge (pretrained) answers, or the rules call it
+    invalid, or the request is refused with a message; never a server error."""
     fixed_secret("dog")
     api = APIClient()
     game = api.post("/api/games/", {"role": "guesser"}, format="json").json()
-    assert game["judge"] == "learned"
+    assert game["judge"] == "pretrained"
     response = api.post(
         f"/api/games/{game['id']}/turns/",
         {"question": question, "expected_index": 0},

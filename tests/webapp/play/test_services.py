@@ -37,18 +37,16 @@ class TestGameStart:
         game = services.game_start(visitor=visitor_of(player), role="guesser")
         assert (
             game.mode == GameMode.HUMAN_GUESSER
-            and game.judge.name == "learned"
+            and game.judge.name == "pretrained"  # it reads any word
             and game.player == player
         )
         assert game.word_list.name == "dbrl/paper_test"
         assert game.word_list.entries.filter(word__text=game.secret).exists()
-        assert game.secret not in {
-            "casquette",
-            "acai",
-            "akubra",
-            "fascinator",
-        }  # not in the knowledge base
         assert game.state["secret_source"] == "word_list" and game.status == GameStatus.PLAYING
+        not_in_the_kb = {"casquette", "acai", "akubra", "fascinator"}
+        for _ in range(20):  # a judge that reads the knowledge base draws only words it knows
+            drawn = services.game_start(visitor=visitor_of(player), role="guesser", judge="learned")
+            assert drawn.judge.name == "learned" and drawn.secret not in not_in_the_kb
 
     def test_a_guest_game_keeps_the_hashed_ip_not_the_ip(self, catalog):
         game = services.game_start(visitor=visitor_of(), role="guesser")
@@ -250,8 +248,10 @@ class TestPersonJudges:
         game = services.game_start(visitor=visitor, role="answerer", max_turns=1)
         game = play_as_answerer(game, visitor, "dog", lie="no")
         game = services.game_confirm_secret(game_id=game.pk, visitor=visitor, secret="quuxblorf")
-        assert game.state["kb_check"]["available"] is False
-        assert "not in the knowledge base" in game.state["kb_check"]["note"]
+        judges = {j["judge"]: j for j in game.state["kb_check"]["judges"]}
+        assert judges["kb"]["available"] is False and judges["learned"]["available"] is False
+        assert "not in the knowledge base" in judges["kb"]["note"]
+        assert judges["pretrained"]["available"] is True  # it reads any word
 
     def test_the_confirmed_word_must_be_the_one_the_winning_question_names(self, catalog, player):
         visitor = visitor_of(player)

@@ -27,8 +27,9 @@ class TestPlayingPages:
         html = client.get("/play/").content.decode()
         for name in ("kb", "kb-any-sense", "infogain", "random", "dbrl/paper_test"):
             assert f'value="{name}"' in html
-        assert 'value="dbrl/paper_test" selected' in html and 'value="learned" selected' in html
-        assert 'value="kb+learned"' in html and 'value="kb-closed"' in html
+        assert 'value="dbrl/paper_test" selected' in html and 'value="pretrained" selected' in html
+        assert 'value="learned"' in html and 'value="kb+learned"' in html
+        assert 'value="kb-closed"' in html
 
     def test_the_answerer_form_draws_a_word_only_when_asked_to(self, client, catalog, fixed_secret):
         fixed_secret("violin")

@@ -1,11 +1,13 @@
-"""The `judge` job on the web side: train the learned judge (games.judges.learned) on the shipped
-reference answers, the labelling app's gold answers and/or the yes/no verdicts a judge gave in
-stored games, then register it as a judge model spec (`learned-job<ID>`) that can be played,
-scored on the gold set and compared like any other.
+"""The judge jobs on the web side: `judge` trains the learned judge (games.judges.learned) and
+`pretrained_judge` the pretrained judge (games.judges.pretrained), on the shipped reference
+answers, the labelling app's gold answers and/or the yes/no verdicts a judge gave in stored games;
+the result is registered as a judge model spec (`learned-job<ID>`, `pretrained-job<ID>`) that can
+be played, scored on the gold set and compared like any other.
 
 Gold and games rows weigh `extra_weight` reference rows each in the loss. A (secret, question)
-pair answered several times is one row with its yes and no counts (the trainer learns the share
-of yes). It is a small network that trains on a CPU, so the job runs on the cpu queue.
+pair answered several times is one row with its yes and no counts (the trainers learn the share
+of yes). The learned judge is a small network that trains on a CPU (the cpu queue); the
+pretrained judge fine-tunes a transformer encoder (the GPU queue where there is one).
 """
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ from django.db import transaction
 from training.judge import (
     data,
 )  # through the module, so data.reference_rows can be replaced in tests
-from training.judge.config import LearnedJudgeJobConfig
+from training.judge.config import LearnedJudgeJobConfig, PretrainedJudgeJobConfig
 from training.judge.data import Row
 from webapp.catalog.models import ModelKind, ModelRole, ModelSpec
-from webapp.catalog.services import learned_description
+from webapp.catalog.services import learned_description, pretrained_description
 from webapp.jobs.kinds.checks import check_model
 from webapp.jobs.models import Checkpoint
 from webapp.labelling.selectors import gold_answers
@@ -71,7 +73,10 @@ def games_rows(judge_name: str, weight: float) -> list[Row]:
     return rows_of_answers(answers.iterator(), weight=weight, source="games")
 
 
-def training_rows(config: LearnedJudgeJobConfig) -> list[Row]:
+JudgeJobConfig = LearnedJudgeJobConfig | PretrainedJudgeJobConfig
+
+
+def training_rows(config: JudgeJobConfig) -> list[Row]:
     """Every row the config's dataset names: reference, gold, games or a file."""
     parts = config.dataset.split("+")
     rows: list[Row] = []
@@ -94,9 +99,12 @@ def _is_file(path: str) -> bool:
         return False
 
 
-def check(config: LearnedJudgeJobConfig) -> None:
-    """Refuse a dataset whose rows do not exist, before anything is queued."""
+def check(config: JudgeJobConfig) -> None:
+    """Refuse a dataset whose rows do not exist (or a base model that cannot be loaded), before
+    anything is queued."""
     errors: dict[str, list[str]] = {}
+    if isinstance(config, PretrainedJudgeJobConfig):
+        _check_encoder(config.base_model, errors)
     parts = config.dataset.split("+")
     if "gold" in parts and not gold_answers():
         errors["dataset"] = [
@@ -112,26 +120,58 @@ def check(config: LearnedJudgeJobConfig) -> None:
         raise ValidationError(errors)
 
 
+def _check_encoder(base_model: str, errors: dict) -> None:
+    """A base model's name must have its converted folder; anything else must be a folder (the
+    judge job never downloads)."""
+    from games.pretrained import BASE_MODELS, problems
+
+    name = base_model.strip()
+    if name in BASE_MODELS:
+        found = problems(name)
+        if found:
+            errors["base_model"] = [
+                f"the base model {name!r} is not ready ({'; '.join(found)}): run `make setup`"
+            ]
+    elif not _is_dir(name):
+        errors["base_model"] = [
+            f"{name!r} is neither a base model ({', '.join(BASE_MODELS)}) nor a model folder"
+        ]
+
+
+def _is_dir(path: str) -> bool:
+    try:
+        return Path(path).is_dir()
+    except (OSError, ValueError):
+        return False
+
+
 # -- the result becomes a judge --------------------------------------------------------------------
 @transaction.atomic
-def model_spec_register_learned(
-    *, job_id: int, result: dict, config: LearnedJudgeJobConfig, sources: dict[str, int]
+def model_spec_register_judge(
+    *, job_id: int, result: dict, config: JudgeJobConfig, sources: dict[str, int]
 ) -> ModelSpec:
-    """The judge model spec of a finished job's weights (one per job: a re-run updates it)."""
+    """The judge model spec of a finished job's weights (one per job: a re-run updates it):
+    `learned-job<ID>` or `pretrained-job<ID>`."""
     pairs = ", ".join(f"{n:,} {source}" for source, n in sorted(sources.items()))
     weighted = (
         f", gold and games pairs weighted {config.extra_weight:g}×"
         if {"gold", "games"} & set(sources)
         else ""
     )
-    description = learned_description(
-        {"held_out": {split: result.get(split) for split in ("val", "test")}},
-        trained_on=f"{pairs} (secret, question) pairs{weighted} by job {job_id}",
-    )
-    name = f"learned-job{job_id}"
+    trained_on = f"{pairs} (secret, question) pairs{weighted} by job {job_id}"
+    held_out = {"held_out": {split: result.get(split) for split in ("val", "test")}}
+    if isinstance(config, PretrainedJudgeJobConfig):
+        kind, name = ModelKind.PRETRAINED, f"pretrained-job{job_id}"
+        description = pretrained_description(
+            {**held_out, "base_model": config.base_model, "input": config.input},
+            trained_on=trained_on,
+        )
+    else:
+        kind, name = ModelKind.LEARNED, f"learned-job{job_id}"
+        description = learned_description(held_out, trained_on=trained_on)
     spec = ModelSpec.objects.filter(name=name).first() or ModelSpec(name=name)
     for key, value in dict(
-        kind=ModelKind.LEARNED,
+        kind=kind,
         role=ModelRole.JUDGE,
         path=result["weights"],
         options={},
@@ -146,8 +186,11 @@ def model_spec_register_learned(
     return spec
 
 
-def run(config: LearnedJudgeJobConfig, reporter) -> dict:
-    from training.judge.trainer import run as train
+def run(config: JudgeJobConfig, reporter) -> dict:
+    if isinstance(config, PretrainedJudgeJobConfig):
+        from training.judge.cross_encoder import run as train
+    else:
+        from training.judge.trainer import run as train
 
     rows = training_rows(config)
     sources = dict(Counter(r.source for r in rows))
@@ -162,7 +205,7 @@ def run(config: LearnedJudgeJobConfig, reporter) -> dict:
             meta={s: n for s, n in sources.items() if s in ("gold", "games")},
         )
     result = train(config, reporter, rows=rows)
-    spec = model_spec_register_learned(
+    spec = model_spec_register_judge(
         job_id=reporter.job_id, result=result, config=config, sources=sources
     )
     return {**result, "rows_by_source": sources, "model_spec": spec.name}

@@ -56,12 +56,20 @@ def words_of(name: str, split: str = "") -> list[str]:
 
 
 def check_base(config, errors: dict) -> None:
-    """The base model: an active transformers (or vLLM) model spec with a model folder."""
+    """The base model: an active transformers (or vLLM) model spec with a model folder (or the
+    name of a pretrained base whose converted folder is ready: games.pretrained)."""
+    from games.pretrained import is_base_model, problems
+
     spec = check_model(
         errors, "base_model", config.base_model, kinds=ModelKind.TRAINABLE, what="transformers"
     )
     if spec is not None and not spec.path:
         errors["base_model"] = [f"the model spec {spec.name!r} has no model folder"]
+    elif spec is not None and is_base_model(spec.path) and problems(spec.path.strip()):
+        errors["base_model"] = [
+            f"the base model {spec.path.strip()!r} is not ready "
+            f"({'; '.join(problems(spec.path.strip()))}): run `make setup`"
+        ]
 
 
 def stored_games(config):
