@@ -10,8 +10,10 @@ object (and writes bench/results/judge.json).
   (every pair is new: no cache helps), the pretrained and learned judges' latency for one answer
   to a question they have not seen, about a secret they have seen and about one they have not
   (median and p95), and the pretrained judge's load time in a fresh process (median of 3);
-- --games: the information-gain guesser's success on dbrl/paper_test (20 questions,
-  `--samples` games per word) against each judge, with the judge's share of the time;
+- --games: the information-gain guesser's success on dbrl/paper_test (20 questions, one game per
+  word) against each judge, with the judge's share of the time;
+- --evaluation: the same against the pretrained judge with 8 games per word (433 × 8 games, an
+  evaluation's size), the seconds its judging took;
 - --train: retrain the learned judge with the shipped weights' config and report the wall time
   and its held-out figures (seeded, so within a few thousandths of the shipped ones: torch's CPU
   kernels are not bit-for-bit deterministic across runs).
@@ -199,7 +201,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--games", action="store_true", help="play infogain on dbrl/paper_test against each judge"
     )
-    parser.add_argument("--samples", type=int, default=1, help="--games: games per word")
+    parser.add_argument(
+        "--evaluation",
+        action="store_true",
+        help="time an evaluation's judging: infogain on dbrl/paper_test x 8 against the pretrained "
+        "judge (the 6-minute target)",
+    )
     args = parser.parse_args(argv)
     rows, config = held_out_rows()
     meta = load_model().meta
@@ -238,9 +245,9 @@ def main(argv: list[str] | None = None) -> int:
         p.stat().st_size for p in PRETRAINED_DIR.rglob("*") if p.is_file()
     )
     if args.games:
-        out["infogain_paper_test"] = {
-            name: paper_test_games(spec, args.samples) for name, spec in JUDGES.items()
-        }
+        out["infogain_paper_test"] = {name: paper_test_games(spec) for name, spec in JUDGES.items()}
+    if args.evaluation:
+        out["evaluation_paper_test_x8"] = paper_test_games("pretrained", samples=8)
     if args.train:
         out["training"] = retrain(config)
     report(out, RESULTS)

@@ -252,6 +252,13 @@ def train(config, reporter: Reporter, model, tokenizer, texts: Texts, split: dic
     return step
 
 
+def name_base(adapter_config: Path, base_model: str) -> None:
+    """The adapter names its base as the config did (`minilm-l6`), not by this machine's path."""
+    settings = json.loads(adapter_config.read_text(encoding="utf-8"))
+    settings["base_model_name_or_path"] = base_model
+    adapter_config.write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
 def write_meta(folder: Path, meta: dict) -> None:
     (folder / META_FILE).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
 
@@ -385,6 +392,7 @@ def run(
     steps = train(config, reporter, model, tokenizer, texts, split)
     folder = Path(reporter.output_dir) / "pretrained-judge"
     model.save_pretrained(folder / ADAPTER_DIR)
+    name_base(folder / ADAPTER_DIR / "adapter_config.json", config.base_model)
     meta = {
         "format": FORMAT,
         "base_model": config.base_model,

@@ -69,7 +69,7 @@ def test_a_run_writes_a_folder_the_product_judge_reads(trained, rows):
     judge = PretrainedJudge(folder)
     answer = judge.judge("dog", "Is it an animal?")
     assert answer.verdict.value in ("yes", "no") and 0.0 < answer.p_yes < 1.0
-    assert answer.raw == f"pretrained: p(yes)={answer.p_yes:.3f}"
+    assert answer.raw.startswith("pretrained: p(yes)=0.")
 
 
 def test_the_written_folder_gives_the_trained_models_logits(trained, rows):
