@@ -256,7 +256,9 @@ def name_base(adapter_config: Path, base_model: str) -> None:
     """The adapter names its base as the config did (`minilm-l6`), not by this machine's path."""
     settings = json.loads(adapter_config.read_text(encoding="utf-8"))
     settings["base_model_name_or_path"] = base_model
-    adapter_config.write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    adapter_config.write_text(
+        json.dumps(settings, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
 
 
 def write_meta(folder: Path, meta: dict) -> None:
