@@ -80,9 +80,12 @@ def submit(**params) -> Job:
         return job_submit(kind="sft", params=params)
 
 
+@pytest.mark.django_db(transaction=True)  # as a worker runs it: each fenced write commits
 def test_one_sft_step_on_smollm2_by_name_registers_a_guesser_on_it(words, settings):
     """The real converted weights train: one LoRA step of SFT on the information-gain teacher's
-    games, registered as a guesser whose base is SmolLM2's name."""
+    games, registered as a guesser whose base is SmolLM2's name. (Inside one test transaction the
+    fence's idle timeout (Postgres SET LOCAL) would outlive its write and end the session while
+    the step runs.)"""
     settings.JOB_HEARTBEAT_SECONDS = 3600
     seed_model_specs()
     job = submit(**SMOL_SFT)

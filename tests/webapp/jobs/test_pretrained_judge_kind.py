@@ -49,6 +49,7 @@ def test_it_goes_to_the_gpu_queue_where_there_is_one(settings):
     assert submit(**SMALL).queue == "gpu"
 
 
+@pytest.mark.django_db(transaction=True)  # as a worker runs it: each fenced write commits
 def test_a_job_on_reference_and_gold_registers_a_playable_pretrained_judge(
     monkeypatch, client, researcher
 ):
