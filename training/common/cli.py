@@ -47,14 +47,20 @@ def config_parser(cls: type, prog: str, description: str) -> argparse.ArgumentPa
 
 
 def main_for(
-    cls: type, run: Callable[..., dict], prog: str, description: str, argv: list[str] | None = None
+    cls: type,
+    run: Callable[..., dict],
+    prog: str,
+    description: str,
+    argv: list[str] | None = None,
+    *,
+    defaults: dict[str, Any] | None = None,
 ) -> int:
-    """Parse flags into `cls`, call `run(config, ConsoleReporter(out))`, print the result as
-    JSON."""
+    """Parse flags into `cls` (over `defaults`, e.g. a named setting), call
+    `run(config, ConsoleReporter(out))`, print the result as JSON."""
     args = vars(config_parser(cls, prog, description).parse_args(argv))
     out = args.pop("out")
     try:
-        config = cls(**{k: v for k, v in args.items() if v is not None})
+        config = cls(**{**(defaults or {}), **{k: v for k, v in args.items() if v is not None}})
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

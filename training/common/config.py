@@ -439,7 +439,7 @@ class GameDataConfig(TrainConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        check_choice(self, "source", SOURCES)
+        check_choice(self, "source")  # the field's choices: a kind may offer more (sft: reference)
         _check(
             self.source != "teacher" or bool(self.teacher.strip()),
             "teacher: name the teacher guesser",

@@ -42,6 +42,12 @@ from training.common.trainer import (
 from training.reporting import Reporter
 from training.sft.config import SFTJobConfig
 from training.sft.data import fits, recovery_examples, turn_examples
+from training.sft.reference_data import (
+    read_reference,
+    reference_examples,
+    reference_path,
+    sample_turns,
+)
 
 EXAMPLES_FILE = "sft_examples.jsonl"
 
@@ -174,11 +180,45 @@ def train_sft(
         )
 
 
+def reference_rows(
+    config: SFTJobConfig, reporter: Reporter, chat_format: GuesserFormat
+) -> list[dict]:
+    """source=reference: the paper's SFT turns (training.sft.reference_data), subsampled by
+    limit_words and max_turn_examples with the seed, each chat rebuilt with `chat_format`."""
+    path = reference_path(config.reference_file)
+    turns = read_reference(str(path))
+    kept = sample_turns(
+        turns, words=config.limit_words, rows=config.max_turn_examples, seed=config.seed
+    )
+    reporter.log(
+        f"reference turns: {len(kept)} of {len(turns)} rows of {path.name}, "
+        f"{len({t.secret for t in kept})} secrets"
+    )
+    if not kept:
+        raise ValueError(f"no reference turn left ({path})")
+    return reference_examples(kept, chat_format)
+
+
 def new_examples(
     config: SFTJobConfig, reporter: Reporter, chat_format: GuesserFormat, sources: GameSources
 ) -> tuple[list[dict], int]:
     """The turn examples (and recovery examples) of the selected games, stored for a resume, and
-    the number of games."""
+    the number of games (source=reference: the paper's turns; `sources` unused)."""
+    if config.source == "reference":
+        rows = reference_rows(config, reporter, chat_format)
+        n_games = len({r["game"] for r in rows})
+        store_rows(
+            reporter,
+            EXAMPLES_FILE,
+            rows,
+            artifact="sft-examples",
+            meta={"examples": len(rows), "games": n_games, "source": "reference"},
+        )
+        reporter.log(
+            f"{len(rows)} turn examples from {n_games} reference games on "
+            f"{len({r['secret'] for r in rows})} words"
+        )
+        return rows, n_games
     games = gather_games(config, reporter, **sources)
     chosen = select_games(games, config.selection)
     if not chosen:
