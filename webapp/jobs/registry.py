@@ -137,9 +137,10 @@ register_web_kind(
     "sft",
     "training.sft.config:SFTJobConfig",
     "training",
-    "Turn-level SFT on a teacher's (or stored) games: only each turn's question is trained.",
+    "Turn-level SFT on a teacher's (or stored) games, or on the ΔBelief-RL paper's SFT turns "
+    "(source=reference): only each turn's question is trained.",
     runner="run_sft",
-    check="check_games_job",
+    check="check_sft",
     gpu=True,
 )
 register_web_kind(

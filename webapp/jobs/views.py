@@ -68,12 +68,22 @@ def launch(request, kind: str):
     except ValidationError:
         raise Http404(f"no job kind {kind}") from None
     form_class = config_form_class(job_kind)
-    form = form_class(request.POST or None)
+    presets = getattr(job_kind.config_class(), "PRESETS", {})  # named settings (sft)
+    preset = request.GET.get("preset", "")
     if request.method == "POST":
+        form = form_class(request.POST)
         queued = queue_from_form(request, form, job_kind)
         if queued is not None:
             return queued
-    return render(request, "jobs/launch.html", {"form": form, "kind": job_kind})
+    elif preset in presets:  # the form starts from the named setting
+        form = form_class(initial=presets[preset])
+    else:
+        form = form_class()
+    return render(
+        request,
+        "jobs/launch.html",
+        {"form": form, "kind": job_kind, "presets": list(presets), "preset": preset},
+    )
 
 
 @role_required(RESEARCHER)

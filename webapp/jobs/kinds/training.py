@@ -140,6 +140,18 @@ def check_games_job(config) -> None:
         raise ValidationError(errors)
 
 
+def check_sft(config) -> None:
+    """check_games_job; source=reference reads the shipped turns (or `reference_file` on the
+    worker), so only the base model is looked up."""
+    if config.source != "reference":
+        check_games_job(config)
+        return
+    errors: dict = {}
+    check_base(config, errors)
+    if errors:
+        raise ValidationError(errors)
+
+
 def check_dpo(config) -> None:
     """check_games_job plus the rating judge (`rating_model`, when named)."""
     errors: dict = {}
@@ -321,7 +333,8 @@ def run_knowledge(config, reporter) -> dict:
 def run_sft(config, reporter) -> dict:
     from training.sft.trainer import run
 
-    return _run("sft", run, config, reporter, **_game_inputs(config))
+    inputs = {} if config.source == "reference" else _game_inputs(config)
+    return _run("sft", run, config, reporter, **inputs)
 
 
 def _rating_spec(name: str, reporter, base: ModelSpec, base_path: str) -> str:
