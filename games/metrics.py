@@ -1,6 +1,6 @@
 """Evaluation metrics over trajectories: mean@k with a 95% interval, pass@k, turns, error rates,
-and success under each win rule (games.rules: `reference`, `strict`) whichever rule a game was
-played under."""
+and success under the reported win rules (games.rules: `reference`, `strict`) whichever rule a
+game was played under (`lemma` included)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 from games import rules
-from games.types import WIN_RULES, GameConfig, Trajectory, Verdict
+from games.types import REPORTED_WIN_RULES, GameConfig, Trajectory, Verdict
 
 Z95 = 1.959963984540054
 
@@ -116,13 +116,15 @@ class EvalSummary:
 
 def summarise(trajectories: Iterable[Trajectory], k: int | None = None) -> EvalSummary:
     by_word: dict[str, list[bool]] = defaultdict(list)
-    by_word_rule: dict[str, dict[str, list[bool]]] = {rule: defaultdict(list) for rule in WIN_RULES}
+    by_word_rule: dict[str, dict[str, list[bool]]] = {
+        rule: defaultdict(list) for rule in REPORTED_WIN_RULES
+    }
     turns, solved_turns, played_rules = [], [], set()
     counts = {Verdict.INVALID: 0, Verdict.REPEATED: 0, Verdict.UNKNOWN: 0}
     n_turns_total = 0
     for traj in trajectories:
         by_word[traj.secret].append(traj.won)
-        for rule in WIN_RULES:
+        for rule in REPORTED_WIN_RULES:
             by_word_rule[rule][traj.secret].append(_won_under(traj, rule))
         played_rules.add(traj.config.win_rule)
         turns.append(traj.n_turns)
@@ -137,7 +139,7 @@ def summarise(trajectories: Iterable[Trajectory], k: int | None = None) -> EvalS
         raise ValueError("no games to summarise")
     k = k or min(len(v) for v in by_word.values())
     rates = _word_rates(by_word)
-    rule_rates = {rule: _word_rates(by_word_rule[rule]) for rule in WIN_RULES}
+    rule_rates = {rule: _word_rates(by_word_rule[rule]) for rule in REPORTED_WIN_RULES}
     return EvalSummary(
         n_games=n_games,
         n_words=len(by_word),

@@ -5,20 +5,26 @@ win rule (`rule_verdict`, `wins`) and the fixed feedback sentences.
 
 The syntax checks are the reference's `correct_obs` methods `length`, `question`,
 `multiple_questions` and `sentence` (bethgelab/delta-belief-rl, utils/syntax.py), plus one of
-ours ("no words"). Two win rules (`GameConfig.win_rule`):
+ours ("no words"). Three win rules (`GameConfig.win_rule`):
 
-- `reference` (the default) — the reference's `exact` and `syntax` methods, as its training
-  scripts use them: the secret anywhere in the question, as a whole token or by lightlemma's
-  lemma or stem ("Is it related to jacket?", "Is it made of wood?" for woods). One deviation: the
+- `reference` (the default) — what the paper's training and evaluation scripts run
+  (`verify_judge.methods = [exact, sentence, question, multiple_questions, length]`): the
+  reference's `exact` method, the secret as a whole token anywhere in the question ("Is it
+  related to jacket?"), no lemma or stem match and no question-word check. One deviation: the
   reference leaves a secret of several words to its LLM judge's "Finished" (its methods compare
-  single tokens); here its words win when they appear consecutively.
+  single tokens); here its words win when they appear consecutively. The judge answers every
+  question that does not name the secret (a false "finished" becomes Yes, as there).
+- `lemma` — the reference's `correct_obs` defaults, `exact` and `syntax` (this project's
+  `reference` before issue 32): also a token whose lightlemma lemma or stem is the secret's wins
+  ("Is it made of wood?" for woods, "Is it made of glass?" for glasses), and a question with no
+  question word is invalid unless it names the secret that way. Games stored before that change
+  were played under it and are labelled `lemma`.
 - `strict` — a guess of one thing ("Is it a rowboat?") that is the secret or the same thing
   (knowledge-base noun or a synonym of a dominant sense); a guess listing several things is
   invalid; a guess of one other thing is answered No before any judge ("No, it is not a
   canoe."), unless the secret is a kind of it in the knowledge base ("Is it a boat?" for a
   dinghy: a category question, the judge answers) or it is a broad category; any other mention
-  goes to the judge. The reference rule keeps the reference's protocol: its judge answers
-  every question that does not name the secret (a false "finished" becomes Yes).
+  goes to the judge. A question with no question word is invalid (the `syntax` method's check).
 """
 
 from __future__ import annotations
@@ -183,14 +189,16 @@ def rule_verdict(question: str, secret: str, config: GameConfig) -> tuple[Verdic
     `strict` (NO, ANOTHER_THING: the thing), or None when the judge decides. Invalid beats
     finished, as in the reference's `correct_obs`.
 
-    Both rules make a question with no question word invalid (the reference's `syntax` method;
-    under `reference` a question whose words match the secret by lemma or stem is exempt, as
-    there: "Rowboat?" wins; under `strict`, where that method does not decide wins, it is not).
+    `strict` and `lemma` make a question with no question word invalid (the reference's `syntax`
+    method; under `lemma` a question whose words match the secret by lemma or stem is exempt, as
+    there: "Rowboat?" wins); `reference` runs no such check, as the paper's scripts.
     """
     error = syntax_error(question, config)
     if error:
         return Verdict.INVALID, error
     text, secret = question.strip().lower(), clean_word(secret)
+    if config.win_rule == "reference":
+        return (Verdict.FINISHED, NAMES_SECRET) if _exact_names(text, secret) else None
     tokens = lightlemma.tokenize(text)
     if config.win_rule == "strict":
         if not _has_question_word(tokens):

@@ -19,7 +19,9 @@ class Verdict(enum.StrEnum):
         return self.value
 
 
-WIN_RULES = ("reference", "strict")  # see games.rules.rule_verdict
+WIN_RULES = ("reference", "strict", "lemma")  # see games.rules.rule_verdict
+# the rules every summary and board reports success under, whichever rule a game was played under
+REPORTED_WIN_RULES = ("reference", "strict")
 
 
 class Outcome(str, enum.Enum):  # noqa: UP042 - str() stays "Outcome.WON"; StrEnum gives "won"
@@ -34,9 +36,10 @@ class GameConfig:
     """Rules and rewards of one game (defaults follow the ΔBelief-RL paper).
 
     `win_rule` decides which questions name the secret (games.rules): "reference", the paper's
-    exact and lemma/stem match anywhere in the question, or "strict", a guess of one thing
-    ("Is it a rowboat?") that is the secret or the same thing. Stored configs without it load
-    as "reference".
+    scripts' exact match anywhere in the question, "strict", a guess of one thing ("Is it a
+    rowboat?") that is the secret or the same thing, or "lemma", the reference's exact and
+    lemma/stem match (this project's "reference" before issue 32). Stored configs without it
+    load as "reference".
     """
 
     max_turns: int = 20

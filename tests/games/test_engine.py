@@ -81,16 +81,26 @@ def test_unknown_costs_its_turn_and_the_configured_penalty():
         )
 
 
-@pytest.mark.parametrize("question", ["Is it a dog?", "Are they DOGS?", "is it the dog?"])
-def test_naming_the_secret_or_its_plural_wins(question):
+@pytest.mark.parametrize("question", ["Is it a dog?", "IS IT A DOG?", "is it the dog?"])
+def test_naming_the_secret_wins(question):
     results, _ = play([question])
     assert results[0].turn.verdict is Verdict.FINISHED
 
 
-def test_plural_secret_matches_singular_and_multiword():
-    assert play(["Is it a golf ball?"], secret="golf balls")[0][0].won
-    assert play(["Is it a puppy?"], secret="puppies")[0][0].won
-    assert not play(["Is it a dogma?"])[0][0].won  # whole words only
+@pytest.mark.parametrize("rule", ["strict", "lemma"])
+def test_plural_secret_matches_singular_and_multiword_under_strict_and_lemma(rule):
+    assert play(["Are they DOGS?"], win_rule=rule)[0][0].won
+    assert play(["Is it a golf ball?"], secret="golf balls", win_rule=rule)[0][0].won
+    assert play(["Is it a puppy?"], secret="puppies", win_rule=rule)[0][0].won
+    assert not play(["Is it a dogma?"], win_rule=rule)[0][0].won  # whole words only
+
+
+def test_reference_wins_only_on_the_secret_as_a_word():
+    """The paper's scripts: `exact` alone. A plural is the judge's to answer (not a win)."""
+    assert not play(["Are they DOGS?"])[0][0].won
+    assert not play(["Is it a puppy?"], secret="puppies")[0][0].won
+    assert play(["Is it a golf balls?"], secret="golf balls")[0][0].won
+    assert not play(["Is it a dogma?"])[0][0].won
 
 
 def test_judge_finished_without_naming_the_secret_becomes_yes():
@@ -177,7 +187,11 @@ def test_win_rule_is_stored_with_the_config_and_old_configs_load_as_reference():
     ],
 )
 def test_invalid_replies_keep_their_reason_and_invalid_beats_finished(question, reason):
-    results, env = play([question])
+    # the question-word check is the reference's `syntax` method: the lemma rule's, not the
+    # scripts' (reference)
+    results, env = play(
+        [question], win_rule="lemma" if reason == "no question word" else "reference"
+    )
     turn = results[0].turn
     assert turn.verdict is Verdict.INVALID and turn.judge_raw == f"rule: {reason}" and not env.done
     assert turn.reward == {"turn": -0.05, "invalid": -5.0}
@@ -199,8 +213,10 @@ def test_strict_games_win_on_a_guess_of_the_thing_only():
         results[3].turn.judge_raw == "rule: names the secret"
         and env.trajectory.outcome is Outcome.WON
     )
-    # the same questions under the reference rule: the first one already wins
-    results, _ = play(["Is it related to dogs?"])
+    # the same question under the lemma rule already wins; under reference "dogs" is not "dog"
+    results, _ = play(["Is it related to dogs?"], win_rule="lemma")
+    assert results[0].turn.verdict is Verdict.FINISHED
+    results, _ = play(["Is it related to dog?"])
     assert results[0].turn.verdict is Verdict.FINISHED
 
 

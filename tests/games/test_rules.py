@@ -1,4 +1,4 @@
-"""The rule checks and both win rules (games.rules) on the words and questions of issue 19."""
+"""The rule checks and the win rules (games.rules) on the words and questions of issues 19 and 32."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from games import rules
 from games.kb import load_kb
 from games.types import GameConfig, Verdict
 
-REFERENCE, STRICT = GameConfig(), GameConfig(win_rule="strict")
+REFERENCE, STRICT, LEMMA = GameConfig(), GameConfig(win_rule="strict"), GameConfig(win_rule="lemma")
 # fmt: off
 SIXTY = [
     "dog", "cat", "cow", "pig", "hen", "owl", "bee", "ant", "fox", "bear", "lion", "wolf", "deer",
@@ -61,7 +61,7 @@ def test_question_words_are_the_references_lemmatised_and_stemmed():
 def test_syntax_checks_are_the_references(question, reason):
     assert rules.syntax_error(question, REFERENCE) == reason
     if reason:
-        for config in (REFERENCE, STRICT):
+        for config in (REFERENCE, STRICT, LEMMA):
             assert verdict(question, "dog", config) == (Verdict.INVALID, reason)
 
 
@@ -70,9 +70,48 @@ def test_made_of_wood_for_woods_is_what_the_reference_methods_give():
     assert "woods" not in re.sub(r"[^\w\s-]|[\d]", "", "is it made of wood?").split()
     assert lightlemma.stem("wood") == lightlemma.stem("woods") == "wood"
     assert lightlemma.lemmatize("woods") == "wood" != lightlemma.lemmatize("wood")
-    assert verdict("Is it made of wood?", "woods") == (Verdict.FINISHED, "names the secret")
+    # the scripts run `exact` without `syntax`: the judge answers
+    assert verdict("Is it made of wood?", "woods") is None
+    assert verdict("Is it made of wood?", "woods", LEMMA) == (Verdict.FINISHED, "names the secret")
     assert verdict("Is it made of wood?", "woods", STRICT) is None  # not a guess: the judge answers
     assert not rules.wins("Is it made of wood?", "woods", "strict")
+
+
+@pytest.mark.parametrize(
+    "question, secret",
+    [
+        ("Is it made of glass?", "glasses"),
+        ("Is it new?", "news"),
+        ("Does it pant?", "pants"),
+        ("Is it related to jackets?", "jacket"),
+    ],
+)
+def test_lemma_and_stem_matches_win_only_under_lemma(question, secret):
+    """The audit's farmable wins: the reference's `syntax` method, which the paper's scripts do not
+    pass (verify_judge.methods = [exact, sentence, question, multiple_questions, length])."""
+    assert rules.wins(question, secret, "lemma")
+    assert not rules.wins(question, secret, "reference")
+    assert not rules.wins(question, secret, "strict")
+
+
+def test_reference_is_correct_obs_with_the_scripts_methods():
+    """Each case against a hand run of the reference's correct_obs with the scripts' methods and an
+    answer of "yes" from the judge: "finished" where the secret is a token, "invalid" where a
+    validity method fails, else the judge's answer (None here: the judge decides)."""
+    cases = {
+        ("Is it a dog?", "dog"): (Verdict.FINISHED, "names the secret"),
+        ("Is it a dog?", "dogs"): None,  # exact: "dogs" is not a token
+        ("Are they dogs?", "dog"): None,
+        ("Dog?", "dog"): (Verdict.FINISHED, "names the secret"),  # no question-word check
+        ("A dog?", "cat"): None,
+        ("Rowboat?", "rowboat"): (Verdict.FINISHED, "names the secret"),
+        ("Is it a t-shirt?", "t-shirt"): (Verdict.FINISHED, "names the secret"),
+        ("Is it 3 dogs?", "dogs"): (Verdict.FINISHED, "names the secret"),
+        ("Is it a dog? Or a cat?", "dog"): (Verdict.INVALID, "several questions"),
+        ("Is it a dog", "dog"): (Verdict.INVALID, "does not end with a question mark"),
+    }
+    for (question, secret), expected in cases.items():
+        assert verdict(question, secret) == expected, question
 
 
 @pytest.mark.parametrize(
@@ -89,6 +128,7 @@ def test_made_of_wood_for_woods_is_what_the_reference_methods_give():
 )
 def test_a_mention_wins_under_reference_only(question, secret):
     assert rules.wins(question, secret, "reference")
+    assert rules.wins(question, secret, "lemma")
     assert not rules.wins(question, secret, "strict")
 
 
@@ -148,14 +188,19 @@ def test_properties_and_one_thing_are_not_several_things(question):
         ("Is the secret word 'rowboat'?", "rowboat"),
         ("So, is it a rowboat?", "rowboat"),
         ("Is it a rowboat, then?", "rowboat"),
-        ("Are they dogs?", "dog"),
-        ("Is it a dog?", "dogs"),
         ("Is it a T-shirt?", "t-shirt"),
     ],
 )
-def test_a_guess_of_the_secret_wins_under_both(question, secret):
-    assert verdict(question, secret) == (Verdict.FINISHED, "names the secret")
-    assert verdict(question, secret, STRICT) == (Verdict.FINISHED, "names the secret")
+def test_a_guess_of_the_secret_wins_under_every_rule(question, secret):
+    for config in (REFERENCE, STRICT, LEMMA):
+        assert verdict(question, secret, config) == (Verdict.FINISHED, "names the secret")
+
+
+@pytest.mark.parametrize("question, secret", [("Are they dogs?", "dog"), ("Is it a dog?", "dogs")])
+def test_a_plural_guess_wins_under_strict_and_lemma_not_reference(question, secret):
+    assert verdict(question, secret) is None  # the judge answers; its "finished" becomes Yes
+    for config in (STRICT, LEMMA):
+        assert verdict(question, secret, config) == (Verdict.FINISHED, "names the secret")
 
 
 def test_a_synonym_of_a_dominant_sense_wins_under_strict_only():
@@ -182,18 +227,19 @@ def test_same_thing_outside_the_knowledge_base_is_string_equality_up_to_plural()
     assert rules.wins("Is it a zorblax?", "zorblax", "strict")
 
 
-def test_no_question_word_is_invalid_unless_it_names_the_secret_under_reference():
-    assert verdict("A dog?", "cat") == (Verdict.INVALID, "no question word")
-    assert verdict("Rowboat?", "rowboat") == (
+def test_no_question_word_is_invalid_unless_it_names_the_secret_under_lemma():
+    assert verdict("A dog?", "cat", LEMMA) == (Verdict.INVALID, "no question word")
+    assert verdict("Rowboat?", "rowboat", LEMMA) == (
         Verdict.FINISHED,
         "names the secret",
-    )  # as the reference
+    )  # as the reference's syntax method
     assert verdict("Rowboat?", "rowboat", STRICT) == (Verdict.INVALID, "no question word")
-    assert verdict("Whose is it?", "cat") is None
+    assert verdict("Whose is it?", "cat", LEMMA) is None
+    assert verdict("A dog?", "cat") is None  # the scripts run no question-word check
 
 
 def test_invalid_beats_finished():
-    for config in (REFERENCE, STRICT):
+    for config in (REFERENCE, STRICT, LEMMA):
         assert verdict("Is it an animal? Is it a dog?", "dog", config) == (
             Verdict.INVALID,
             "several questions",
@@ -203,7 +249,8 @@ def test_invalid_beats_finished():
 
 def test_multiword_secrets_win_on_consecutive_words():
     assert rules.wins("Is it a soccer ball?", "soccer ball")
-    assert rules.wins("Is it a golf ball?", "golf balls")  # each word matches as one token does
+    assert not rules.wins("Is it a golf ball?", "golf balls")  # exact: consecutive tokens
+    assert rules.wins("Is it a golf ball?", "golf balls", "lemma")  # each word as one token does
     assert not rules.wins("Is it a ball for soccer?", "soccer ball")
     assert rules.wins("Is it a soccer ball?", "soccer ball", "strict")
 
@@ -221,8 +268,8 @@ def test_a_placeholder_secret_is_never_named():
 
 def test_long_tokens_are_skipped_as_in_the_reference():
     long_word = "x" * 60
-    assert verdict(f"Is it {long_word}?", "dog") is None
-    assert verdict(f"{long_word}?", "dog") == (Verdict.INVALID, "no question word")
+    assert verdict(f"Is it {long_word}?", "dog", LEMMA) is None
+    assert verdict(f"{long_word}?", "dog", LEMMA) == (Verdict.INVALID, "no question word")
 
 
 def test_guessed_things():

@@ -27,9 +27,10 @@ class EvaluationConfig:
     samples: int = knob(8, "k: games per word (mean@k, pass@k)", min=1, max=256)
     max_turns: int = max_turns_knob()
     win_rule: str = win_rule_knob(
-        "which questions win: reference (the paper's: the secret named anywhere, "
-        "by lemma or stem) or strict (a guess of the thing itself); "
-        "success under both rules is reported either way"
+        "which questions win: reference (the paper's scripts: the secret as a word "
+        "anywhere in the question), strict (a guess of the thing itself) or lemma "
+        "(reference plus lemma/stem matches); success under reference and strict "
+        "is reported either way"
     )
     seed: int = knob(0, "seed of the whole evaluation")
     batch_size: int = lockstep_batch_knob(64)

@@ -294,7 +294,9 @@ def _game_config(stored: dict) -> GameConfig:
 
 
 def _other_rule(rule: str) -> str:
-    return next(r for r in WIN_RULES if r != rule)
+    """The rule a board reports beside its own: strict beside reference, reference beside the
+    others (strict, and lemma: the rule games stored before issue 32 were played under)."""
+    return "strict" if rule == "reference" else "reference"
 
 
 def _not_won_under(games, rule: str) -> set[int]:
@@ -343,7 +345,7 @@ def _model_row(guesser_id: int, name: str, words: dict[str, list], win_rule: str
     last = max((c[4] for c in counts if c[4]), default=None)
     by_rule = {win_rule: rates, _other_rule(win_rule): other_rates}
     success = {}
-    for rule in WIN_RULES:
+    for rule in by_rule:
         lo, hi = mean_at_k_interval(by_rule[rule])
         success.update(
             {
