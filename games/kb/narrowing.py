@@ -59,3 +59,18 @@ def game_bits(model: Any, turns: Sequence[Turn]) -> list[tuple[float, int]]:
         narrow(model, mask, turn)
         out.append((bits, 0 if turn.verdict is Verdict.FINISHED else int(mask.sum())))
     return out
+
+
+def grounded_bits(model: Any, turns: Sequence[Turn]) -> list[float | None]:
+    """`game_bits`' bits per turn, None for a yes/no answer to a question the knowledge base
+    cannot ground (its 0 bits are unknown, not measured): what the belief diagnostic compares."""
+    mask = np.ones(len(model.words), dtype=bool)
+    out: list[float | None] = []
+    for turn in turns:
+        grounded = turn.verdict not in (Verdict.YES, Verdict.NO) or (
+            model.outcome_masks(turn.question) is not None
+        )
+        bits = turn_bits(model, mask, turn)
+        narrow(model, mask, turn)
+        out.append(bits if grounded else None)
+    return out
