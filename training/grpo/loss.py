@@ -8,6 +8,12 @@ objective is TRL's (`-min(r·A, clip(r, 1−ε_low, 1+ε_high)·A) + β·k3`) an
 are TRL's `clip_ratio/*` definitions; `tests/training/grpo/test_trl_equivalence.py` checks the
 loss against TRL's own `GRPOTrainer._compute_loss`.
 
+Dual clip (verl's `compute_policy_loss`, Ye et al. 2019, arXiv:1912.09729): with `clip_ratio_c`
+c > 1, a token whose advantage is negative has its clipped loss capped at −A·c,
+min(max(−r·A, −clip(r)·A), −A·c), so a ratio that has grown far past 1 on a bad action cannot
+blow the loss up; positive advantages are untouched. For c > 1 + ε_high it is TRL's two-sided
+clipping with `delta` = c. c = 0 turns it off (TRL's default objective).
+
 Aggregation is expressed as per-token weights that sum to 1 over a mini-batch, so gradient
 accumulation over any split into forward chunks gives exactly the mini-batch's loss:
 - token-mean: every trained token weighs 1 / (trained tokens in the mini-batch) (TRL "bnpo", DAPO);
@@ -95,6 +101,7 @@ class LossParts:
     ratio: torch.Tensor
     low_clipped: torch.Tensor  # bool: ratio < 1 − ε_low with A < 0 (TRL clip_ratio/low)
     high_clipped: torch.Tensor  # bool: ratio > 1 + ε_high with A > 0 (TRL clip_ratio/high)
+    dual_clipped: torch.Tensor  # bool: A < 0 and the cap −A·c binds (verl's pg_clipfrac_lower)
     kl: torch.Tensor | None  # k3 per token, zero off the mask
 
 
@@ -106,13 +113,18 @@ def per_token_loss(
     *,
     epsilon_low: float = 0.2,
     epsilon_high: float = 0.28,
+    clip_ratio_c: float = 0.0,
     ref_logps: torch.Tensor | None = None,
     beta: float = 0.0,
     kl_ratio_correction: bool = False,
 ) -> LossParts:
     """−min(r·A, clip(r, 1−ε_low, 1+ε_high)·A) (+ β·k3) per token; `advantages` is (B,) or (B, T).
-    `kl_ratio_correction` multiplies k3 by the ratio r (TRL's `use_bias_correction_kl`: the
-    unbiased reverse-KL gradient of DeepSeek-V3.2); `LossParts.kl` is k3 itself either way."""
+    `clip_ratio_c` > 1 caps the policy term of a negative-advantage token at −A·c (dual clip, as
+    verl; 0 = off). `kl_ratio_correction` multiplies k3 by the ratio r (TRL's
+    `use_bias_correction_kl`: the unbiased reverse-KL gradient of DeepSeek-V3.2); `LossParts.kl` is
+    k3 itself either way."""
+    if clip_ratio_c and not clip_ratio_c > 1:
+        raise ValueError(f"clip_ratio_c must be 0 (off) or > 1, got {clip_ratio_c}")
     on = mask.bool()
     if advantages.dim() == 1:
         advantages = advantages[:, None]
@@ -121,6 +133,13 @@ def per_token_loss(
     ratio = torch.exp(log_ratio)
     clipped = torch.clamp(ratio, 1 - epsilon_low, 1 + epsilon_high)
     loss = -torch.min(ratio * advantages, clipped * advantages)
+    negative = advantages < 0
+    if clip_ratio_c:
+        cap = -advantages * clip_ratio_c
+        dual = on & negative & (loss > cap)
+        loss = torch.where(negative, torch.min(loss, cap), loss)
+    else:
+        dual = torch.zeros_like(on)
     kl = None
     if beta != 0.0:
         if ref_logps is None:
@@ -129,9 +148,9 @@ def per_token_loss(
         kl = torch.where(on, torch.exp(diff) - diff - 1, torch.zeros_like(logps))
         loss = loss + beta * (kl * ratio if kl_ratio_correction else kl)
     loss = torch.where(on, loss, torch.zeros_like(loss))
-    low = on & (ratio < 1 - epsilon_low) & (advantages < 0)
+    low = on & (ratio < 1 - epsilon_low) & negative
     high = on & (ratio > 1 + epsilon_high) & (advantages > 0)
-    return LossParts(loss, ratio, low, high, kl)
+    return LossParts(loss, ratio, low, high, dual, kl)
 
 
 def grpo_loss(
@@ -145,6 +164,7 @@ def grpo_loss(
     sequence_ids: torch.Tensor | None = None,
     epsilon_low: float = 0.2,
     epsilon_high: float = 0.28,
+    clip_ratio_c: float = 0.0,
     ref_logps: torch.Tensor | None = None,
     beta: float = 0.0,
     kl_ratio_correction: bool = False,
@@ -158,6 +178,7 @@ def grpo_loss(
         mask,
         epsilon_low=epsilon_low,
         epsilon_high=epsilon_high,
+        clip_ratio_c=clip_ratio_c,
         ref_logps=ref_logps,
         beta=beta,
         kl_ratio_correction=kl_ratio_correction,

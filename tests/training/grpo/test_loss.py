@@ -1,4 +1,5 @@
-"""The GRPO objective: asymmetric clipping, aggregation on ragged masks, masked tokens' gradient."""
+"""The GRPO objective: asymmetric and dual clipping, aggregation on ragged masks, masked tokens'
+gradient."""
 
 from __future__ import annotations
 
@@ -53,6 +54,64 @@ def test_symmetric_clip_would_clip_what_clip_higher_keeps():
     _, parts = grpo_loss(logps, old, adv, mask, epsilon_low=0.2, epsilon_high=0.2)
     assert parts.per_token_loss[0, 4].item() == pytest.approx(-1.2)  # 1.27 clipped to 1.2
     assert parts.high_clipped[0].tolist() == [False, False, False, True, True, False, False]
+
+
+# verl's dual clip (compute_policy_loss, clip_ratio_c = c = 3, ε 0.2 / 0.28), by hand:
+# clip1 = max(−A·r, −A·clip(r, 0.8, 1.28)); a token with A < 0 loses min(clip1, −A·c)
+DUAL_CASES = [
+    # ratio, advantage, loss without the dual clip, with it, the dual clip binds
+    (4.0, -1.0, 4.0, 3.0, True),  # max(4, 1.28) = 4 > −A·c = 3: capped at 3
+    (2.0, -1.0, 2.0, 2.0, False),  # 2 < 3: the cap does not bind
+    (4.0, +2.0, -2.56, -2.56, False),  # A > 0: clipped high to 1.28·2, no dual clip
+    (0.5, -0.5, 0.4, 0.4, False),  # clipped low to 0.8·0.5 = 0.4 < 1.5
+    (7.0, -0.5, 3.5, 1.5, True),  # 3.5 > −A·c = 1.5: capped at 1.5
+]
+
+
+@pytest.mark.parametrize("c", [0.0, 3.0])
+def test_dual_clip_caps_negative_advantage_tokens_at_minus_a_times_c_as_verl(c):
+    ratios = torch.tensor([[r for r, *_ in DUAL_CASES]], dtype=torch.float64)
+    logps = torch.log(ratios).requires_grad_(True)
+    adv = torch.tensor([[a for _, a, *_ in DUAL_CASES]], dtype=torch.float64)
+    mask = torch.ones_like(adv, dtype=torch.long)
+    loss, parts = grpo_loss(
+        logps,
+        torch.zeros_like(logps),
+        adv,
+        mask,
+        epsilon_low=0.2,
+        epsilon_high=0.28,
+        clip_ratio_c=c,
+    )
+    column, binds = (3, [d[4] for d in DUAL_CASES]) if c else (2, [False] * len(DUAL_CASES))
+    assert parts.per_token_loss[0].tolist() == pytest.approx([d[column] for d in DUAL_CASES])
+    assert parts.dual_clipped[0].tolist() == binds
+    # token-mean: with c = 3 (3 + 2 − 2.56 + 0.4 + 1.5) / 5 = 0.868, pg_clipfrac_lower 2/5;
+    # off: (4 + 2 − 2.56 + 0.4 + 3.5) / 5 = 1.468, TRL's objective
+    assert float(loss.detach()) == pytest.approx(0.868 if c else 1.468, abs=1e-12)
+    assert float(parts.dual_clipped.sum()) / 5 == (0.4 if c else 0.0)
+    # a capped token's loss is the constant −A·c: exactly zero gradient; the others keep theirs
+    loss.backward()
+    for (ratio, a, _, _, bound), g in zip(DUAL_CASES, logps.grad[0].tolist()):
+        unclipped = ratio < 1.28 if a > 0 else ratio > 0.8
+        want = -a * ratio / 5 if unclipped and not (bound and c) else 0.0
+        assert g == pytest.approx(want, abs=1e-12)
+
+
+@pytest.mark.parametrize("c", [1.0, 0.5, -3.0])
+def test_dual_clip_refuses_a_bound_that_is_not_above_one(c):
+    logps, old, adv, mask = _case_tensors()
+    with pytest.raises(ValueError, match="clip_ratio_c"):
+        grpo_loss(logps, old, adv, mask, clip_ratio_c=c)
+
+
+def test_dual_clip_changes_nothing_where_it_does_not_bind():
+    """On CASES no ratio with A < 0 exceeds c = 3: the loss is TRL's, to the last bit."""
+    logps, old, adv, mask = _case_tensors()
+    off, parts_off = grpo_loss(logps, old, adv, mask)
+    on, parts_on = grpo_loss(logps, old, adv, mask, clip_ratio_c=3.0)
+    assert torch.equal(parts_off.per_token_loss, parts_on.per_token_loss)
+    assert float(on.detach()) == float(off.detach()) and not bool(parts_on.dual_clipped.any())
 
 
 def test_k3_kl_term_on_hand_values():

@@ -1,6 +1,11 @@
 """Our GRPO loss equals TRL's on a batch where both apply: single-turn completions, one advantage
 per sequence, the same tokens and the same old log-probs.
 
+Dual clip (clip_ratio_c = c, verl's) is TRL's two-sided clipping with `delta` = c whenever
+c > 1 + ε_high: TRL caps the ratio at δ before −min(r·A, clip(r)·A), which for A < 0 caps the
+loss at −A·δ and for A > 0 changes nothing (clip(r) ≤ 1 + ε_high < δ already wins the min). With
+clip_ratio_c = 0 (off) the loss is TRL's default objective.
+
 TRL computes the loss in `GRPOTrainer._compute_loss(model, inputs)` (trl 1.16); it is a method,
 so the test builds the smallest trainer object that method needs (TRL's own GRPOConfig provides
 its attributes, a real Accelerator does the reductions) and calls it on the tiny model patched
@@ -19,7 +24,7 @@ from training.grpo.loss import action_logps, grpo_loss
 TEMPERATURE = 0.9
 
 
-def _trl_trainer(model, *, loss_type: str, beta: float, correction: bool):
+def _trl_trainer(model, *, loss_type: str, beta: float, correction: bool, delta: float | None):
     from accelerate import Accelerator
     from trl import GRPOConfig as TRLGRPOConfig
     from trl import GRPOTrainer
@@ -36,6 +41,7 @@ def _trl_trainer(model, *, loss_type: str, beta: float, correction: bool):
         temperature=TEMPERATURE,
         num_generations=2,
         use_bias_correction_kl=correction,
+        delta=delta,
     )
     trainer = GRPOTrainer.__new__(GRPOTrainer)
     trainer.args, trainer.model, trainer.accelerator = args, model, Accelerator(cpu=True)
@@ -81,15 +87,19 @@ def batch(grpo_tiny_dir):
 
 
 @pytest.mark.parametrize(
-    "loss_type, mode, beta, correction",
+    "loss_type, mode, beta, correction, dual",
     [
-        ("bnpo", "token-mean", 0.0, False),
-        ("grpo", "seq-mean-token-mean", 0.0, False),
-        ("bnpo", "token-mean", 0.04, False),  # plain k3
-        ("grpo", "seq-mean-token-mean", 0.04, True),  # TRL's default: k3 times the ratio
+        ("bnpo", "token-mean", 0.0, False, 0.0),
+        ("grpo", "seq-mean-token-mean", 0.0, False, 0.0),
+        ("bnpo", "token-mean", 0.04, False, 0.0),  # plain k3
+        ("grpo", "seq-mean-token-mean", 0.04, True, 0.0),  # TRL's default: k3 times the ratio
+        ("bnpo", "token-mean", 0.0, False, 1.5),  # dual clip = TRL's delta
+        ("grpo", "seq-mean-token-mean", 0.04, True, 1.5),
     ],
 )
-def test_loss_and_gradients_equal_trl(grpo_tiny_dir, batch, loss_type, mode, beta, correction):
+def test_loss_and_gradients_equal_trl(
+    grpo_tiny_dir, batch, loss_type, mode, beta, correction, dual
+):
     from transformers import AutoModelForCausalLM
 
     model, prompt, completion, completion_mask, noise, advantages = batch
@@ -119,6 +129,7 @@ def test_loss_and_gradients_equal_trl(grpo_tiny_dir, batch, loss_type, mode, bet
         mode=mode,
         epsilon_low=0.2,
         epsilon_high=0.28,
+        clip_ratio_c=dual,
         ref_logps=ref if beta else None,
         beta=beta,
         kl_ratio_correction=correction,
@@ -128,13 +139,16 @@ def test_loss_and_gradients_equal_trl(grpo_tiny_dir, batch, loss_type, mode, bet
     low = float(parts.low_clipped.sum()) / float(mask.sum())
     high = float(parts.high_clipped.sum()) / float(mask.sum())
     assert low > 0 and high > 0, "the batch should exercise both clip sides"
+    assert bool(parts.dual_clipped.any()) == bool(dual), "the dual clip should bind when on"
 
     # TRL's own loss on the same tensors
     from copy import deepcopy
 
     trl_model = deepcopy(model)
     trl_model.zero_grad()
-    trainer = _trl_trainer(trl_model, loss_type=loss_type, beta=beta, correction=correction)
+    trainer = _trl_trainer(
+        trl_model, loss_type=loss_type, beta=beta, correction=correction, delta=dual or None
+    )
     inputs = {
         "prompt_ids": prompt,
         "prompt_mask": torch.ones_like(prompt),
