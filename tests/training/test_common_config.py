@@ -136,10 +136,18 @@ def test_every_trainer_refuses_the_same_adamw_settings_with_the_same_messages(co
     bad = {"learning_rate": 1.5, "weight_decay": -0.1, "adam_beta2": 1.0, "max_grad_norm": -1}
     with pytest.raises(ConfigErrors) as refused:
         build_checked(config_class, **bad)
+    learning_rate = (  # GRPO's 0 stands for the paper's learning rate for the advantage
+        "learning_rate must be 0 (the paper's for the advantage) or in (0, 1)"
+        if config_class is GRPOConfig
+        else "learning_rate must be in (0, 1)"
+    )
     assert refused.value.messages == [
-        "learning_rate must be in (0, 1)",
+        learning_rate,
         "weight_decay must be in [0, 1)",
         "adam_beta1 and adam_beta2 must be in [0, 1)",
         "max_grad_norm must be >= 0",
     ]
     build_checked(config_class, learning_rate=1e-3, weight_decay=0.0, adam_beta2=0.95)
+    if config_class is not GRPOConfig:  # only GRPO has a paper's learning rate to stand for
+        with pytest.raises(ConfigErrors, match=r"^learning_rate must be in \(0, 1\)$"):
+            build_checked(config_class, learning_rate=0.0)

@@ -120,10 +120,13 @@ def check_between(
     _check(above and below, message or f"{name} must be between {low} and {high}", name)
 
 
-def check_adamw(config: Any) -> None:
-    """The AdamW settings every trainer shares (TrainConfig's jobs and GRPO): learning rate,
-    weight decay, betas and gradient clipping."""
-    check_between(config, "learning_rate", message="learning_rate must be in (0, 1)")
+def check_adamw(
+    config: Any, learning_rate_message: str = "learning_rate must be in (0, 1)"
+) -> None:
+    """The AdamW settings every trainer shares (TrainConfig's jobs and GRPO): learning rate (its
+    bounds are the field's: GRPO's 0 stands for the paper's), weight decay, betas and gradient
+    clipping."""
+    check_between(config, "learning_rate", message=learning_rate_message)
     check_between(config, "weight_decay", message="weight_decay must be in [0, 1)")
     for name in ("adam_beta1", "adam_beta2"):
         check_between(config, name, message="adam_beta1 and adam_beta2 must be in [0, 1)")

@@ -2,8 +2,12 @@
 
 Names follow TRL's GRPOConfig where it has the knob (`num_generations`, `epsilon`,
 `epsilon_high`, `beta`, `num_iterations`, `scale_rewards`, `temperature`,
-`max_completion_length`), verl's `loss_agg_mode` and RAGEN's `rollout_filter_ratio`. Importing
-this module is cheap (no torch): the web process builds launch forms from it.
+`max_completion_length`), verl's `loss_agg_mode` and `clip_ratio_c` (dual clip), and RAGEN's
+`rollout_filter_ratio`. Defaults are the ΔBelief-RL reference's (its base_multiturn.yaml, verl's
+defaults under it, and its CIA / StarPO training scripts); a default of 0 or empty that stands for
+the paper's value for the advantage is resolved by a property and recorded in the run's resolved
+config (`resolved()`). Importing this module is cheap (no torch): the web process builds launch
+forms from it.
 """
 
 from __future__ import annotations
@@ -45,6 +49,10 @@ PAPER_LOSS_AGG = {
     "turn": "token-mean",
     "trajectory": "seq-mean-token-mean",
 }  # the reference's scripts
+PAPER_LEARNING_RATE = {"turn": 3e-5, "trajectory": 1e-5}  # the reference's scripts' optim.lr
+VAL_SAMPLINGS = ("paper", "greedy")
+# the reference's validation sampling (base_multiturn.yaml, actor_rollout_ref.rollout.val_kwargs)
+PAPER_VAL_SAMPLING = {"temperature": 0.7, "top_p": 0.8, "top_k": 20}
 PENALTY_AT = ("end", "turn")
 TURN_NORMALISATIONS = ("padded", "reached")
 SCALE_REWARDS = ("group", "none")
@@ -162,6 +170,15 @@ class GRPOConfig(LoraSettings):
         0.2, "lower clip range ε_low: ratios below 1 − ε are clipped", **UNIT_FRACTION
     )
     epsilon_high: float = knob(0.28, "upper clip range ε_high (clip-higher, DAPO)", min=0, max=10)
+    clip_ratio_c: float = knob(
+        3.0,
+        (
+            "dual-clip PPO (verl's clip_ratio_c, the reference's 3): a token with a negative "
+            "advantage loses at most −A·c however large its ratio; must be > 1, 0 = off"
+        ),
+        min=0,
+        max=100,
+    )
     beta: float = knob(
         0.0,
         ("KL coefficient to the frozen start model (k3 estimator); 0 = no KL, no reference model"),
@@ -186,7 +203,14 @@ class GRPOConfig(LoraSettings):
     )
     num_iterations: int = knob(1, "μ: passes over each batch of rollouts", min=1, max=64)
     mini_batches: int = knob(
-        1, "optimizer steps per pass (the batch split by game)", min=1, max=1024
+        3,
+        (
+            "optimizer steps per pass: the step's games split into this many mini-batches "
+            "(fewer when fewer games are kept; the paper: 3, train_batch_size 240 / "
+            "ppo_mini_batch_size 80)"
+        ),
+        min=1,
+        max=1024,
     )
     forward_batch_size: int = knob(
         32,
@@ -195,18 +219,23 @@ class GRPOConfig(LoraSettings):
         max=4096,
     )
     learning_rate: float = knob(
-        1e-5,
-        "AdamW learning rate (constant; the paper's StarPO run 1e-5, its CIA run 3e-5)",
-        **OPEN_UNIT_INTERVAL,
+        0.0,
+        (
+            "AdamW learning rate (constant); 0 = the paper's for the advantage "
+            "(turn: 3e-5, its CIA run; trajectory: 1e-5, its StarPO run)"
+        ),
+        **UNIT_FRACTION,
     )
     adam_beta1: float = knob(0.9, "AdamW β1 (the reference: 0.9)", **UNIT_FRACTION)
     adam_beta2: float = knob(0.95, "AdamW β2 (the reference: 0.95)", **UNIT_FRACTION)
-    weight_decay: float = knob(0.0, "AdamW weight decay", **UNIT_FRACTION)
+    weight_decay: float = knob(
+        0.01, "AdamW weight decay (verl's default, the reference's)", **UNIT_FRACTION
+    )
     max_grad_norm: float = knob(1.0, "gradient clipping norm (0 = none)", min=0)
     # -- model -------------------------------------------------------------------------------------
     lora: bool = lora_field("lora", True)
-    lora_rank: int = lora_field("lora_rank")
-    lora_alpha: int = lora_field("lora_alpha")
+    lora_rank: int = lora_field("lora_rank", 64)  # the reference's scripts: r 64, α 64
+    lora_alpha: int = lora_field("lora_alpha", 64)
     lora_dropout: float = lora_field("lora_dropout", 0.0)
     lora_target_modules: str = lora_field("lora_target_modules")
     rollout_backend: str = knob(
@@ -236,11 +265,11 @@ class GRPOConfig(LoraSettings):
         min=1,
         min_open=True,
     )
-    # -- validation: a fixed set of secrets played greedily, to see forgetting the rollouts hide ---
+    # -- validation: a fixed set of secrets, to see forgetting the rollouts hide ------------------
     val_secrets: int = knob(
         0,
         (
-            "secrets played greedily (one game each) "
+            "secrets played (one game each, seeded) "
             "before step 1 and every val_steps steps; 0 = no validation"
         ),
         min=0,
@@ -255,6 +284,14 @@ class GRPOConfig(LoraSettings):
     )
     val_split: str = split_knob("only words of this split of val_word_list (empty = all)")
     val_steps: int = knob(10, "validate every N steps (and after the last)", min=1)
+    val_sampling: str = knob(
+        "paper",
+        (
+            "how validation games are sampled: paper (the reference's validation: "
+            "temperature 0.7, top-p 0.8, top-k 20, seeded) or greedy"
+        ),
+        choices=VAL_SAMPLINGS,
+    )
     warn_val_drop: float = knob(
         0.15,
         ("warn when validation success falls this far (absolute) below its value before training"),
@@ -327,6 +364,11 @@ class GRPOConfig(LoraSettings):
         """The clipped objective, its KL term and aggregation, and how turns share credit."""
         check_between(self, "epsilon", message="epsilon must be in [0, 1)")
         check_between(self, "epsilon_high", message="epsilon_high must be in [0, 10]")
+        _check(
+            self.clip_ratio_c == 0 or 1 < self.clip_ratio_c <= 100,
+            "clip_ratio_c must be 0 (no dual clip) or in (1, 100]",
+            "clip_ratio_c",
+        )
         check_between(self, "beta", message="beta must be in [0, 100]")
         _check(
             self.loss_agg_mode in ("", *LOSS_AGG_MODES),
@@ -340,13 +382,13 @@ class GRPOConfig(LoraSettings):
 
     def _check_optimisation(self) -> None:
         """AdamW, the passes and the mini-batches."""
-        check_adamw(self)
+        check_adamw(
+            self,
+            learning_rate_message="learning_rate must be 0 (the paper's for the advantage) "
+            "or in (0, 1)",
+        )
         check_between(self, "num_iterations")
         check_between(self, "mini_batches")
-        _check(
-            self.mini_batches <= self.secrets_per_step * self.num_generations,
-            "mini_batches cannot exceed the games per step (secrets_per_step × num_generations)",
-        )
         check_between(self, "forward_batch_size")
 
     def _check_model(self) -> None:
@@ -377,7 +419,7 @@ class GRPOConfig(LoraSettings):
         check_between(self, "warn_grad_norm_factor", message="warn_grad_norm_factor must be > 1")
 
     def _check_validation(self) -> None:
-        """The greedy validation games."""
+        """The validation games."""
         check_between(
             self, "val_secrets", message="val_secrets must be between 0 (no validation) and 4096"
         )
@@ -387,12 +429,34 @@ class GRPOConfig(LoraSettings):
             "val_split needs a val_word_list",
         )
         check_between(self, "val_steps", message="val_steps must be >= 1")
+        check_choice(self, "val_sampling", VAL_SAMPLINGS)
         check_between(self, "warn_val_drop", message="warn_val_drop must be in (0, 1]")
 
     @property
     def aggregation(self) -> str:
         """The loss aggregation in force: the field, or the paper's for the advantage."""
         return self.loss_agg_mode or PAPER_LOSS_AGG[self.advantage]
+
+    @property
+    def resolved_learning_rate(self) -> float:
+        """The learning rate in force: the field, or the paper's for the advantage."""
+        return self.learning_rate or PAPER_LEARNING_RATE[self.advantage]
+
+    @property
+    def val_sampling_params(self) -> dict[str, float]:
+        """temperature, top_p and top_k of the validation games (temperature 0: greedy)."""
+        if self.val_sampling == "greedy":
+            return {"temperature": 0.0, "top_p": 1.0, "top_k": 0}
+        return dict(PAPER_VAL_SAMPLING)
+
+    def resolved(self) -> dict[str, Any]:
+        """The values the empty / 0 defaults stand for, as the run's resolved config records
+        them: the loss aggregation, the learning rate, the validation sampling."""
+        return {
+            "loss_agg_mode": self.aggregation,
+            "learning_rate": self.resolved_learning_rate,
+            "val_sampling": {"name": self.val_sampling, **self.val_sampling_params},
+        }
 
     @property
     def games_per_step(self) -> int:

@@ -1,5 +1,6 @@
 """The games of a GRPO step: which secrets a step plays, the seeds of its games, the policy
-playing them (transformers, or vLLM with the adapter synced each step) and greedy validation."""
+playing them (transformers, or vLLM with the adapter synced each step) and validation (seeded,
+sampled as the reference validates or greedily: `val_sampling`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import random
 import time
 import zlib
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -81,10 +81,12 @@ def infogain_model(
 
 
 def validate(rollouts: Rollouts, words: Sequence[str], judge: Judge, step: int) -> dict[str, float]:
-    """One greedy game per validation secret with the policy as it is now."""
+    """One game per validation secret with the policy as it is now, sampled as `val_sampling`
+    says; the games' seeds are fixed, so a validation is reproducible and every one plays the
+    same seeds."""
     began = time.perf_counter()
     games = rollouts.play(
-        step, words, [game_seed(0, 0, i, 0) for i in range(len(words))], judge, greedy=True
+        step, words, [game_seed(0, 0, i, 0) for i in range(len(words))], judge, validation=True
     )
     stats = rollout_metrics(games, [0.0] * len(games), list(range(len(games))))
     return {
@@ -110,6 +112,9 @@ class Rollouts:
         self.base_path, self.output_dir = base_path, Path(output_dir)
         self.sampling = SamplingParams(
             max_new_tokens=config.max_completion_length, temperature=config.temperature
+        )
+        self.val_sampling = SamplingParams(
+            max_new_tokens=config.max_completion_length, **config.val_sampling_params
         )
         self.chat_format = chat_format
         self._engine = None
@@ -143,17 +148,18 @@ class Rollouts:
         seeds: Sequence[int],
         judge: Judge,
         *,
-        greedy: bool = False,
+        validation: bool = False,
     ) -> list[Trajectory]:
-        """The step's games; `greedy`: at temperature 0 and without belief scoring (validation)."""
+        """The step's games; `validation`: sampled as config.val_sampling says and without belief
+        scoring."""
         if self.config.rollout_backend == "vllm":
             backend = self._vllm_backend(
-                f"step-{step}" + ("-val" if greedy else "")
+                f"step-{step}" + ("-val" if validation else "")
             )  # after the update
         else:
             backend = self.backend
             backend.clear_cache()  # the weights changed since the last step
-        sampling = replace(self.sampling, temperature=0.0) if greedy else self.sampling
+        sampling = self.val_sampling if validation else self.sampling
         guesser = LLMGuesser(
             backend, sampling=sampling, chat_format=self.chat_format, name="grpo-policy"
         )
@@ -175,7 +181,7 @@ class Rollouts:
                 secrets,
                 seeds=seeds,
                 config=game,
-                belief_backend=backend if self.config.belief_coef > 0 and not greedy else None,
+                belief_backend=backend if self.config.belief_coef > 0 and not validation else None,
             )
         finally:
             self.model.train(was_training)

@@ -15,7 +15,8 @@ One step:
    sampler's log-probs only feed the `logprob_diff/rollout_abs_mean` diagnostic;
 4. diagnostics, collapse warnings, checkpoints (adapter or full weights + optimizer + monitor
    state + the resolved config), cooperative stop.
-With `val_secrets`, a fixed set of secrets is played greedily before step 1 (logged as step 0)
+With `val_secrets`, a fixed set of secrets is played (seeded; `val_sampling`: the reference's
+validation sampling, T 0.7 / top-p 0.8 / top-k 20, or greedy) before step 1 (logged as step 0)
 and every `val_steps` steps (`val/success_rate`, `val/valid_rate`, `val/mean_turns`).
 """
 
@@ -145,7 +146,7 @@ def train_step(
             "filter/kept_groups": float(len(kept)),
             "filter/kept_games": float(len(idx)),
             "advantages/abs_mean": sum(abs(a) for a in flat_adv) / max(len(flat_adv), 1),
-            "learning_rate": config.learning_rate,
+            "learning_rate": config.resolved_learning_rate,
             "rollout/tokens_per_second": generated / max(rolled - began, 1e-9),
             "train/tokens_per_second": trained / max(done - rolled, 1e-9),
             "tokens_per_second": (generated + trained) / max(done - began, 1e-9),
@@ -236,6 +237,7 @@ def summary(
     if val_secrets:
         validation = {
             "secrets": len(val_secrets),
+            "sampling": config.val_sampling,
             "before": monitor.val_baseline,
             "last": next(
                 (h["val/success_rate"] for h in reversed(history) if "val/success_rate" in h), None
@@ -264,7 +266,7 @@ def trainee(config: GRPOConfig, accelerator: Any, base_path: str, resume: str | 
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(
         params,
-        lr=config.learning_rate,
+        lr=config.resolved_learning_rate,
         weight_decay=config.weight_decay,
         betas=(config.adam_beta1, config.adam_beta2),
     )
@@ -382,11 +384,13 @@ def announce(
         parameters_trained=trainable,
         parameters=total,
         guesser_prompt=prompt_name,
+        **config.resolved(),
     )
     write_run_config(session.out, session.run_config)
     session.reporter.log(
         f"grpo: {len(secrets)} secrets, {config.secrets_per_step}×{config.num_generations} "
         f"games per step, advantage={config.advantage}, λ={config.belief_coef}, "
+        f"lr={config.resolved_learning_rate:g}, loss_agg_mode={config.aggregation}, "
         f"{trainable:,} of {total:,} parameters trained on {setup.device}"
     )
     return trainable
@@ -413,6 +417,17 @@ def checkpoint(session: Session, step: int, metrics: dict) -> Path:
     return folder
 
 
+def val_sampling_text(config: GRPOConfig) -> str:
+    """How the validation games are sampled, for the log: "paper sampling: T 0.7, top-p 0.8,
+    top-k 20" or "greedy"."""
+    if config.val_sampling == "greedy":
+        return "greedy"
+    p = config.val_sampling_params
+    return f"{config.val_sampling} sampling: T {p['temperature']:g}, top-p {p['top_p']:g}, " + (
+        f"top-k {p['top_k']}"
+    )
+
+
 def validate_before_training(session: Session) -> None:
     """Play the validation secrets before any update (a resumed run has its baseline) and log
     them at the start step."""
@@ -422,7 +437,8 @@ def validate_before_training(session: Session) -> None:
     session.monitor.check(before)
     session.reporter.metrics(session.start, before)
     session.reporter.log(
-        f"validation on {len(session.val_secrets)} secrets before training: success "
+        f"validation on {len(session.val_secrets)} secrets before training "
+        f"({val_sampling_text(session.config)}): success "
         f"{before['val/success_rate']:.0%}, valid questions {before['val/valid_rate']:.0%}"
     )
 

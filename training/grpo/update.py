@@ -1,4 +1,8 @@
-"""The GRPO update: `num_iterations` × `mini_batches` clipped policy-gradient steps on a batch."""
+"""The GRPO update: `num_iterations` × `mini_batches` clipped policy-gradient steps on a batch.
+
+The step's games (those with rows) are shuffled by (seed, step) and dealt into
+min(`mini_batches`, games) mini-batches of whole games, so no mini-batch is empty and their sizes
+differ by at most one game: 2 games and mini_batches 3 take 2 steps; 10 games take 4 + 3 + 3."""
 
 from __future__ import annotations
 
@@ -66,9 +70,11 @@ class Updater:
 
     def update(self, rows: list, games: list[int], step: int) -> dict[str, float]:
         config = self.config
-        order = list(games)
+        with_rows = {r.game for r in rows}
+        order = [g for g in games if g in with_rows]
         random.Random(f"grpo-minibatch:{config.seed}:{step}").shuffle(order)
-        parts = [set(order[i :: config.mini_batches]) for i in range(config.mini_batches)]
+        n = max(min(config.mini_batches, len(order)), 1)
+        parts = [set(order[i::n]) for i in range(n)]
         minibatches = [
             self._chunks([r for r in rows if r.game in part])
             for part in parts
@@ -85,7 +91,17 @@ class Updater:
                             chunk["ref_logps"] = self._reference(chunk)
         sums = {
             k: 0.0
-            for k in ("tokens", "low", "high", "kl", "entropy", "diff", "first_tokens", "loss")
+            for k in (
+                "tokens",
+                "low",
+                "high",
+                "dual",
+                "kl",
+                "entropy",
+                "diff",
+                "first_tokens",
+                "loss",
+            )
         }
         norms = []
         first = True  # the first inner step: old log-probs are this forward's own, detached
@@ -102,6 +118,7 @@ class Updater:
                         weights=chunk["weights"],
                         epsilon_low=config.epsilon,
                         epsilon_high=config.epsilon_high,
+                        clip_ratio_c=config.clip_ratio_c,
                         ref_logps=chunk.get("ref_logps"),
                         beta=config.beta,
                         kl_ratio_correction=config.use_bias_correction_kl,
@@ -111,6 +128,7 @@ class Updater:
                     sums["tokens"] += float(mask.sum())
                     sums["low"] += float(lp.low_clipped.sum())
                     sums["high"] += float(lp.high_clipped.sum())
+                    sums["dual"] += float(lp.dual_clipped.sum())
                     sums["loss"] += float(loss.detach())
                     if lp.kl is not None:
                         sums["kl"] += float(lp.kl.detach().sum())
@@ -130,6 +148,7 @@ class Updater:
             "clip_ratio/low_mean": sums["low"] / tokens,
             "clip_ratio/high_mean": sums["high"] / tokens,
             "clip_ratio/region_mean": (sums["low"] + sums["high"]) / tokens,
+            "clip_ratio/dual_mean": sums["dual"] / tokens,
             "grad_norm": sum(norms) / max(len(norms), 1),
             "grad_norm_max": max(norms, default=0.0),
             "logprob_diff/rollout_abs_mean": sums["diff"] / first_tokens,

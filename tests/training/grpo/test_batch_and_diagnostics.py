@@ -165,7 +165,14 @@ def test_collapse_monitor_warns_when_validation_success_falls_below_its_start():
         ({"epsilon": 1.0}, "epsilon"),
         ({"loss_agg_mode": "sum"}, "loss_agg_mode"),
         ({"rollout_backend": "vllm", "lora": False}, "needs lora"),
-        ({"mini_batches": 9, "secrets_per_step": 2, "num_generations": 4}, "mini_batches"),
+        ({"mini_batches": 0}, "mini_batches"),
+        ({"clip_ratio_c": 1.0}, "clip_ratio_c must be 0 .no dual clip. or in .1, 100."),
+        ({"clip_ratio_c": 0.5}, "clip_ratio_c"),
+        ({"clip_ratio_c": -1.0}, "clip_ratio_c"),
+        ({"clip_ratio_c": float("nan")}, "clip_ratio_c"),
+        ({"learning_rate": -1e-5}, "learning_rate must be 0 .the paper's for the advantage."),
+        ({"learning_rate": 1.0}, "learning_rate"),
+        ({"val_sampling": "beam"}, "val_sampling must be one of paper, greedy"),
         ({"temperature": 0.0}, "temperature"),
         ({"warn_grad_norm_factor": 1.0}, "warn_grad_norm_factor"),
         ({"unknown_penalty": float("nan")}, "finite"),
@@ -184,6 +191,14 @@ def test_config_refuses_bad_values(bad, match):
 def test_config_defaults_are_the_papers():
     """The ΔBelief-RL reference's values (base_multiturn.yaml and its CIA / StarPO scripts)."""
     c = GRPOConfig()
+    assert c.clip_ratio_c == 3.0 and c.weight_decay == 0.01  # verl's actor and optim defaults
+    assert (c.lora, c.lora_rank, c.lora_alpha, c.lora_target_modules) == (
+        True,
+        64,
+        64,
+        "all-linear",
+    )
+    assert c.mini_batches == 3  # train_batch_size 240 / ppo_mini_batch_size 80
     assert (c.epsilon, c.epsilon_high, c.beta, c.belief_coef, c.rollout_filter_ratio) == (
         0.2,
         0.28,
@@ -203,12 +218,26 @@ def test_config_defaults_are_the_papers():
         "padded",
     )
     assert (c.adam_beta1, c.adam_beta2) == (0.9, 0.95)
-    assert c.advantage == "turn" and c.aggregation == "token-mean" and c.learning_rate == 1e-5
-    assert (
-        GRPOConfig(advantage="trajectory").aggregation == "seq-mean-token-mean"
-    )  # the paper's StarPO script
+    assert c.advantage == "turn" and c.aggregation == "token-mean"
+    assert c.learning_rate == 0 and c.resolved_learning_rate == 3e-5  # the CIA script's
+    starpo = GRPOConfig(advantage="trajectory")  # the paper's StarPO script
+    assert starpo.aggregation == "seq-mean-token-mean" and starpo.resolved_learning_rate == 1e-5
+    assert GRPOConfig(advantage="trajectory", learning_rate=2e-4).resolved_learning_rate == 2e-4
+    assert c.val_sampling == "paper" and c.val_sampling_params == {
+        "temperature": 0.7,
+        "top_p": 0.8,
+        "top_k": 20,
+    }  # the reference's val_kwargs
+    assert GRPOConfig(val_sampling="greedy").val_sampling_params["temperature"] == 0.0
+    assert starpo.resolved() == {
+        "loss_agg_mode": "seq-mean-token-mean",
+        "learning_rate": 1e-5,
+        "val_sampling": {"name": "paper", "temperature": 0.7, "top_p": 0.8, "top_k": 20},
+    }
     assert (
         GRPOConfig(advantage="trajectory", loss_agg_mode="token-mean").aggregation == "token-mean"
     )
     assert c.games_per_step == 64 and c.target_modules == "all-linear"
+    # three mini-batches also build when a step has fewer games: the update makes fewer
+    assert GRPOConfig(secrets_per_step=1, num_generations=2).mini_batches == 3
     assert GRPOConfig(lora_target_modules="q_proj, v_proj").target_modules == ["q_proj", "v_proj"]

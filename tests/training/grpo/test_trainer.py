@@ -149,15 +149,20 @@ def test_stop_then_resume_continues_exactly_where_it_left_off(grpo_tiny_dir, tmp
     assert a["state"][0]["step"] == b["state"][0]["step"] == 2
 
 
-def test_validation_plays_fixed_secrets_greedily_and_warns_when_success_falls(
+def test_validation_plays_fixed_secrets_as_the_paper_samples_and_warns_when_success_falls(
     grpo_tiny_dir, tmp_path, monkeypatch
 ):
-    plays = []
+    plays, samplings = [], []
     real_play, real_validate = grpo_trainer.Rollouts.play, grpo_trainer.validate
+    real_guesser = grpo_rollouts.LLMGuesser
 
-    def recording_play(self, step, secrets, seeds, judge, *, greedy=False):
-        plays.append((step, list(secrets), greedy, self.config.temperature))
-        return real_play(self, step, secrets, seeds, judge, greedy=greedy)
+    def recording_play(self, step, secrets, seeds, judge, *, validation=False):
+        plays.append((step, list(secrets), validation, list(seeds)))
+        return real_play(self, step, secrets, seeds, judge, validation=validation)
+
+    def recording_guesser(backend, *, sampling, **kwargs):
+        samplings.append(sampling)
+        return real_guesser(backend, sampling=sampling, **kwargs)
 
     def forgetting_validate(
         rollouts, words, judge, step
@@ -168,6 +173,7 @@ def test_validation_plays_fixed_secrets_greedily_and_warns_when_success_falls(
         }
 
     monkeypatch.setattr(grpo_trainer.Rollouts, "play", recording_play)
+    monkeypatch.setattr(grpo_rollouts, "LLMGuesser", recording_guesser)
     monkeypatch.setattr(grpo_trainer, "validate", forgetting_validate)
     config = _config(
         steps=3, val_secrets=2, val_steps=2, beta=0.0, num_iterations=1, mini_batches=1
@@ -190,6 +196,12 @@ def test_validation_plays_fixed_secrets_greedily_and_warns_when_success_falls(
     chosen = validations[0][1]
     assert len(chosen) == 2 and set(chosen) <= {"cat", "table", "apple"}
     assert all(p[1] == chosen for p in validations)  # the same fixed secrets every time
+    assert all(p[3] == validations[0][3] for p in validations)  # and the same seeds: reproducible
+    # the reference's validation sampling (val_kwargs); training samples at the temperature
+    assert len(samplings) == len(plays)
+    for (_, _, validation, _), sampling in zip(plays, samplings):
+        want = (0.7, 0.8, 20) if validation else (1.0, 1.0, 0)
+        assert (sampling.temperature, sampling.top_p, sampling.top_k) == want
     assert all(
         not p[2] and len(p[1]) == 4 for p in plays if p not in validations
     )  # training: sampled, 2×2 games
@@ -205,7 +217,52 @@ def test_validation_plays_fixed_secrets_greedily_and_warns_when_success_falls(
         r["message"] for r in reporter.records if r["event"] == "log" and r["level"] == "warning"
     ]
     assert any(w.startswith("step 2: Validation success fell to 0% from 100%") for w in warnings)
-    assert result["validation"] == {"secrets": 2, "before": 1.0, "last": 0.0}
+    assert result["validation"] == {"secrets": 2, "sampling": "paper", "before": 1.0, "last": 0.0}
+    logs = [r["message"] for r in reporter.records if r["event"] == "log"]
+    assert any(
+        m.startswith(
+            "validation on 2 secrets before training "
+            "(paper sampling: T 0.7, top-p 0.8, top-k 20): success"
+        )
+        for m in logs
+    )
+    saved = json.loads((tmp_path / "run" / "checkpoint-3" / "training_config.json").read_text())
+    assert saved["resolved"]["val_sampling"] == {
+        "name": "paper",
+        "temperature": 0.7,
+        "top_p": 0.8,
+        "top_k": 20,
+    }
+
+
+@pytest.mark.parametrize(
+    "val_sampling, want", [("paper", (0.7, 0.8, 20)), ("greedy", (0.0, 1.0, 0))]
+)
+def test_validation_games_sample_as_val_sampling_says_and_replay_the_same(
+    grpo_tiny, tmp_path, monkeypatch, val_sampling, want
+):
+    from games.judges.kb import KBJudge
+    from games.llm.chat import GuesserFormat
+
+    samplings = []
+    real_guesser = grpo_rollouts.LLMGuesser
+
+    def recording_guesser(backend, *, sampling, **kwargs):
+        samplings.append(sampling)
+        return real_guesser(backend, sampling=sampling, **kwargs)
+
+    monkeypatch.setattr(grpo_rollouts, "LLMGuesser", recording_guesser)
+    model, tokenizer = grpo_tiny
+    config = _config(val_secrets=2, val_sampling=val_sampling, belief_coef=0.0)
+    rollouts = grpo_rollouts.Rollouts(
+        config, model, tokenizer, "unused", tmp_path, GuesserFormat(max_turns=2)
+    )
+    first, again = (
+        rollouts.play(0, ["dog", "cat"], [5, 6], KBJudge(), validation=True) for _ in range(2)
+    )
+    assert [(s.temperature, s.top_p, s.top_k) for s in samplings] == [want, want]
+    questions = [[t.question for t in g.turns] for g in first]
+    assert questions == [[t.question for t in g.turns] for g in again]  # seeded: reproducible
 
 
 def test_validation_secrets_default_to_a_seeded_sample_of_the_training_secrets():
@@ -310,3 +367,48 @@ def test_the_win_rule_and_the_rewards_reach_the_games(grpo_tiny_dir, tmp_path, m
     assert seen and all(c.win_rule == "strict" and c.invalid_penalty == -3.0 for c in seen)
     with pytest.raises(ValueError, match="win_rule"):
         _config(win_rule="lenient")
+
+
+def test_the_papers_defaults_run_on_a_step_with_fewer_games_than_mini_batches(
+    grpo_tiny_dir, tmp_path, monkeypatch
+):
+    """mini_batches 3 (the paper's), the paper's learning rate for CIA (3e-5, learning_rate 0),
+    weight decay 0.01 and the dual clip on 1 secret × 2 games: two mini-batches of one game each,
+    never an empty one; the resolved config and the metrics say what was in force."""
+    optimizers = []
+    real_trainee = grpo_trainer.trainee
+
+    def recording_trainee(*args):
+        policy, tokenizer, optimizer = real_trainee(*args)
+        optimizers.append(optimizer)
+        return policy, tokenizer, optimizer
+
+    monkeypatch.setattr(grpo_trainer, "trainee", recording_trainee)
+    defaults = GRPOConfig()
+    config = _config(
+        steps=1,
+        secrets_per_step=1,
+        num_iterations=1,
+        beta=0.0,
+        **{
+            k: getattr(defaults, k)
+            for k in ("mini_batches", "learning_rate", "weight_decay", "clip_ratio_c")
+        },
+    )
+    assert (config.mini_batches, config.learning_rate, config.clip_ratio_c) == (3, 0.0, 3.0)
+    reporter = ConsoleReporter(tmp_path / "run", stream=io.StringIO())
+    grpo_trainer.run(config, reporter, model_path=str(grpo_tiny_dir), words=WORDS)
+
+    (m,) = _metrics(reporter)
+    assert m["train/optimizer_steps"] == 2.0 and m["learning_rate"] == 3e-5
+    assert 0 <= m["clip_ratio/dual_mean"] <= 1
+    (group,) = optimizers[0].param_groups
+    assert (group["lr"], group["weight_decay"]) == (3e-5, 0.01)
+    saved = json.loads((tmp_path / "run" / "checkpoint-1" / "training_config.json").read_text())
+    assert saved["config"]["learning_rate"] == 0.0
+    assert (saved["resolved"]["learning_rate"], saved["resolved"]["loss_agg_mode"]) == (
+        3e-5,
+        "token-mean",
+    )
+    logs = [r["message"] for r in reporter.records if r["event"] == "log"]
+    assert any("lr=3e-05, loss_agg_mode=token-mean" in line for line in logs)
