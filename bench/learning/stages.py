@@ -231,6 +231,7 @@ def run_grpo(
         cpu_threads=scale.threads,
         val_secrets=scale.grpo_val_secrets,
         val_steps=scale.grpo_val_steps,
+        val_sampling="greedy",  # the published runs' validation (the job's default is the paper's)
         seed=seed,
     )
     reporter = reporter_for(work / f"{arm}-s{seed}")

@@ -247,3 +247,16 @@ def test_a_strict_guess_of_another_thing_is_no_whatever_the_judge_says():
     env = TwentyQuestions(YesJudge(), GameConfig())
     env.reset("dinghy", seed=1)
     assert env.step("Is it a canoe?").turn.verdict is Verdict.YES
+
+
+def test_an_invalid_repeat_costs_the_invalid_penalty_only_as_under_the_papers_scripts():
+    """The reference's per_turn_reward_fn adds −5 for an invalid reply and −1 for "already asked"
+    in the feedback; the two stack (−6) only if the feedback can say both. Under the scripts'
+    verify_judge (methods incl. multiple_questions) correct_obs turns every rule-invalid reply
+    into the invalid feedback before the judge's "repeated" is looked at, so a repeat that is also
+    invalid reads "You have not asked a valid question" and costs −5 (and −0.05), here too."""
+    results, _ = play(["Is it alive?", "Is it alive? Is it alive?", "Is it alive"])
+    for result in results[1:]:
+        assert result.turn.verdict is Verdict.INVALID
+        assert result.turn.reward == {"turn": -0.05, "invalid": -5.0}
+        assert "already asked" not in result.turn.feedback
