@@ -141,6 +141,15 @@ class GRPOConfig(LoraSettings):
             "(the training secrets are added); empty = every knowledge-base noun"
         ),
     )
+    belief_diagnostic: bool = knob(
+        True,
+        (
+            "with belief_coef > 0, log whether ΔBelief tracks progress (games.belief_progress): "
+            "belief/progress_corr, Pearson r of ΔBelief with the bits each turn narrows the "
+            "knowledge base's candidates (KB-grounded turns only; pool_word_list or every KB "
+            "noun), belief/relu_per_game, belief/net_per_game, belief/cancelling_share"
+        ),
+    )
     win_reward: float = knob(2.0, "r_end of a won game (added to every turn)")
     turn_penalty: float = knob(-0.05, "reward of every turn")
     invalid_penalty: float = knob(-5.0, "reward of an invalid question")
@@ -343,9 +352,12 @@ class GRPOConfig(LoraSettings):
         check_between(self, "belief_coef", message="belief_coef must be in [0, 100]")
         check_between(self, "infogain_coef", message="infogain_coef must be in [0, 100]")
         _check(
-            not self.pool_word_list or self.infogain_coef > 0,
-            "pool_word_list is the information-gain reward's candidates: "
-            "set infogain_coef > 0 to use it",
+            not self.pool_word_list
+            or self.infogain_coef > 0
+            or (self.belief_coef > 0 and self.belief_diagnostic),
+            "pool_word_list is the candidates of the information-gain reward and of the "
+            "belief diagnostic: set infogain_coef > 0, or belief_coef > 0 with "
+            "belief_diagnostic, to use it",
         )
         rewards = (
             self.win_reward,

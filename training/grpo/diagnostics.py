@@ -18,6 +18,7 @@ import math
 import statistics
 from collections import deque
 from collections.abc import Hashable, Sequence
+from typing import Any
 
 from games.types import Trajectory, Verdict
 from training.grpo.advantages import group_stds, mean_std
@@ -161,3 +162,21 @@ class CollapseMonitor:
                 self.history[name].extend(float(v) for v in values)
             elif name == self.VALIDATION and values:
                 self.val_baseline = float(values[0])
+
+
+def belief_metrics(trajectories: Sequence[Trajectory], model: Any) -> dict[str, float]:
+    """Does ΔBelief track progress in this step's games (games.belief_progress over the
+    knowledge base's candidate model `model`): the figures that are defined, as metrics."""
+    from games.belief_progress import belief_progress
+    from games.kb.narrowing import grounded_bits
+
+    out = belief_progress(trajectories, [grounded_bits(model, t.turns) for t in trajectories])
+    names = {
+        "corr": "belief/progress_corr",
+        "turns": "belief/grounded_turns",
+        "delta_belief_when_gaining": "belief/delta_when_gaining",
+        "relu_per_game": "belief/relu_per_game",
+        "net_per_game": "belief/net_per_game",
+        "cancelling_share": "belief/cancelling_share",
+    }
+    return {name: float(out[key]) for key, name in names.items() if out[key] is not None}

@@ -61,7 +61,7 @@ from training.grpo.advantages import (
 from training.grpo.batch import build_rows
 from training.grpo.checkpoints import load_policy, restore, save_checkpoint
 from training.grpo.config import GRPOConfig
-from training.grpo.diagnostics import CollapseMonitor, rollout_metrics
+from training.grpo.diagnostics import CollapseMonitor, belief_metrics, rollout_metrics
 from training.grpo.rollouts import (  # noqa: F401  (step_secrets, validation_secrets: the API)
     Rollouts,
     game_seed,
@@ -121,9 +121,12 @@ def train_step(
     )
     rolled = time.perf_counter()
     groups = [g for g, _ in plan]
-    bits = add_info_gain(trajectories, narrowing, config.infogain_coef) if narrowing else None
+    shaped = narrowing is not None and config.infogain_coef > 0
+    bits = add_info_gain(trajectories, narrowing, config.infogain_coef) if shaped else None
     returns = [trajectory_return(t, reward_rule(config)) for t in trajectories]
     metrics = rollout_metrics(trajectories, returns, groups)
+    if narrowing is not None and belief_diagnosed(config):
+        metrics.update(belief_metrics(trajectories, narrowing))
     if bits is not None:
         metrics["rollout/info_gain_bits"] = sum(bits) / len(bits)
         metrics["rollout/candidates_left"] = sum(
@@ -206,15 +209,21 @@ def game_inputs(
     pool: Sequence[str] | None,
 ):
     """(judge, training secrets, validation secrets, the KB's candidate model when
-    `infogain_coef`)."""
+    `infogain_coef` or the belief diagnostic needs it)."""
     if judge is None:
         from games.registry import build_judge
 
         judge = build_judge(config.judge)
     secrets = training_secrets(config, reporter, judge, words)
     val_secrets = validation_secrets(config, judge, secrets, val_words)
-    narrowing = infogain_model(config, judge, secrets, pool) if config.infogain_coef > 0 else None
+    needed = config.infogain_coef > 0 or belief_diagnosed(config)
+    narrowing = infogain_model(config, judge, secrets, pool) if needed else None
     return judge, secrets, val_secrets, narrowing
+
+
+def belief_diagnosed(config: GRPOConfig) -> bool:
+    """Whether the run logs the belief diagnostic (ΔBelief is scored and it is asked for)."""
+    return config.belief_coef > 0 and config.belief_diagnostic
 
 
 def summary(

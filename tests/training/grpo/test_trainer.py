@@ -38,6 +38,10 @@ DIAGNOSTICS = (
     "warning/entropy_drop",
     "warning/grad_norm_spike",
     "belief/delta_mean",
+    # the belief diagnostic (belief_coef 0.1 and belief_diagnostic by default)
+    "belief/grounded_turns",
+    "belief/relu_per_game",
+    "belief/net_per_game",
 )
 
 
@@ -340,9 +344,12 @@ def test_information_gain_shaping_reaches_every_rollout_turn(grpo_tiny_dir, tmp_
     )
 
 
-def test_a_pool_without_the_information_gain_reward_is_refused():
+def test_a_pool_without_the_information_gain_reward_or_the_belief_diagnostic_is_refused():
     with pytest.raises(ValueError, match="infogain_coef"):
-        _config(pool_word_list="dbrl/solved")
+        _config(pool_word_list="dbrl/solved", belief_diagnostic=False)
+    with pytest.raises(ValueError, match="infogain_coef"):
+        _config(pool_word_list="dbrl/solved", belief_coef=0.0)
+    assert _config(pool_word_list="dbrl/solved").belief_diagnostic  # the diagnostic's candidates
     with pytest.raises(ValueError, match="infogain_coef"):
         _config(infogain_coef=-1.0)
 

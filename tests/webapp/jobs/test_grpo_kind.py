@@ -171,7 +171,8 @@ def test_the_information_gain_pool_is_checked_and_passed_to_the_runner(seeded):
         submit(word_list="g/words", infogain_coef=0.5, pool_word_list="nope")
     assert "pool_word_list" in err.value.message_dict and Job.objects.count() == 0
     with pytest.raises(ValidationError) as err:
-        submit(word_list="g/words", pool_word_list="g/words")  # a pool for a reward that is off
+        # a pool for neither the reward (off) nor the belief diagnostic (off)
+        submit(word_list="g/words", pool_word_list="g/words", belief_diagnostic=False)
     assert Job.objects.count() == 0
 
     from training.grpo.config import GRPOConfig
