@@ -9,10 +9,12 @@ import json
 import random
 import sys
 import time
+from dataclasses import replace
 
 from games.engine import TwentyQuestions, reward_parts
 from games.judge_eval import REFERENCE_TRIPLES
 from games.judges.base import UnknownSecretError, playable_words
+from games.llm.base import PAPER_VAL_SAMPLING
 from games.metrics import summarise
 from games.registry import SpecError, build_guesser, build_judge
 from games.rollout import rollout
@@ -66,6 +68,15 @@ def make_parser() -> argparse.ArgumentParser:
         ),
     )
     ev.add_argument("--samples", type=int, default=1, help="k games per word")
+    ev.add_argument(
+        "--sampling",
+        choices=("model", "paper"),
+        default="model",
+        help=(
+            "a model guesser's decoding: model (what its folder records, else T=1) or paper "
+            "(the reference's validation: T 0.7, top-p 0.8, top-k 20); the JSON says which"
+        ),
+    )
     add_game_rules(ev, "; success under both rules is reported either way")
     ev.add_argument("--seed", type=int, default=0)
     ev.add_argument("--batch", type=int, default=64, help="games played in lock-step")
@@ -122,9 +133,12 @@ def run_eval(args) -> dict:
     elif pool is not None:
         known = set(pool)
         outside_pool = sum(w not in known for w in playable)
-    guesser = (
-        build_guesser(args.guesser, pool=pool) if pool_guesser else build_guesser(args.guesser)
-    )
+    if pool_guesser:
+        guesser = build_guesser(args.guesser, pool=pool)
+    else:
+        guesser = build_guesser(args.guesser)
+        if args.sampling == "paper":  # the token budget stays the guesser's
+            guesser.sampling = replace(guesser.sampling, **PAPER_VAL_SAMPLING)
     config = GameConfig(max_turns=args.max_turns, win_rule=args.win_rule)
     jobs = [(w, s) for s in range(args.samples) for w in playable]
     position: dict[str, int] = {}  # a word's first place in the list seeds its games

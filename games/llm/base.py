@@ -20,6 +20,11 @@ class BackendError(RuntimeError):
     """A backend could not be built or could not answer (missing model, unreachable server, ...)."""
 
 
+# the reference's validation sampling (delta-belief-rl base_multiturn.yaml,
+# actor_rollout_ref.rollout.val_kwargs): what its evaluation tables use, not T=1
+PAPER_VAL_SAMPLING = {"temperature": 0.7, "top_p": 0.8, "top_k": 20}
+
+
 @dataclass(frozen=True)
 class SamplingParams:
     """How to decode. `temperature == 0` means greedy."""

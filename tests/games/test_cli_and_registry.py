@@ -1,3 +1,4 @@
+import contextlib
 import io
 import json
 import subprocess
@@ -166,3 +167,32 @@ def test_terminal_play_as_answerer_asks_questions():
     )
     assert run_play(args, stdin=stdin, out=out) == 0
     assert out.getvalue().count("?") >= 4 and "Solved!" in out.getvalue()
+
+
+def test_eval_samples_a_model_guesser_as_the_paper_validates_when_asked(tiny_model_dir, tmp_path):
+    """--sampling paper: T 0.7, top-p 0.8, top-k 20 (the reference's val_kwargs), the guesser's
+    own token budget kept; the JSON says which sampling the table used."""
+    from games.__main__ import main
+
+    words = tmp_path / "words.txt"
+    words.write_text("dog\n")
+
+    def sampling(*extra):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            main(
+                [
+                    "eval",
+                    f"--guesser=hf:{tiny_model_dir}",
+                    f"--words={words}",
+                    "--max-turns=1",
+                    "--json",
+                    *extra,
+                ]
+            )
+        return json.loads(out.getvalue())["sampling"]
+
+    default, paper = sampling(), sampling("--sampling=paper")
+    assert (default["temperature"], default["top_p"], default["top_k"]) == (1.0, 1.0, 0)
+    assert (paper["temperature"], paper["top_p"], paper["top_k"]) == (0.7, 0.8, 20)
+    assert paper["max_new_tokens"] == default["max_new_tokens"]

@@ -16,6 +16,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from games.llm.base import PAPER_VAL_SAMPLING
 from games.types import WIN_RULES
 from training.common.config import (
     OPEN_UNIT_INTERVAL,
@@ -51,8 +52,6 @@ PAPER_LOSS_AGG = {
 }  # the reference's scripts
 PAPER_LEARNING_RATE = {"turn": 3e-5, "trajectory": 1e-5}  # the reference's scripts' optim.lr
 VAL_SAMPLINGS = ("paper", "greedy")
-# the reference's validation sampling (base_multiturn.yaml, actor_rollout_ref.rollout.val_kwargs)
-PAPER_VAL_SAMPLING = {"temperature": 0.7, "top_p": 0.8, "top_k": 20}
 PENALTY_AT = ("end", "turn")
 TURN_NORMALISATIONS = ("padded", "reached")
 SCALE_REWARDS = ("group", "none")
