@@ -1,4 +1,6 @@
-"""`python -m bench.learning [--quick] [--resume] [--until STAGE] [--set FIELD=VALUE] [--table]`."""
+"""`python -m bench.learning [--quick] [--resume] [--until STAGE] [--set FIELD=VALUE] [--table]`;
+`--base smollm2-135m-instruct [--device cuda]` runs the pretrained-base world (bench.learning.smol)
+instead of the knowledge-base miniature."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from bench import RESULTS_DIR, report
 from bench.learning.scale import QUICK, Scale, with_settings
 
 RESULTS = RESULTS_DIR / "learning.json"
+SMOL_RESULTS = RESULTS_DIR / "learning-smollm2.json"
 
 
 def cpu_model() -> str:
@@ -236,6 +239,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--table", action="store_true", help="print the README table of the results file and exit"
     )
+    parser.add_argument(
+        "--base",
+        choices=("smollm2-135m-instruct",),
+        help=(
+            "the pretrained-base world: the paper's word lists, SFT data and judge "
+            "(bench.learning.smol; results in learning-smollm2.json); until: sft or seed-N"
+        ),
+    )
+    parser.add_argument(
+        "--device",
+        choices=("cpu", "cuda"),
+        default="cpu",
+        help="with --base: cpu, the miniature, or cuda, the full study (bench.learning.smol.CUDA)",
+    )
     args = parser.parse_args(argv)
     if args.table:
         print(table(json.loads(RESULTS.read_text(encoding="utf-8"))))
@@ -243,7 +260,14 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    scale = with_settings(QUICK if args.quick else Scale(), args.set)
+    if args.base:
+        from bench.learning.smol import CUDA, SmolScale, smol_pipeline
+
+        scale = with_settings(CUDA if args.device == "cuda" else SmolScale(), args.set)
+        run_pipeline, results = smol_pipeline, SMOL_RESULTS
+    else:
+        scale = with_settings(QUICK if args.quick else Scale(), args.set)
+        run_pipeline, results = pipeline, RESULTS
     torch.set_num_threads(scale.threads)
     args.work.mkdir(parents=True, exist_ok=True)
     stage = Stages(args.work, scale, args.resume)
@@ -255,7 +279,14 @@ def main(argv: list[str] | None = None) -> int:
         "cpu_count": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
     }
-    out |= pipeline(scale, stage, args.until)
+    out |= {
+        "world_name": getattr(scale, "world", "kb-miniature"),
+        "device": getattr(scale, "device", "cpu"),
+        # settings chosen by comparing runs on validation words: none yet in either world (the
+        # miniature's came from pilots, the pretrained base's are a priori)
+        "validation_choices": {},
+    }
+    out |= run_pipeline(scale, stage, args.until)
     out["seconds"] = stage.seconds | {
         "total": round(sum(stage.seconds.values()), 1),
         "this_process": round(time.perf_counter() - began, 1),
@@ -268,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
             for split in ("val", "rl"):
                 for key in ("per_word", "strict_per_word", "bits_per_word"):
                     run[split].pop(key, None)
-    report(out, None if args.quick or args.until else RESULTS)
+    report(out, None if args.quick or args.until else results)
     return 0
 
 

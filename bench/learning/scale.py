@@ -112,7 +112,7 @@ QUICK = Scale(
 )
 
 
-def with_settings(scale: Scale, items: list[str]) -> Scale:
+def with_settings(scale, items: list[str]):
     """`FIELD=VALUE` overrides, typed as the field."""
     for item in items:
         key, _, value = item.partition("=")
@@ -129,6 +129,6 @@ def with_settings(scale: Scale, items: list[str]) -> Scale:
         _ = scale.seed_list  # validates the seeds
     except ValueError:
         raise SystemExit(f"--set seeds: integers joined by +, got {scale.seeds!r}") from None
-    if scale.sft + scale.rl + scale.val + scale.test > scale.pool:
+    if hasattr(scale, "pool") and scale.sft + scale.rl + scale.val + scale.test > scale.pool:
         raise SystemExit("the splits do not fit in the pool")
     return scale
