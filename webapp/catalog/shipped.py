@@ -1,7 +1,12 @@
-"""The trained guessers shipped in games/data/models/ (made by `python -m bench.learning.ship`):
-their model specs with provenance, their pool as a word list, and their seeded evaluation on their
-held-out words (a stored snapshot of games, imported as a finished evaluation job) so the models
-board and the ability scale show them at first start."""
+"""The trained guessers shipped in games/data/models/: their model specs with provenance, and
+their seeded evaluation on their held-out words (a stored snapshot of games, imported as a
+finished evaluation job) so the models board and the ability scale show them at first start.
+
+Two kinds: the tiny from-scratch guessers of the knowledge-base miniature (`python -m
+bench.learning.ship`: full weights, a 400-word pool seeded as a word list, measured against the
+closed-world KB judge) and guessers on a pretrained base (`guesser.json` names its `base`, a
+model built by `make setup`; the folder holds only the LoRA adapter; measured on the paper's
+word list against the judge it names)."""
 
 from __future__ import annotations
 
@@ -37,6 +42,11 @@ def shipped_guessers(directory: Path = MODELS_DIR) -> list[tuple[str, Path, dict
     ]
 
 
+def on_base(settings: dict) -> bool:
+    """Whether a shipped guesser is an adapter on a pretrained base (else a tiny full model)."""
+    return bool(settings.get("base"))
+
+
 def held_out_success(settings: dict) -> tuple[float, list[float], int]:
     """(success, its 95% interval, words) on the held-out test words: the shipped weights' own
     `python -m games eval` run, else the benchmark's evaluation of them, else the recorded one."""
@@ -51,6 +61,13 @@ def held_out_success(settings: dict) -> tuple[float, list[float], int]:
 def guesser_description(settings: dict) -> str:
     p = settings["provenance"]
     success, lo_hi, words = held_out_success(settings)
+    if on_base(settings):
+        return (
+            f"{settings['base']} + a LoRA adapter trained here ({p['trained']}). It won "
+            f"{100 * success:.1f}% [{100 * lo_hi[0]:.1f}, {100 * lo_hi[1]:.1f}] of games on "
+            f"{words} held-out words of {settings['word_list']} against the {settings['judge']} "
+            f"judge ({settings['win_rule']} rule). See its MODEL_CARD.md."
+        )
     return (
         f"Tiny neural guesser trained here ({p['trained']}; bench.learning seed {p['seed']}). It "
         f"knows only its pool of {len(read_words(str(ROOT / settings['pool'])))} words "
@@ -62,7 +79,7 @@ def guesser_description(settings: dict) -> str:
 
 def seed_pool_word_list(directory: Path = MODELS_DIR) -> str | None:
     """The shipped guessers' pool as version 1 of POOL_LIST, each word with its split."""
-    guessers = shipped_guessers(directory)
+    guessers = [g for g in shipped_guessers(directory) if not on_base(g[2])]
     if not guessers or WordList.objects.filter(name=POOL_LIST, version=1).exists():
         return None
     settings = guessers[0][2]
@@ -92,7 +109,40 @@ def seed_pool_word_list(directory: Path = MODELS_DIR) -> str | None:
     return POOL_LIST
 
 
+def base_guesser_spec_fields(folder: Path, settings: dict) -> dict:
+    """An adapter on a pretrained base: the base by name (resolved to its built folder when the
+    model loads), the folder as the adapter."""
+    p = settings["provenance"]
+    return dict(
+        kind=ModelKind.TRANSFORMERS,
+        role=ModelRole.GUESSER,
+        path=settings["base"],
+        adapter_path=str(folder),
+        sampling=settings["sampling"],
+        options={
+            "judge": settings["judge"],
+            "word_list": settings["word_list"],
+            "max_turns": settings["max_turns"],
+            "win_rule": settings["win_rule"],
+            "held_out_success": dict(
+                zip(("rate", "ci95", "words"), held_out_success(settings), strict=True)
+            ),
+            "provenance": {k: p[k] for k in ("arm", "seed", "bench_commit", "command")},
+            "model_card": card_path(folder),
+        },
+        description=guesser_description(settings),
+    )
+
+
+def card_path(folder: Path) -> str:
+    """The model card's path, relative to the project when the folder is inside it."""
+    card = folder / "MODEL_CARD.md"
+    return str(card.relative_to(ROOT)) if card.is_relative_to(ROOT) else str(card)
+
+
 def guesser_spec_fields(folder: Path, settings: dict) -> dict:
+    if on_base(settings):
+        return base_guesser_spec_fields(folder, settings)
     p = settings["provenance"]
     return dict(
         kind=ModelKind.TRANSFORMERS,
@@ -129,9 +179,15 @@ def seed_guesser_specs(directory: Path = MODELS_DIR) -> list[str]:
             log.warning(
                 "model spec %s is not the shipped guesser of that name: left as it is", name
             )
-        elif spec.path != fields["path"] or spec.options != fields["options"]:
+        elif (
+            spec.path != fields["path"]
+            or spec.options != fields["options"]
+            or spec.adapter_path != fields.get("adapter_path", spec.adapter_path)
+        ):
             ModelSpec.objects.filter(pk=spec.pk).update(
-                path=fields["path"], options=fields["options"]
+                path=fields["path"],
+                options=fields["options"],
+                adapter_path=fields.get("adapter_path", spec.adapter_path),
             )
     return created
 
@@ -164,15 +220,20 @@ def import_evaluation(name: str, meta: dict, directory: Path = EVALUATION_DIR) -
     Game.objects.filter(job__in=imported).delete()
     imported.delete()
     guesser = ModelSpec.objects.get(name=name)
-    judge = ModelSpec.objects.get(name=JUDGE)
-    word_list = WordList.objects.get(name=POOL_LIST, version=1)
+    # a snapshot names its judge spec and word list (a guesser on a pretrained base); the tiny
+    # guessers' are the KB judge and their pool's test split
+    judge_name, list_name = meta.get("judge_spec", JUDGE), meta.get("word_list", POOL_LIST)
+    judge = ModelSpec.objects.get(name=judge_name)
+    word_list = WordList.objects.filter(name=list_name).order_by("-version").first()
+    if word_list is None:
+        raise WordList.DoesNotExist(f"word list {list_name} is not seeded")
     words = dict(word_list.entries.values_list("word__text", "word_id"))
     games = read_snapshot(directory / meta["file"])
     config = EvaluationConfig(
         guesser=name,
-        judge=JUDGE,
-        word_list=POOL_LIST,
-        split="test",
+        judge=judge_name,
+        word_list=list_name,
+        split=meta.get("split", "test"),
         samples=meta["samples"],
         max_turns=meta["max_turns"],
         win_rule=meta["win_rule"],
