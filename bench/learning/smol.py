@@ -64,6 +64,7 @@ class SmolScale:
     eval_sampling: str = "paper"  # paper: T 0.7, top-p 0.8, top-k 20; model: T 1
     eval_batch: int = 64
     belief: bool = True  # score ΔBelief in the test games (the diagnostic)
+    latency_games: int = 3  # SFT games played one at a time to time each question (0 = none)
 
     @property
     def seed_list(self) -> list[int]:
@@ -170,9 +171,11 @@ def smol_evaluate(
     *,
     seed: int,
     belief: bool,
+    save_as: Path | None = None,
 ) -> dict[str, Any]:
     """`eval_samples` games per playable word against `judge_spec`, seeded by (seed, word,
-    sample); the summary `summarise_smol` gives."""
+    sample); the summary `summarise_smol` gives. `save_as`: the games, one JSON line each (what
+    a shipped guesser's seeded evaluation imports)."""
     from games.judges.base import playable_words
     from games.llm.base import PAPER_VAL_SAMPLING
     from games.registry import build_guesser, build_judge
@@ -205,6 +208,11 @@ def smol_evaluate(
             config=config,
             belief_backend=guesser.backend if belief else None,
         )
+    if save_as is not None:
+        from games.__main__ import save_games
+
+        save_as.parent.mkdir(parents=True, exist_ok=True)
+        save_games(games, str(save_as))
     out = summarise_smol(games, belief=belief)
     out |= {
         "judge": judge_spec,
@@ -217,6 +225,45 @@ def smol_evaluate(
         "seconds": round(time.perf_counter() - started, 1),
     }
     return out
+
+
+def question_latency(
+    scale: SmolScale, base: str, adapter: str | None, words: list[str]
+) -> dict[str, Any]:
+    """Seconds from an answer to the next question as a person playing one game sees them: games
+    played one at a time (batch 1, the prefix cache warm as in a live game), every `ask` timed;
+    p50/p95 over the questions (the /play/ target: a question within 3 s)."""
+    from games.llm.base import PAPER_VAL_SAMPLING
+    from games.registry import build_guesser, build_judge
+    from games.rollout import rollout
+    from games.types import GameConfig
+
+    judge = build_judge(scale.judge)
+    guesser = build_guesser(f"hf:{base}", adapter=adapter, device=scale.device)
+    if scale.eval_sampling == "paper":
+        guesser.sampling = replace(guesser.sampling, **PAPER_VAL_SAMPLING)
+    timed: list[float] = []
+    ask_batch = guesser.ask_batch
+
+    def timed_ask(states):
+        began = time.perf_counter()
+        asks = ask_batch(states)
+        timed.append(time.perf_counter() - began)
+        return asks
+
+    guesser.ask_batch = timed_ask
+    config = GameConfig(max_turns=scale.max_turns, win_rule=scale.win_rule)
+    for i, word in enumerate(words):
+        rollout(guesser, judge, [word], seeds=[i], config=config)
+    ordered = sorted(timed)
+    return {
+        "questions": len(timed),
+        "games": len(words),
+        "p50_s": round(statistics.median(ordered), 3),
+        "p95_s": round(ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)], 3),
+        "max_s": round(ordered[-1], 3),
+        "threads": scale.threads,
+    }
 
 
 def summarise_smol(games: list, *, belief: bool) -> dict[str, Any]:
@@ -271,8 +318,9 @@ def evaluations(
     judge."""
 
     def ev(split: str, judge: str, split_words: list[str], belief: bool) -> dict:
+        label = f"eval-{name}-{split}-{judge}"
         return stage(
-            f"eval-{name}-{split}-{judge}",
+            label,
             smol_evaluate,
             scale,
             model["base"],
@@ -281,6 +329,7 @@ def evaluations(
             judge,
             seed=seed,
             belief=belief,
+            save_as=stage.work / "games" / f"{label.replace(':', '_')}.jsonl.gz",
         )
 
     out = {
@@ -310,6 +359,10 @@ def smol_pipeline(scale: SmolScale, stage, until: str | None) -> dict[str, Any]:
     }
     sft, out["sft"] = stage("sft", smol_sft, scale, work)
     base = resolve_model(scale.base)
+    if scale.latency_games:
+        out["sft"]["latency"] = stage(
+            "latency-sft", question_latency, scale, base, sft, words["val"][: scale.latency_games]
+        )
     runs: dict[str, dict] = {arm: {} for arm in ARMS}
     for seed in scale.seed_list:
         models = {"sft": ({"base": base, "adapter": sft}, out["sft"])}

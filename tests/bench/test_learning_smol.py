@@ -39,11 +39,16 @@ def test_the_pipeline_runs_every_stage_and_resumes_them(tiny_base, tmp_path):
         check_words=2,
         eval_samples=1,
         eval_batch=8,
+        latency_games=1,
     )
     out = smol_pipeline(scale, Stages(tmp_path, scale, resume=False), None)
 
     assert out["world"]["base"] == tiny_base and out["world"]["test"] == 3
     assert out["sft"]["examples"] == 6
+    latency = out["sft"]["latency"]
+    assert 1 <= latency["questions"] <= 2 and 0 < latency["p50_s"] <= latency["p95_s"]
+    saved = tmp_path / "games" / "eval-cia-s0-test-kb.jsonl.gz"
+    assert saved.is_file() and (tmp_path / "games" / "eval-sft-s0-test-kb_any.jsonl.gz").is_file()
     for arm in ARMS:
         run = out["runs"][arm][0]
         test = run["test"]
