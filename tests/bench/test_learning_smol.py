@@ -7,11 +7,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from safetensors.torch import load_file
 
 from bench.learning.__main__ import Stages
 from bench.learning.ordering import ARMS
 from bench.learning.scale import with_settings
+from bench.learning.ship_smol import ship
 from bench.learning.smol import CUDA, SmolScale, smol_pipeline
+from games.registry import build_guesser
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +64,32 @@ def test_the_pipeline_runs_every_stage_and_resumes_them(tiny_base, tmp_path):
     for key in ("ordering", "ordering_strict", "ordering_val", "ordering_bits"):
         assert set(out[key]["paired"]) == {"starpo_minus_sft", "cia_minus_starpo", "cia_minus_sft"}
     assert out["ordering"]["seeds"] == [0]
+
+    # the SFT guesser ships: a float16 adapter people play, its games on the boards' index
+    models = tmp_path / "models"
+    (models / "evaluation").mkdir(parents=True)
+    (models / "evaluation" / "evaluation.json").write_text('{"guessers": {}}')
+    settings = ship(tmp_path, models=models, name="smol-test")
+    folder = models / "smol-test"
+    assert settings["base"] == tiny_base and settings["results"]["cli"]["n_words"] >= 1
+    assert {p.name for p in folder.iterdir()} == {
+        "adapter_config.json",
+        "adapter_model.safetensors",
+        "training_config.json",
+        "guesser.json",
+        "MODEL_CARD.md",
+    }
+    assert {
+        str(t.dtype) for t in load_file(str(folder / "adapter_model.safetensors")).values()
+    } == {"torch.float16"}
+    index = json.loads((models / "evaluation" / "evaluation.json").read_text())["guessers"]
+    assert (
+        index["smol-test"]["judge_spec"] == "kb"
+        and (models / "evaluation" / "smol-test.jsonl.gz").is_file()
+    )
+    guesser = build_guesser(f"hf:{tiny_base}", adapter=str(folder))
+    assert guesser.chat_format.prompt.startswith("Ask a question")  # the paper's, as trained
+    assert guesser.ask(guesser.start(seed=0)).question
 
     # every stage is stored: a resumed pipeline runs none again and gives the same object
     again = Stages(tmp_path, scale, resume=True)
