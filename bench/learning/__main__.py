@@ -16,7 +16,7 @@ from bench import RESULTS_DIR, report
 from bench.learning.scale import QUICK, Scale, with_settings
 
 RESULTS = RESULTS_DIR / "learning.json"
-SMOL_RESULTS = RESULTS_DIR / "learning-smollm2.json"
+SMOL_RESULTS = RESULTS_DIR / "learning-smollm2-cpu.json"  # -cuda.json for --device cuda
 
 
 def cpu_model() -> str:
@@ -244,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         choices=("smollm2-135m-instruct",),
         help=(
             "the pretrained-base world: the paper's word lists, SFT data and judge "
-            "(bench.learning.smol; results in learning-smollm2.json); until: sft or seed-N"
+            "(bench.learning.smol; results in learning-smollm2-DEVICE.json); until: sft or seed-N"
         ),
     )
     parser.add_argument(
@@ -264,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
         from bench.learning.smol import CUDA, SmolScale, smol_pipeline
 
         scale = with_settings(CUDA if args.device == "cuda" else SmolScale(), args.set)
-        run_pipeline, results = smol_pipeline, SMOL_RESULTS
+        run_pipeline = smol_pipeline
+        results = SMOL_RESULTS.with_name(f"learning-smollm2-{args.device}.json")
     else:
         scale = with_settings(QUICK if args.quick else Scale(), args.set)
         run_pipeline, results = pipeline, RESULTS
