@@ -93,13 +93,24 @@ def run_knowledge(scale: Scale, work: Path, base: str, pool_file: str) -> tuple[
     }
 
 
+def teacher_pool(world: dict[str, list[str]]) -> list[str]:
+    """The teacher's candidates: the pool without the held-out words, so no SFT row, a wrong
+    guess or a recovery guess included, names a validation or test word (the knowledge stage
+    still teaches every pool word, as pretraining would)."""
+    from bench.learning.world import held_out
+
+    hidden = held_out(world)
+    return [w for w in world["pool"] if w not in hidden]
+
+
 def sft_config(scale: Scale, work: Path, base: str, world: dict[str, list[str]], seed: int):
     from training.sft.config import SFTJobConfig
 
     return SFTJobConfig(
         base_model=base,
         word_list=write_words(work / "sft.txt", world["sft"]),
-        pool_word_list=write_words(work / "pool.txt", world["pool"]),
+        # the teacher guesses only words a row may name: never a validation or test word
+        pool_word_list=write_words(work / "teacher-pool.txt", teacher_pool(world)),
         teacher="infogain",
         judge="kb:closed",
         epochs=scale.sft_epochs,
@@ -121,7 +132,8 @@ def sft_rows(
     """An imperfect information-gain teacher's games (it draws each question with weight
     exp(score / teacher_temperature)) for the SFT secrets as rows, recovery rows (a teacher game
     cut short, wrong guesses appended, the teacher's next question) and naming rows
-    (training.knowledge.naming) for the RL secrets. No row is about a validation or test secret."""
+    (training.knowledge.naming) for the RL secrets. No row is about a validation or test secret,
+    and none names one (the teacher's pool leaves them out)."""
     from games.guessers.infogain import InfoGainGuesser
     from games.judges.kb import KBJudge
     from games.kb import load_kb
@@ -145,7 +157,7 @@ def sft_rows(
         config.selection,
     )
     teacher = build_teacher(
-        config, (g.secret for g in games), make_teacher=make_teacher, pool=world["pool"]
+        config, (g.secret for g in games), make_teacher=make_teacher, pool=teacher_pool(world)
     )
     teacher_rows = turn_examples(games, chat_format)
     recovery = (

@@ -12,6 +12,7 @@ from bench.learning.ordering import ordering, paired_bootstrap
 from bench.learning.scale import QUICK, with_settings
 from bench.learning.stages import sft_config, sft_rows
 from bench.learning.world import held_out, make_world
+from games.rules import names_secret
 from training.reporting import ConsoleReporter
 
 
@@ -36,6 +37,15 @@ def test_sft_rows_never_mention_a_validation_or_test_secret(world, tmp_path):
     )
     secrets = {r["secret"] for r in rows}
     assert secrets <= set(world["sft"]) | set(world["rl"]) and not secrets & held_out(world)
+    # nor does any trained completion name one (a wrong guess of the teacher's, issue 32)
+    hidden = held_out(world)
+    named = [
+        (w, r["completion"][0]["content"])
+        for r in rows
+        for w in hidden
+        if names_secret(r["completion"][0]["content"], w)
+    ]
+    assert not named, named[:5]
     assert counts["naming_examples"] == 3 * len(world["rl"]) and counts["games"] == len(
         world["sft"]
     )
