@@ -1,4 +1,4 @@
-"""The rule checks and the win rules (games.rules) on the words and questions of issues 19 and 32."""
+"""The rule checks and the win rules (games.rules) on the questions of issues 19 and 32."""
 
 from __future__ import annotations
 
