@@ -6,8 +6,9 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.views import redirect_to_login
 from django.core.paginator import Paginator
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
 
 from webapp.core.exceptions import ApplicationError
@@ -111,17 +112,34 @@ def game_play(request, game_id: int):
     return render(request, "play/game.html", context)
 
 
+NOT_YOURS = "This game belongs to someone else; start a game of your own."
+
+
+def _refusal(message: str, status: int) -> HttpResponse:
+    """A refused action's answer, htmx or not: the message alone, never the game (its panel would
+    show every turn with its verdict, and for a game over the secret)."""
+    return HttpResponse(
+        format_html('<p class="form-error" role="alert">{}</p>', message), status=status
+    )
+
+
 def _act(request, game_id: int, form_class, act, counted: bool = True):
     """Run one player action and answer with the refreshed game panel (or a redirect without
-    htmx). `counted`: the action counts against the guest limit. A game of a running Arena battle
-    answers 404: its panel would name the battle's anonymous guesser."""
-    if selectors.in_running_battle(_game_or_404(game_id)):
-        raise Http404("no such game")
-    visitor = visitor_from_request(request)
+    htmx). `counted`: the action counts against the guest limit. Before anything else, a game
+    hidden from the visitor (being labelled, or of a running Arena battle, see
+    `_shown_game_or_404`) answers 404 and someone else's game a short 403; neither shows the
+    game."""
+    game, visitor = _shown_game_or_404(request, game_id)
+    if not visitor.can_continue(game):
+        return _refusal(NOT_YOURS, 403)
     form = form_class(request.POST)
     error, status = _guest_refusal(request) if counted else (None, 200)
     if error is None:
         error, status = panel_action(request, form, act, visitor, _form_error)
+    if status == 404:  # gone meanwhile
+        raise Http404("no such game")
+    if status == 403:  # (the service's own check of whose game it is)
+        return _refusal(error or NOT_YOURS, 403)
     back = redirect_without_htmx(request, error, "play:game", game_id=game_id)
     if back is not None:
         return back
@@ -174,7 +192,7 @@ def first_question(request, game_id: int):
 
 @require_GET
 def question_suggestions(request, game_id: int):
-    game = _game_or_404(game_id)
+    game, _ = _shown_game_or_404(request, game_id)
     options = selectors.question_suggestions(game=game, text=request.GET.get("question", ""))
     return render(request, "play/partials/suggestions.html", {"options": options})
 
