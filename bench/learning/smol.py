@@ -189,7 +189,10 @@ def smol_evaluate(
         f"hf:{base}",
         adapter=adapter,
         device=scale.device,
-        prefix_cache_mb=1024,
+        # room for every game of a batch (~45 KB of keys/values per token, ~1,400 tokens by turn
+        # 20): smaller, a lock-step batch evicts each game before its next turn and every turn
+        # prefills the whole chat again (measured: over 30 min for 64 games instead of minutes)
+        prefix_cache_mb=max(1024, 64 * scale.eval_batch),
         max_batch_size=scale.eval_batch,
     )
     if scale.eval_sampling == "paper":

@@ -267,6 +267,18 @@ def import_evaluation(name: str, meta: dict, directory: Path = EVALUATION_DIR) -
     return True
 
 
+def importable(name: str, meta: dict) -> bool:
+    """Whether the judge spec and word list a snapshot names are seeded (a partial seed, e.g. a
+    test's, skips the snapshot with a warning instead of failing)."""
+    judge, word_list = meta.get("judge_spec", JUDGE), meta.get("word_list", POOL_LIST)
+    if ModelSpec.objects.filter(name=judge).exists() and (
+        WordList.objects.filter(name=word_list).exists()
+    ):
+        return True
+    log.warning("shipped evaluation of %s skipped: %s or %s is not seeded", name, judge, word_list)
+    return False
+
+
 def seed_shipped_evaluations(directory: Path = EVALUATION_DIR) -> list[str]:
     """Import every shipped evaluation not imported yet (one whose games file is missing is
     skipped), then refresh the boards."""
@@ -278,6 +290,7 @@ def seed_shipped_evaluations(directory: Path = EVALUATION_DIR) -> list[str]:
         for name, meta in json.loads(index.read_text(encoding="utf-8"))["guessers"].items()
         if any(is_shipped_spec(spec) for spec in ModelSpec.objects.filter(name=name))
         and (directory / meta["file"]).is_file()
+        and importable(name, meta)
         and import_evaluation(name, meta, directory)
     ]
     if imported:

@@ -71,6 +71,16 @@ def ship(tmp_path):
     return folder, evaluation
 
 
+def test_a_snapshot_whose_word_list_is_not_seeded_is_skipped(tmp_path):
+    from webapp.jobs.models import Job
+
+    seed_model_specs()  # no word lists
+    _, evaluation = ship(tmp_path)
+    shipped.seed_guesser_specs(tmp_path)
+    assert shipped.seed_shipped_evaluations(evaluation) == []
+    assert not Job.objects.filter(kind="evaluation").exists()
+
+
 def test_an_adapter_on_a_base_is_registered_offered_and_its_evaluation_imported(tmp_path):
     from webapp.jobs.models import Job
 
