@@ -297,9 +297,10 @@ def main(argv: list[str] | None = None) -> int:
     out["load_average_end"] = list(os.getloadavg())
     for seeds in out.get("runs", {}).values():  # per-word rates served the paired differences
         for run in seeds.values():
-            for split in ("val", "rl"):
-                for key in ("per_word", "strict_per_word", "bits_per_word"):
-                    run[split].pop(key, None)
+            for split, stats in run.items():  # val and rl (miniature), val and test_check (smol)
+                if split not in ("test", "training"):
+                    for key in ("per_word", "strict_per_word", "bits_per_word"):
+                        stats.pop(key, None)
     report(out, None if args.quick or args.until else results)
     return 0
 

@@ -110,3 +110,22 @@ def test_the_gpu_scale_is_the_full_study_and_settings_are_typed():
     assert (scale.grpo_steps, scale.belief, scale.sft_lr) == (6, False, 1e-4)
     with pytest.raises(SystemExit):
         with_settings(SmolScale(), ["pool=3"])
+
+
+def test_main_keeps_the_test_rates_and_drops_the_others(tmp_path, monkeypatch, capsys):
+    """The results drop per-word rates except the test split's (the smol world has no rl split:
+    the miniature's clean-up used to fail on it)."""
+    import bench.learning.smol as smol
+    from bench.learning.__main__ import main
+
+    rates = {"per_word": {"dog": 0.5}, "strict_per_word": {"dog": 0.0}}
+    runs = {"sft": {0: {"training": {}, "test": dict(rates), "val": dict(rates)}}}
+    runs["sft"][0]["test_check"] = dict(rates)
+    monkeypatch.setattr(smol, "smol_pipeline", lambda scale, stage, until: {"runs": runs})
+    args = ["--base", "smollm2-135m-instruct", "--work", str(tmp_path), "--until", "sft"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out.split("\n", 0)[0])
+    run = out["runs"]["sft"]["0"]
+    assert run["test"]["per_word"] == {"dog": 0.5}
+    assert "per_word" not in run["val"] and "per_word" not in run["test_check"]
+    assert out["world_name"] == "smollm2" and out["device"] == "cpu"
