@@ -80,7 +80,7 @@ def pipeline(scale: Scale, stage: Stages, until: str | None) -> dict[str, Any]:
     """world → tiny model → knowledge → per seed: SFT, StarPO, CIA, each evaluated on the test
     and validation secrets (and GRPO's own secrets); then the ordering over seeds."""
     from bench.learning.evaluate import evaluate, naming_probe
-    from bench.learning.ordering import ARMS, ordering
+    from bench.learning.ordering import ARMS, orderings
     from bench.learning.stages import GRPO_ARMS, run_grpo, run_knowledge, run_sft, write_words
     from bench.learning.world import make_world
     from games.judges.kb import KBJudge
@@ -154,17 +154,7 @@ def pipeline(scale: Scale, stage: Stages, until: str | None) -> dict[str, Any]:
     out["runs"] = runs
     complete = [s for s in scale.seed_list if all(s in runs[arm] for arm in ARMS)]
     if complete:
-
-        def arms_ordered(split: str, per_word: str, **options: Any) -> dict:
-            scores = {arm: [runs[arm][s][split][per_word] for s in complete] for arm in ARMS}
-            return ordering(scores, world[split], complete, **options)
-
-        out["ordering"] = arms_ordered("test", "per_word")
-        out["ordering_strict"] = arms_ordered("test", "strict_per_word")
-        out["ordering_val"] = arms_ordered("val", "per_word")
-        # strategy apart from naming: bits the answers gained about the secret (of log2 pool)
-        out["ordering_bits"] = arms_ordered("test", "bits_per_word", metric="bits")
-        out["ordering_bits"].pop("targets")
+        out |= orderings(runs, world, complete)
     return out
 
 

@@ -68,3 +68,23 @@ def ordering(
             "best_grpo_at_least_sft_plus_0.05": arms[best][metric] >= arms["sft"][metric] + 0.05,
         },
     }
+
+
+def orderings(runs: dict, words: dict[str, Sequence[str]], seeds: Sequence[int]) -> dict:
+    """The results' four ordering objects over the seeds every arm completed: success on test
+    (and strict, and validation) and bits gained on test, each over the words every run played."""
+
+    def arms_ordered(split: str, per_word: str, **options) -> dict:
+        scores = {arm: [runs[arm][s][split][per_word] for s in seeds] for arm in ARMS}
+        played = [w for w in words[split] if all(w in r for rs in scores.values() for r in rs)]
+        return ordering(scores, played, seeds, **options)
+
+    out = {
+        "ordering": arms_ordered("test", "per_word"),
+        "ordering_strict": arms_ordered("test", "strict_per_word"),
+        "ordering_val": arms_ordered("val", "per_word"),
+        # strategy apart from naming: bits the answers gained about the secret
+        "ordering_bits": arms_ordered("test", "bits_per_word", metric="bits"),
+    }
+    out["ordering_bits"].pop("targets")
+    return out

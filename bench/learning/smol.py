@@ -347,7 +347,7 @@ def evaluations(
 def smol_pipeline(scale: SmolScale, stage, until: str | None) -> dict[str, Any]:
     """SFT → per seed: StarPO, CIA → each arm on the test (and validation) words → the ordering.
     `until`: sft (the SFT model evaluated, seed 0) or seed-N."""
-    from bench.learning.ordering import ordering
+    from bench.learning.ordering import orderings
     from games.pretrained import resolve_model
 
     work = stage.work
@@ -381,15 +381,5 @@ def smol_pipeline(scale: SmolScale, stage, until: str | None) -> dict[str, Any]:
     out["runs"] = runs
     complete = [s for s in scale.seed_list if all(s in runs[arm] for arm in ARMS)]
     if complete:
-
-        def arms_ordered(split: str, per_word: str, **options: Any) -> dict:
-            scores = {arm: [runs[arm][s][split][per_word] for s in complete] for arm in ARMS}
-            played = [w for w in words[split] if all(w in r for rs in scores.values() for r in rs)]
-            return ordering(scores, played, complete, **options)
-
-        out["ordering"] = arms_ordered("test", "per_word")
-        out["ordering_strict"] = arms_ordered("test", "strict_per_word")
-        out["ordering_val"] = arms_ordered("val", "per_word")
-        out["ordering_bits"] = arms_ordered("test", "bits_per_word", metric="bits")
-        out["ordering_bits"].pop("targets")
+        out |= orderings(runs, words, complete)
     return out
