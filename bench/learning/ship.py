@@ -264,6 +264,72 @@ def evaluate_shipped(names: list[str]) -> dict:
     return index
 
 
+# The baselines people play against, measured as the shipped guessers are (same judge, held-out
+# words, samples, turns and win rule; the seed imports them onto the same board). Unlike a tiny
+# guesser a baseline gets no --pool: it plays over the knowledge base's nouns, as on /play/.
+BASELINES = ("infogain",)
+BASELINE_RULE = "lemma"  # the rule the shipped snapshots were played under (called reference then)
+
+
+def baseline_command(name: str, games_file: Path) -> list[str]:
+    """The `python -m games eval` run of a baseline guesser on the shipped guessers' test words."""
+    settings = json.loads(
+        (MODELS / model_name("sft") / MODEL_PLAY_SETTINGS).read_text(encoding="utf-8")
+    )
+    return [
+        "python",
+        "-m",
+        "games",
+        "eval",
+        f"--guesser={name}",
+        f"--judge={settings['judge']}",
+        f"--words={settings['held_out']}",
+        f"--samples={settings['samples_per_word']}",
+        f"--max-turns={settings['max_turns']}",
+        f"--win-rule={BASELINE_RULE}",
+        "--seed=0",
+        "--json",
+        f"--save-games={games_file.relative_to(ROOT)}",
+    ]
+
+
+def evaluate_baseline(name: str) -> dict:
+    """Play a baseline guesser as the shipped guessers' snapshots were played and store its games
+    and index entry beside theirs (`spec_kind`: the seed imports it for the seeded spec of that
+    kind only)."""
+    import hashlib
+    import sys
+
+    out = MODELS / "evaluation"
+    index_file = out / "evaluation.json"
+    index = json.loads(index_file.read_text(encoding="utf-8"))
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    games_file = out / f"{name}.jsonl.gz"
+    command = baseline_command(name, games_file)
+    run = subprocess.run(
+        [sys.executable, *command[1:]], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    summary = json.loads(run.stdout)
+    index["guessers"][name] = {
+        "file": games_file.name,
+        "digest": hashlib.sha256(games_file.read_bytes()).hexdigest(),
+        "command": " ".join(command),
+        "commit": commit,
+        "played_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "samples": summary["k"],
+        "max_turns": summary["max_turns"],
+        "win_rule": summary["win_rule"],
+        "seed": 0,
+        "spec_kind": name,
+        "summary": summary,
+    }
+    index_file.write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps({name: summary}), flush=True)
+    return index
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.learning.ship", description=__doc__)
     parser.add_argument("--work", type=Path, default=Path("var/bench-learning"))
@@ -277,7 +343,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="play the shipped guessers on their held-out words (the seed's snapshot) and exit",
     )
+    parser.add_argument(
+        "--baseline",
+        choices=BASELINES,
+        help="play this baseline guesser as the shipped guessers' snapshots were played and exit",
+    )
     args = parser.parse_args(argv)
+    if args.baseline:
+        evaluate_baseline(args.baseline)
+        return 0
     if args.evaluate:
         evaluate_shipped([model_name(arm) for arm in args.arms.split("+")])
         return 0
