@@ -10,11 +10,14 @@ from typing import Any
 MAX_TABLE_ROWS = 50  # a longer list or dict shows its first rows and says how many it left out
 MAX_LIST_ITEMS = 30  # a list of words, ids, ... shows its first items as text
 RATE_NAMES = {"pass_at_k", "accuracy", "agreement"}  # a kappa is not a rate
+NOT_RATES = ("learning_rate",)  # a step size (1e-5), not a fraction: "0.0%" would hide it
 
 
 def is_rate(key: str, value: Any) -> bool:
     """A fraction in [0, 1] by its name: *_rate, frac_*, *_fraction, pass@k, accuracy."""
     name = key.lower()
+    if name.endswith(NOT_RATES):
+        return False
     named = (
         name.endswith(("_rate", "_fraction", "_accuracy", "_share"))
         or name.startswith("frac_")

@@ -128,3 +128,16 @@ def test_compare_shows_final_results_and_names_ids_it_could_not_find(rclient):
     assert table.count("<tr>") == 3  # a header and one row per job
     assert page.index('id="final-results"') < page.index('id="charts"')  # above the curves
     assert "No job with id “99999” or “abc”" in page
+
+
+def test_a_learning_rate_is_a_number_not_a_percentage(rclient):
+    """Issue 34 item 26: a learning rate ends in "_rate" but is a step size; as a percentage 3e-05
+    read "0.0%" in a run's results and in a nested config."""
+    job = finished_evaluation(
+        kind="grpo",
+        config={"optim": {"learning_rate": 1e-5}},
+        result={"learning_rate": 3e-5, "invalid_rate": 0.25},
+    )
+    page = rclient.get(f"/jobs/{job.pk}/").content.decode()
+    assert "0.0%" not in page and "learning_rate: 1e-05" in page and "<td>3e-05</td>" in page
+    assert "25.0%" in page  # a rate still reads as one
