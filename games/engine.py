@@ -73,15 +73,18 @@ class TwentyQuestions:
     # -- the two halves of a step (rollouts call the judge in between, batched) --
     def prejudge(self, question: str) -> JudgeRequest | JudgeAnswer:
         """Rule checks before the judge (games.rules.rule_verdict under the config's win rule, then
-        repeats): a final answer, or the request to send to the judge."""
+        repeats): a final answer, or the request to send to the judge. A repeat is `repeated` unless
+        the rules call it invalid; a strict rule's No to a guess asked before is a repeat too."""
         traj = self._live()
         question = question if isinstance(question, str) else ""
         decided = rules.rule_verdict(question, traj.secret, self.config)
-        if decided is not None:
+        if decided is not None and decided[0] is not Verdict.NO:
             verdict, reason = decided
             return JudgeAnswer(verdict, raw=f"rule: {reason}")
         if rules.normalise_question(question) in self._asked:
             return JudgeAnswer(Verdict.REPEATED, raw="rule: already asked")
+        if decided is not None:
+            return JudgeAnswer(decided[0], raw=f"rule: {decided[1]}")
         return JudgeRequest(
             traj.secret, question, tuple(traj.turns), judge_seed(traj.seed, len(traj.turns))
         )

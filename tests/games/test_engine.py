@@ -260,3 +260,11 @@ def test_an_invalid_repeat_costs_the_invalid_penalty_only_as_under_the_papers_sc
         assert result.turn.verdict is Verdict.INVALID
         assert result.turn.reward == {"turn": -0.05, "invalid": -5.0}
         assert "already asked" not in result.turn.feedback
+
+
+def test_a_repeated_guess_of_another_thing_is_repeated_not_the_rules_no_again():
+    """Issue 34 item 24: "Is it a bodyguard?" asked again is marked repeated."""
+    results, _ = play(["Is it a cat?", "Is it alive?", "is it a CAT?"], win_rule="strict")
+    assert [r.turn.verdict for r in results] == [Verdict.NO, Verdict.YES, Verdict.REPEATED]
+    assert results[2].turn.judge_raw == "rule: already asked"
+    assert results[2].turn.reward == {"turn": -0.05, "repeated": -1.0}
