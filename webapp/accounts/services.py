@@ -3,20 +3,28 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
 from django.db import transaction
+from django.db.models import Q
 from rest_framework.throttling import BaseThrottle
 
 from webapp.accounts.roles import PLAYER, RESEARCHER, ROLES
 
 PROJECT_APPS = ("catalog", "play", "jobs", "labelling", "leaderboards")
+# The arena's admin for researchers: see battles and exclusions and exclude a person (the battles
+# admin's action adds an exclusion). Not change/delete: battles are results and an exclusion's
+# record stays (lifting, on /arena/people/, keeps who and when).
+ARENA_PERMISSIONS = ("view_battle", "view_arenaexclusion", "add_arenaexclusion")
 
 
 def roles_ensure() -> None:
-    """Create the role groups; researchers get every permission on the project's models (for the
-    admin)."""
+    """Create the role groups; researchers get every permission on the project's models and the
+    arena's ARENA_PERMISSIONS (for the admin)."""
     for name in ROLES:
         Group.objects.get_or_create(name=name)
     researcher = Group.objects.get(name=RESEARCHER)
-    researcher.permissions.set(Permission.objects.filter(content_type__app_label__in=PROJECT_APPS))
+    arena = Q(content_type__app_label="arena", codename__in=ARENA_PERMISSIONS)
+    researcher.permissions.set(
+        Permission.objects.filter(Q(content_type__app_label__in=PROJECT_APPS) | arena)
+    )
 
 
 @transaction.atomic

@@ -18,7 +18,13 @@ class BattleAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None) -> bool:
         return False
 
-    @admin.action(description="Exclude these battles' people from the Arena (bad-faith answers)")
+    def has_exclude_permission(self, request) -> bool:
+        return request.user.has_perm("arena.add_arenaexclusion")  # the action adds exclusions
+
+    @admin.action(
+        description="Exclude these battles' people from the Arena (bad-faith answers)",
+        permissions=["exclude"],
+    )
     def exclude_people(self, request, queryset):
         done, nobody = set(), 0
         for battle in queryset.select_related("player"):

@@ -46,3 +46,23 @@ def test_excluding_from_the_admin_skips_battles_with_nobody_behind_them(client, 
     )
     assert response.status_code == 200 and "nobody to exclude" in response.content.decode()
     assert list(ArenaExclusion.objects.values_list("player__username", flat=True)) == ["ada"]
+
+
+def test_a_researcher_lists_battles_and_excludes_a_person_but_deletes_nothing(
+    client, arena, researcher, player
+):
+    from webapp.arena.models import ArenaExclusion, Battle
+
+    client.force_login(researcher)
+    battle = stored_battle(STRONG, WEAK, "a", player=player)
+    page = client.get("/admin/arena/battle/")
+    assert page.status_code == 200
+    assert "exclude_people" in page.content.decode()
+    assert "delete_selected" not in page.content.decode()  # battles are results
+    client.post(
+        "/admin/arena/battle/", {"action": "exclude_people", "_selected_action": [battle.pk]}
+    )
+    assert ArenaExclusion.objects.get().excluded_by == researcher
+    assert client.get("/admin/arena/arenaexclusion/").status_code == 200
+    assert client.post(f"/admin/arena/battle/{battle.pk}/delete/").status_code == 403
+    assert Battle.objects.filter(pk=battle.pk).exists()
