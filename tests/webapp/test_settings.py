@@ -1,9 +1,13 @@
 import os
+import secrets
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from webapp.settings.env import rate_setting, redis_setting, strong_secret_key
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -117,12 +121,91 @@ PRODUCTION = {
         ("ALLOWED_HOSTS", "20q.example.org,*", "ALLOWED_HOSTS"),
         ("DATABASE_URL", "sqlite:////tmp/db.sqlite3", "PostgreSQL"),
         ("REDIS_URL", "", "REDIS_URL"),
+        ("REDIS_URL", "memory://", "redis://"),  # jobs would never reach a worker
+        ("CELERY_BROKER_URL", "memory://", "CELERY_BROKER_URL"),  # beside a valid REDIS_URL
+        ("SECRET_KEY", "abcde" * 10, "too weak"),  # passes Django's W009
+        ("SECRET_KEY", "embedded-insecure-key-change-me-in-production-0123456789!", "published"),
+        ("GUEST_PLAY_RATE", "garbage", "GUEST_PLAY_RATE"),
+        ("LOGIN_RATE", "garbage", "LOGIN_RATE"),
     ],
 )
 def test_production_refuses_unsafe_settings_at_start(tmp_path, var, value, words):
     result = run_django("check", env_extra={**PRODUCTION, var: value, "DATA_DIR": str(tmp_path)})
     assert result.returncode != 0
     assert words in result.stderr
+
+
+EMBEDDED = "embedded-insecure-key-change-me-in-production-0123456789"
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "abcde" * 10,  # 5 distinct characters: Django's W009 lets it through
+        "abcdefghij" * 6,
+        "password" * 7,
+        "abcdefghijklmnopqrstuvwxyz" * 2,  # a short period
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",  # runs
+        "0" * 40 + "a1b2c3d4e5f6g7h8i9j0",  # a long run
+        "short-but-random-Xq9#",
+    ],
+)
+def test_low_entropy_secret_keys_are_refused(key):
+    with pytest.raises(ImproperlyConfigured, match="too weak"):
+        strong_secret_key(key, published=EMBEDDED)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        EMBEDDED + "x",
+        "X" + EMBEDDED[1:],
+        EMBEDDED.upper(),
+        EMBEDDED.replace("-", "_"),
+        EMBEDDED[::-1],
+        "my-" + EMBEDDED[10:40] + "-and-more-characters-to-pass",
+        "django-insecure-" + "q8#w!z" * 8,
+    ],
+)
+def test_the_published_key_with_small_edits_is_refused(key):
+    with pytest.raises(ImproperlyConfigured, match="published"):
+        strong_secret_key(key, published=EMBEDDED)
+
+
+def test_generated_keys_of_every_usual_kind_are_accepted():
+    from django.core.management.utils import get_random_secret_key
+
+    for _ in range(300):
+        for key in (secrets.token_urlsafe(50), secrets.token_hex(25), get_random_secret_key()):
+            assert strong_secret_key(key, published=EMBEDDED) == key
+
+
+@pytest.mark.parametrize(
+    "url", ["memory://", "filesystem://", "amqp://h", "redis-ish", "http://redis:6379"]
+)
+def test_production_needs_a_redis_url(url):
+    with pytest.raises(ImproperlyConfigured, match="redis://"):
+        redis_setting("REDIS_URL", url)
+    assert redis_setting("REDIS_URL", "rediss://h:6380/1") == "rediss://h:6380/1"
+
+
+@pytest.mark.parametrize("value", ["garbage", "30", "0/minute", "-1/minute", "30/fortnight", "/m"])
+def test_malformed_rates_are_refused(monkeypatch, value):
+    monkeypatch.setenv("GUEST_PLAY_RATE", value)
+    with pytest.raises(ImproperlyConfigured, match="GUEST_PLAY_RATE"):
+        rate_setting("GUEST_PLAY_RATE", "120/minute")
+
+
+def test_rates_are_normalised_and_login_rate_may_be_off(monkeypatch):
+    monkeypatch.setenv("LOGIN_RATE", " 30 / Minutes ")
+    assert rate_setting("LOGIN_RATE", "30/minute", allow_off=True) == "30/minutes"
+    monkeypatch.setenv("LOGIN_RATE", "")
+    assert rate_setting("LOGIN_RATE", "30/minute", allow_off=True) is None
+    monkeypatch.setenv("GUEST_PLAY_RATE", "")
+    with pytest.raises(ImproperlyConfigured):
+        rate_setting("GUEST_PLAY_RATE", "120/minute")
+    monkeypatch.delenv("GUEST_PLAY_RATE")
+    assert rate_setting("GUEST_PLAY_RATE", "120/minute") == "120/minute"
 
 
 def test_production_trusts_the_proxy_header_only_when_told(tmp_path):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from csp.constants import NONE, SELF
 
-from webapp.settings.env import database_setting, env, int_setting, url_setting
+from webapp.settings.env import database_setting, env, int_setting, rate_setting, url_setting
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(env.str("DATA_DIR", default=str(BASE_DIR / "var"))).resolve()
@@ -113,8 +113,8 @@ AXES_USERNAME_CALLABLE = "webapp.accounts.services.login_attempt_username"
 AXES_LOCKOUT_TEMPLATE = "accounts/locked_out.html"
 AXES_HTTP_RESPONSE_CODE = 429
 # ... and any address may try at most LOGIN_RATE logins (any usernames): bounds the hashing it
-# causes
-LOGIN_RATE = env.str("LOGIN_RATE", default="30/minute")
+# causes (empty: no cap)
+LOGIN_RATE = rate_setting("LOGIN_RATE", "30/minute", allow_off=True)
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "core:home"
 LOGOUT_REDIRECT_URL = "core:home"
@@ -164,7 +164,7 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "webapp.core.exceptions.api_exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_THROTTLE_RATES": {"guest_play": env.str("GUEST_PLAY_RATE", default="120/minute")},
+    "DEFAULT_THROTTLE_RATES": {"guest_play": rate_setting("GUEST_PLAY_RATE", "120/minute")},
     # Proxies in front of the app that append to X-Forwarded-For (0: the header is ignored and
     # REMOTE_ADDR is the client, so a client cannot pick its own address for the guest limit).
     "NUM_PROXIES": env.int("TRUSTED_PROXIES", default=0),

@@ -4,27 +4,12 @@ to start on settings that would be unsafe (a weak or known key, any host, SQLite
 from django.core.exceptions import ImproperlyConfigured
 
 from webapp.settings.base import *  # noqa: F401,F403
-from webapp.settings.base import DATABASES, EMBEDDED_SECRET_KEY
-from webapp.settings.env import env, require
+from webapp.settings.base import CELERY_BROKER_URL, DATABASES, EMBEDDED_SECRET_KEY
+from webapp.settings.env import env, redis_setting, require, strong_secret_key
 
 DEBUG = False
 
-
-def strong_secret_key(value: str) -> str:
-    """The key, if it is long, varied and not one published anywhere (this repo's embedded key)."""
-    if value == EMBEDDED_SECRET_KEY or value.startswith("django-insecure"):
-        raise ImproperlyConfigured(
-            "SECRET_KEY is a published development key; generate one with "
-            "`python -c 'import secrets; print(secrets.token_urlsafe(50))'`"
-        )
-    if len(value) < 50 or len(set(value)) < 5:
-        raise ImproperlyConfigured(
-            "SECRET_KEY is too weak: at least 50 characters and 5 different ones"
-        )
-    return value
-
-
-SECRET_KEY = strong_secret_key(require("SECRET_KEY"))
+SECRET_KEY = strong_secret_key(require("SECRET_KEY"), published=EMBEDDED_SECRET_KEY)
 ALLOWED_HOSTS = [h.strip() for h in require("ALLOWED_HOSTS").split(",") if h.strip()]
 if "*" in ALLOWED_HOSTS:
     raise ImproperlyConfigured("ALLOWED_HOSTS may not be '*' in production: name the site's hosts")
@@ -33,7 +18,9 @@ if not DATABASES["default"]["ENGINE"].endswith("postgresql"):
     raise ImproperlyConfigured(
         "DATABASE_URL must point at PostgreSQL in production (SQLite is the embedded mode)"
     )
-require("REDIS_URL")  # the broker and the cache; without it the file-system broker would be used
+# The broker and the cache; without it the file-system broker and per-process memory would be used.
+redis_setting("REDIS_URL", require("REDIS_URL"))
+redis_setting("CELERY_BROKER_URL", CELERY_BROKER_URL)  # defaults to REDIS_URL; may name another
 
 # Behind a TLS-terminating proxy that sets X-Forwarded-Proto, set BEHIND_TLS_PROXY=true; trusting
 # the header when clients reach the app directly would let any of them claim https.
