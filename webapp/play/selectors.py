@@ -476,17 +476,24 @@ def game_export(game: Game, visitor: Visitor | None) -> dict:
 def player_stats(*, user) -> dict:
     """One player's finished games by role. Where the person asks (`as_guesser`), a win is theirs;
     where a model asks and the person answers (`as_answerer`), a win is the model's (it found the
-    person's word), so it is never counted as the person's. `all` counts games only."""
+    person's word), so it is never counted as the person's, and it counts only once the word is
+    known (`unconfirmed`: "That's my word" pressed, the word never typed). `games`, the win rate
+    and the means count decided games (won or lost), as the people's board does: a game given up
+    is a loss for no one. `all` counts finished games only."""
     games = Game.objects.filter(player=user)
     ended = games.exclude(status=GameStatus.PLAYING)
+    unconfirmed = Q(mode=GameMode.HUMAN_JUDGE, outcome=GameOutcome.WON, secret="")
+    decided = Q(outcome__in=(GameOutcome.WON, GameOutcome.LOST)) & ~unconfirmed
+    won = decided & Q(outcome=GameOutcome.WON)
 
     def summary(qs) -> dict:
         row = qs.aggregate(
-            games=Count("pk"),
-            wins=Count("pk", filter=Q(outcome=GameOutcome.WON)),
+            games=Count("pk", filter=decided),
+            wins=Count("pk", filter=won),
             abandoned=Count("pk", filter=Q(outcome=GameOutcome.ABANDONED)),
-            mean_questions=Avg("n_turns"),
-            mean_questions_won=Avg("n_turns", filter=Q(outcome=GameOutcome.WON)),
+            unconfirmed=Count("pk", filter=unconfirmed),
+            mean_questions=Avg("n_turns", filter=decided),
+            mean_questions_won=Avg("n_turns", filter=won),
         )
         row["win_rate"] = row["wins"] / row["games"] if row["games"] else None
         return row

@@ -15,7 +15,7 @@ from tests.webapp.play.support import model_game, truthful_verdict, visitor_of
 from tests.webapp.play.support import start_from_page as start_game
 from webapp.catalog.models import WordList
 from webapp.jobs.models import Job
-from webapp.play import services
+from webapp.play import selectors, services
 from webapp.play.models import Game
 
 pytestmark = pytest.mark.django_db
@@ -448,6 +448,26 @@ def test_a_players_page_shows_their_history_and_stats(client, catalog, player, f
     client.force_login(player)
     assert client.get("/players/me/")["Location"] == f"/players/{player.username}/"
     assert Client().get("/players/me/")["Location"].startswith("/accounts/login/")
+
+
+def test_a_models_win_counts_on_the_players_page_only_once_the_word_is_confirmed(
+    client, catalog, player
+):
+    """Issue 34 item 20: "That's my word!" on "Is it an object?", then leaving, is no model win;
+    a game given up is a loss for no one."""
+    visitor = visitor_of(player)
+    kept = services.game_start(visitor=visitor, role="answerer", ask_first=False)
+    Game.objects.filter(pk=kept.pk).update(status="finished", outcome="won", n_turns=3)
+    given_up = services.game_start(visitor=visitor, role="answerer", ask_first=False)
+    Game.objects.filter(pk=given_up.pk).update(status="abandoned", outcome="abandoned", n_turns=2)
+    stats = selectors.player_stats(user=player)["as_answerer"]
+    assert (stats["games"], stats["wins"], stats["win_rate"]) == (0, 0, None)
+    assert (stats["unconfirmed"], stats["abandoned"]) == (1, 1)
+    html = client.get(f"/players/{player.username}/").content.decode()
+    assert 'id="unconfirmed-wins"' in html and "1 game the model may have won awaits" in html
+    Game.objects.filter(pk=kept.pk).update(secret="bottle")  # the word confirmed
+    stats = selectors.player_stats(user=player)["as_answerer"]
+    assert (stats["games"], stats["wins"], stats["unconfirmed"]) == (1, 1, 0)
 
 
 def test_the_game_page_has_one_htmx_config_that_swaps_refusals_and_keeps_the_csp_settings(
