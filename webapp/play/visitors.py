@@ -7,6 +7,10 @@ from dataclasses import dataclass, field
 
 from django.utils.crypto import salted_hmac
 
+# a guest's address as the guest limit and the login throttle see it: behind TRUSTED_PROXIES
+# proxies the address the nearest trusted one saw, not the proxy's (one identity per client)
+from webapp.accounts.services import client_ip
+
 SESSION_GAMES_KEY = "play_games"
 MAX_SESSION_GAMES = 50  # a guest can continue their most recent games
 
@@ -31,10 +35,6 @@ class Visitor:
 
 def guest_key_for(ip: str) -> str:
     return salted_hmac("webapp.play.guest", ip or "unknown", algorithm="sha256").hexdigest()
-
-
-def client_ip(request) -> str:
-    return request.META.get("REMOTE_ADDR", "")
 
 
 def session_game_ids(request) -> list[int]:

@@ -199,6 +199,24 @@ def test_a_guest_who_logs_in_takes_their_battles_along_with_the_games(client, ar
     assert client.get(f"/api/arena/battles/{battle.public_id}/").status_code == 200
 
 
+def test_behind_a_trusted_proxy_each_guest_has_their_own_start_limit_and_identity(
+    client, arena, settings
+):
+    from django.test import Client
+
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}  # TRUSTED_PROXIES=1
+    settings.ARENA_START_LIMIT = (1, 3600)
+    proxy = {"REMOTE_ADDR": "10.0.0.1"}  # every guest arrives from the proxy
+
+    def start(browser, address):
+        return browser.post("/api/arena/battles/", {}, HTTP_X_FORWARDED_FOR=address, **proxy)
+
+    assert start(client, "198.51.100.31").status_code == 201
+    assert start(Client(), "198.51.100.32").status_code == 201  # another guest: not limited
+    assert start(client, "198.51.100.31").status_code == 429  # the first guest's limit holds
+    assert Battle.objects.values("guest_key").distinct().count() == 2  # two people, not one
+
+
 def test_a_failing_guessers_panel_is_one_the_battle_page_swaps_in(client, player, monkeypatch):
     """The panel saying a guesser failed must reach the page: the battle page's htmx swaps no
     5xx, so the answer would seem to do nothing."""
