@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce, Lower, Trim
 from django.utils import timezone
 
 from games.agreement import agreement_report, judge_accuracy
@@ -60,7 +60,7 @@ def _open_for(user):
     """Items still asking for labels that this person has neither labelled nor skipped."""
     skipped = Assignment.objects.filter(annotator=user, skipped_at__isnull=False).values("item_id")
     return (
-        DisagreementItem.objects.filter(gold="", labels_count__lt=F("labels_needed"))
+        open_items()
         .exclude(pk__in=Label.objects.filter(annotator=user).values("item_id"))
         .exclude(pk__in=skipped)
     )
@@ -280,16 +280,30 @@ def undoable_label(user, now=None) -> Label | None:
 
 
 # -- blindness -------------------------------------------------------------------------------------
-def secrets_under_labelling():
-    """The secrets of items still asking for labels (a subquery of `secret` values)."""
-    open_items = DisagreementItem.objects.filter(gold="", labels_count__lt=F("labels_needed"))
-    return open_items.values("secret")
+# The one place that decides what labelling hides: a game that asks an open item's question about
+# the item's secret (its answer there is a judge's answer to that item). Other games on the same
+# secret stay visible. Questions match case-insensitively, ends trimmed.
+def open_items():
+    return DisagreementItem.objects.filter(gold="", labels_count__lt=F("labels_needed"))
+
+
+def blinded_game_ids():
+    """The ids of the games that ask an open item's question on its secret (a subquery)."""
+    from webapp.play.models import Turn
+
+    items = open_items().annotate(key=Lower(Trim("question")))
+    return (
+        Turn.objects.filter(game__secret__in=items.values("secret"))
+        .annotate(key=Lower(Trim("question")))
+        .filter(Exists(items.filter(secret=OuterRef("game__secret"), key=OuterRef("key"))))
+        .values("game_id")
+    )
 
 
 def games_not_blinded(games, visitor):
-    """`games` without those that would show a judge's answer to a question still being labelled:
-    a game whose secret is under labelling is shown only to researchers and to its own player (an
-    annotator could otherwise read the answer, signed in or out, in /games/?word=…)."""
+    """`games` without those that would show a judge's answer to a question still being labelled
+    (`blinded_game_ids`), except to researchers and to the game's own player (an annotator could
+    otherwise read the answer, signed in or out, in /games/?word=…)."""
     from webapp.accounts.roles import is_researcher
 
     user = getattr(visitor, "user", None)
@@ -298,7 +312,7 @@ def games_not_blinded(games, visitor):
     own = Q(pk__in=list(getattr(visitor, "session_games", ())))
     if user is not None:
         own |= Q(player_id=user.pk)
-    return games.filter(own | ~Q(secret__in=secrets_under_labelling()))
+    return games.filter(own | ~Q(pk__in=blinded_game_ids()))
 
 
 def game_blinded(game, visitor) -> bool:

@@ -45,6 +45,18 @@ def _shown_game_or_404(request, game_id: int):
     return game, visitor
 
 
+def _page_or_hidden(request, game_id: int):
+    """(game, visitor, None) for a game page the visitor may see; else (.., .., the "hidden while
+    being labelled" page, 403) for a game that asks a question still being labelled (see
+    webapp.labelling.selectors.games_not_blinded), or a 404 for a running Arena battle's game."""
+    game, visitor = _game_or_404(game_id), visitor_from_request(request)
+    if selectors.in_running_battle(game):
+        raise Http404("no such game")
+    if game_blinded(game, visitor):
+        return game, visitor, render(request, "play/being_labelled.html", status=403)
+    return game, visitor, None
+
+
 def _form_error(form) -> str:
     """Every error of a form in words: each field by its label, not its name (a question's
     error speaks for itself)."""
@@ -105,7 +117,9 @@ def game_start(request):
 
 @require_GET
 def game_play(request, game_id: int):
-    game, visitor = _shown_game_or_404(request, game_id)
+    game, visitor, hidden = _page_or_hidden(request, game_id)
+    if hidden:
+        return hidden
     context = selectors.game_play_context(game, visitor)
     if request.htmx:
         return render(request, "play/partials/game_panel.html", context)
@@ -229,7 +243,9 @@ def game_list(request):
 
 @require_GET
 def game_detail(request, game_id: int):
-    game, visitor = _shown_game_or_404(request, game_id)
+    game, visitor, hidden = _page_or_hidden(request, game_id)
+    if hidden:
+        return hidden
     context = selectors.game_play_context(game, visitor)
     context["chart_data"] = selectors.turn_chart_data(context["turns"])
     return render(request, "play/trajectory.html", context)

@@ -198,14 +198,16 @@ def test_home_top_people_come_from_one_word_list(client, make_user):
 
 
 def test_home_leaves_out_games_hidden_while_their_secret_is_labelled(client):
-    """A game whose secret is under labelling answers 404 to everyone but researchers and its
-    player (webapp.labelling.selectors.games_not_blinded): the home page does not link to it."""
+    """A game asking a question still being labelled is hidden from everyone but researchers and
+    its player (webapp.labelling.selectors.games_not_blinded): the home page does not link to it."""
     from webapp.labelling.models import DisagreementItem
+    from webapp.play.models import Turn
 
     shown = _game("apple", True, 4, mode="human_guesser", judge=_kb())
     hidden = _game("kettle", True, 5, mode="human_guesser", judge=_kb())
+    Turn.objects.create(game=hidden, index=0, question="Is it metal?", verdict="yes")
     DisagreementItem.objects.create(secret="kettle", question="Is it metal?")
-    assert client.get(f"/games/{hidden.pk}/").status_code == 404
+    assert client.get(f"/games/{hidden.pk}/").status_code == 403
     body = client.get("/").content.decode()
     assert f'href="/games/{shown.pk}/"' in body
     assert f'href="/games/{hidden.pk}/"' not in body and "kettle" not in body

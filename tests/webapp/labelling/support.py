@@ -53,6 +53,18 @@ def store_games(job=None):
     )
 
 
+def store_game(secret: str, questions: list[str], seed: int = 99):
+    """One more stored model game (after store_games, which seeds the model specs)."""
+    trajectory = replay(
+        build_judge("kb"), secret, seed, questions, GameConfig(max_turns=len(questions))
+    )
+    return trajectories_store(
+        [trajectory],
+        guesser=ModelSpec.objects.get(name="infogain"),
+        judge=ModelSpec.objects.get(name="kb"),
+    )[0]
+
+
 def submit(kind: str = "disagreements", **config):
     with mock.patch("workers.tasks.job_run_task.apply_async"):
         return job_submit(kind=kind, params=config)

@@ -72,6 +72,21 @@ def test_a_players_own_game_stays_visible_to_them(queued, make_user):
     )
 
 
+def test_only_games_asking_an_open_question_are_hidden_and_say_so(queued, make_user):
+    from tests.webapp.labelling.support import store_game
+
+    other = store_game("seal", ["Is it made of wood?", "Is it a seal?"])  # no open question
+    asking = store_game("seal", ["  IS IT AN ANIMAL?", "Is it a seal?"])  # an open one
+    guest = Client()
+    assert len(_leaks(guest, other)) == 5
+    assert _leaks(guest, asking) == []
+    for url in (f"/games/{asking.pk}/", f"/play/{asking.pk}/"):
+        page = guest.get(url)
+        assert page.status_code == 403 and "Hidden while being labelled" in page.content.decode()
+    DisagreementItem.objects.filter(secret="seal").update(gold="yes")
+    assert len(_leaks(guest, asking)) == 5
+
+
 def test_games_without_open_items_are_untouched(games):
     assert not DisagreementItem.objects.exists()  # no disagreements job has run
     assert all(len(_leaks(Client(), game)) == 5 for game in Game.objects.all())
