@@ -212,6 +212,8 @@ CELERY_BROKER_URL = url_setting(
 if CELERY_BROKER_URL.startswith("filesystem://"):
     for _d in ("queue", "processed", "control"):
         (BROKER_DIR / _d).mkdir(parents=True, exist_ok=True)
+    # kombu's transport with atomic writes and a reader that sets unreadable messages aside
+    CELERY_BROKER_TRANSPORT = "workers.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
