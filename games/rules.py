@@ -337,7 +337,7 @@ def guessed_thing(question: str) -> str | None:
     a guess form with one item that reads as a thing, with an article or asking for the word
     ("Is your word rowboat?"), not a kind, part or material ("Is it a kind of boat?", "Is it
     made of wood?") nor an adjective ("Is it red?"). A broad category counts ("Is it an animal?"):
-    someone's word may be "animal". "That's my word" is offered only then."""
+    the rules answer it (see `guessed_word` for the guesses that may find a kept word)."""
     parts = _guess_parts(question)
     if not parts or len(parts[0]) != 1:
         return None
@@ -347,6 +347,21 @@ def guessed_thing(question: str) -> str | None:
     if len(phrase.split()) > 3 and _kb().lookup(phrase) is None:  # a description, not a name
         return None
     return f"{article} {phrase}" if article else phrase
+
+
+def guessed_word(question: str) -> str | None:
+    """`guessed_thing` where the thing is a plausible secret: not a broad category (one that
+    CATEGORY_MIN_KINDS or more knowledge-base nouns are kinds of: "Is it an object?", "Is it an
+    organism?" ask about a category). "That's my word" is offered only then."""
+    thing = guessed_thing(question)
+    if thing is None or _broad_category(guessed_things(question)[0][0]):
+        return None
+    return thing
+
+
+def _broad_category(phrase: str) -> bool:
+    kind = _kb().concept("isa", phrase)
+    return kind is not None and _kinds_of(kind) >= CATEGORY_MIN_KINDS
 
 
 def _guess_parts(question: str) -> tuple[list[tuple[str, str | None]], bool] | None:

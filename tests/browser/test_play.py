@@ -203,7 +203,7 @@ def test_thats_my_word_only_on_a_guess_and_it_can_be_undone(page, play_catalog):
     index = 0
     while True:  # answer truthfully for "dog" until the guesser makes a guess of one thing
         question = page.inner_text("#pending-question")
-        if rules.guessed_thing(question):
+        if rules.guessed_word(question):
             break
         assert page.locator("#my-word").count() == 0, question
         page.click(f"#game-panel button[value={truthful_verdict('dog', question)}]")

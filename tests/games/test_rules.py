@@ -347,3 +347,20 @@ def test_an_open_category_is_not_another_thing():
 )
 def test_guessed_thing_is_a_guess_of_one_thing(question, thing):
     assert rules.guessed_thing(question) == thing
+
+
+@pytest.mark.parametrize(
+    "question, word",
+    [
+        ("Is it an object?", None),  # issue 34 item 4: broad categories are not kept words
+        ("Is it an organism?", None),
+        ("Is it an abstraction?", None),
+        ("Is it an animal?", None),
+        ("Is it a dog?", "a dog"),
+        ("Is your word rowboat?", "rowboat"),
+        ("Is it a flibbertigibbet?", "a flibbertigibbet"),  # outside the knowledge base
+        ("Is it made of wood?", None),
+    ],
+)
+def test_guessed_word_is_a_guess_of_a_plausible_secret(question, word):
+    assert rules.guessed_word(question) == word

@@ -42,7 +42,7 @@ def _side(battle: Battle, side: str, game: Game, reveal: bool) -> dict:
         "next_index": game.n_turns,
         "pending": pending["question"] if pending else None,
         "pending_guess": bool(
-            pending and not game.secret and rules.guessed_thing(pending["question"])
+            pending and not game.secret and rules.guessed_word(pending["question"])
         ),
         "turns": [
             {

@@ -136,9 +136,9 @@ def game_play_context(game: Game, visitor: Visitor) -> dict:
         "has_candidates": any(t.top_candidates for t in turns),
         "answer_labels": ANSWER_LABELS,
         "win_rule": (game.config or {}).get("win_rule", "reference"),
-        # "That's my word" only for a guess of one thing (games.rules.guessed_thing)
+        # "That's my word" only for a guess of one plausible word (games.rules.guessed_word)
         "pending_guess": (
-            rules.guessed_thing(pending["question"]) if pending and not game.secret else None
+            rules.guessed_word(pending["question"]) if pending and not game.secret else None
         ),
         "can_undo": owner and services.undoable_turn(game) is not None,
         "awaiting_first": services.awaits_first_question(game),

@@ -232,6 +232,11 @@ def answer_submit(*, game_id: int, visitor: Visitor, verdict: str, expected_inde
                     f"“{question}” is not a guess of one word, so it cannot have "
                     "found your word: answer Yes or No."
                 )
+            if rules.guessed_word(question) is None:
+                raise ApplicationError(
+                    f"“{question}” asks about a broad category, not a word one keeps in mind: "
+                    "answer Yes or No."
+                )
             request = JudgeAnswer(
                 Verdict.FINISHED, raw=raw
             )  # checked when the person confirms the word

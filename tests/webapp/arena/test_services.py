@@ -86,7 +86,7 @@ def test_a_win_must_name_the_typed_word(arena, user):
     battle = services.battle_start(visitor=visitor)
 
     def answer(secret, question):  # "That's my word" at each side's first guess of one thing
-        return Verdict.FINISHED.value if rules.guessed_thing(question) else Verdict.NO.value
+        return Verdict.FINISHED.value if rules.guessed_word(question) else Verdict.NO.value
 
     battle = play_out(battle, visitor, "?", answer=answer)
     won = [g for g in (battle.game_a, battle.game_b) if g.won]

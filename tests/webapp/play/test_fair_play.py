@@ -81,6 +81,12 @@ def test_thats_my_word_only_for_a_guess_with_undo_until_the_next_answer(client, 
     assert refused.status_code == 400 and "is not a guess of one word" in refused.content.decode()
     assert game.turns.count() == 0 and not JudgeVote.objects.exists()
 
+    pose(game, "Is it an object?")  # issue 34 item 4: a broad category is not someone's word
+    assert 'id="my-word"' not in client.get(f"/play/{game.pk}/").content.decode()
+    refused = answer(client, game, "finished")
+    assert refused.status_code == 400 and "broad category" in refused.content.decode()
+    assert game.turns.count() == 0
+
     pose(game, "Is it a dog?")
     assert 'id="my-word"' in client.get(f"/play/{game.pk}/").content.decode()
     ended = answer(client, game, "finished").content.decode()
