@@ -2,6 +2,11 @@ from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 
 from webapp.catalog.models import ModelSpec, Word, WordList, WordListEntry
+from webapp.catalog.services import (
+    PUBLISH_MIN_VALID,
+    model_spec_publish,
+    model_spec_unpublish,
+)
 from webapp.core.exceptions import ApplicationError
 
 
@@ -62,13 +67,36 @@ class ModelSpecAdmin(admin.ModelAdmin):
         "endpoint",
         "adapter_path",
         "is_active",
+        "published",
         "produced_by",
         "created_at",
     )
-    list_filter = ("kind", "role", "is_active")
+    list_filter = ("kind", "role", "is_active", "published")
     search_fields = ("name", "path", "endpoint", "description")
     raw_id_fields = ("parent", "produced_by")
-    actions = ["evaluate_models"]
+    readonly_fields = ("published",)  # changed by the actions only: publishing has a check
+    actions = ["evaluate_models", "publish_models", "unpublish_models"]
+
+    @admin.action(
+        description="Publish: offer these guessers to players (needs an evaluation with "
+        f"{PUBLISH_MIN_VALID:.0%}% valid questions)"  # %%: the admin formats descriptions
+    )
+    def publish_models(self, request, queryset):
+        for spec in queryset:
+            try:
+                model_spec_publish(spec=spec)
+            except ApplicationError as exc:
+                self.message_user(request, exc.message, messages.ERROR)
+            else:
+                self.message_user(request, f"Published {spec.name}: it is offered to players.")
+
+    @admin.action(description="Unpublish: stop offering these models to players")
+    def unpublish_models(self, request, queryset):
+        for spec in queryset:
+            model_spec_unpublish(spec=spec)
+        self.message_user(
+            request, f"Unpublished {queryset.count()} model(s): no longer offered to players."
+        )
 
     @admin.action(description="Evaluate these models (KB judge, dbrl/paper_test, k=8)")
     def evaluate_models(self, request, queryset):

@@ -141,6 +141,11 @@ class ModelSpec(models.Model):
     produced_by = optional_link("jobs.Job", "+")
     description = models.TextField(blank=True)
     is_active = models.BooleanField(default=True)
+    published = models.BooleanField(
+        default=True,
+        help_text="offered to players as an opponent (/play/ and the arena draw); a trained "
+        "checkpoint starts unpublished until a researcher publishes it after an evaluation",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -57,9 +57,13 @@ def model_specs_for(role: str):
 
 
 def model_specs_to_play(role: str):
-    """The model specs people may play against in `role`: model_specs_for(role) without training
-    bases (options.opponent false, e.g. the untrained tiny-llama)."""
-    return model_specs_for(role).filter(~Q(options__has_key="opponent") | Q(options__opponent=True))
+    """The model specs people may play against in `role` (play's menus, the arena draw):
+    model_specs_for(role) without training bases (options.opponent false, e.g. the untrained
+    tiny-llama) and without unpublished ones (a trained checkpoint until a researcher publishes
+    it)."""
+    return model_specs_for(role).filter(
+        ~Q(options__has_key="opponent") | Q(options__opponent=True), published=True
+    )
 
 
 def judge_sureness(p_yes, verdict) -> str:

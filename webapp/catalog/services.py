@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.db import transaction
+from django.db.models import Count, Q
 
 from games.wordlists import parse_entry
 from webapp.catalog.models import (
@@ -19,6 +20,7 @@ from webapp.catalog.models import (
     WordList,
     WordListEntry,
 )
+from webapp.core.exceptions import ApplicationError
 
 log = logging.getLogger(__name__)
 
@@ -405,3 +407,55 @@ def word_list_version_create(
         created_by=created_by,
     )
     return _save_with_entries(word_list, entries)
+
+
+# -- publishing: what players are offered ---------------------------------------------------------
+# A guesser is offered to players (play's "The model asks", the arena draw) only once published.
+# Publishing needs an evaluation of it that shows valid questions: at least PUBLISH_MIN_QUESTIONS
+# questions in its evaluation games, and at least PUBLISH_MIN_VALID of them answered yes or no or
+# naming the word (not invalid, repeated, or unknown to the judge).
+PUBLISH_MIN_QUESTIONS = 100
+PUBLISH_MIN_VALID = 0.5
+VALID_VERDICTS = ("yes", "no", "finished")
+
+
+def evaluated_questions(spec: ModelSpec) -> tuple[int, int]:
+    """(questions, valid questions) the guesser asked in the games of its evaluation jobs (any
+    status: a stopped evaluation's games count too)."""
+    from webapp.play.models import Turn  # play imports the catalog
+
+    counts = Turn.objects.filter(game__guesser=spec, game__job__kind="evaluation").aggregate(
+        n=Count("id"), valid=Count("id", filter=Q(verdict__in=VALID_VERDICTS))
+    )
+    return counts["n"], counts["valid"]
+
+
+def model_spec_publish(*, spec: ModelSpec) -> ModelSpec:
+    """Offer a guesser to players; refused (ApplicationError, saying why) for a model that cannot
+    guess or whose evaluation does not show valid questions."""
+    if not spec.can_guess:
+        raise ApplicationError(f"Not publishing {spec.name}: only guessers are published.")
+    if spec.published:
+        return spec
+    n, valid = evaluated_questions(spec)
+    if n < PUBLISH_MIN_QUESTIONS:
+        raise ApplicationError(
+            f"Not publishing {spec.name}: evaluate it first (its evaluation games hold {n} "
+            f"question{'s' if n != 1 else ''}; publishing needs at least {PUBLISH_MIN_QUESTIONS})."
+        )
+    if valid / n < PUBLISH_MIN_VALID:
+        raise ApplicationError(
+            f"Not publishing {spec.name}: only {valid / n:.0%} of its {n} evaluated questions "
+            f"were valid (answered yes or no, or naming the word); publishing needs "
+            f"{PUBLISH_MIN_VALID:.0%}."
+        )
+    ModelSpec.objects.filter(pk=spec.pk).update(published=True)
+    spec.published = True
+    return spec
+
+
+def model_spec_unpublish(*, spec: ModelSpec) -> ModelSpec:
+    """Stop offering a model to players (its games and board rows stay)."""
+    ModelSpec.objects.filter(pk=spec.pk).update(published=False)
+    spec.published = False
+    return spec

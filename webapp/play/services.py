@@ -116,6 +116,10 @@ def game_start(
             GameMode.HUMAN_JUDGE,
             model_spec_active(guesser or DEFAULT_GUESSER, "guesser"),
         )
+        if not game.guesser.published and not is_researcher(visitor.user):
+            raise ApplicationError(  # a researcher may try an unpublished checkpoint
+                f"{game.guesser.name} is not offered to players yet.", status=403
+            )
         if secret:
             game.secret, source = _clean_secret(secret), "player"
         elif word_list:

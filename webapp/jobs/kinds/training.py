@@ -187,7 +187,9 @@ def model_spec_register_checkpoint(
         description=f"{kind} job {checkpoint.job_id}, step {checkpoint.step}, from {base.name}"
         f"{' (LoRA adapter)' if checkpoint.is_adapter else ''}.",
     )
-    spec = ModelSpec.objects.filter(name=name).first() or ModelSpec(name=name)
+    # a new checkpoint is offered to no player until a researcher publishes it (a re-registration
+    # keeps the researcher's choice)
+    spec = ModelSpec.objects.filter(name=name).first() or ModelSpec(name=name, published=False)
     for key, value in fields.items():
         setattr(spec, key, value)
     spec.full_clean()
