@@ -28,6 +28,6 @@ def jobs_republish_lost_task() -> list[int]:
 
 @shared_task(name="leaderboards.refresh")
 def leaderboards_refresh_task() -> dict:
-    from webapp.leaderboards.services import leaderboards_refresh
+    from webapp.leaderboards.services import leaderboards_refresh_pending
 
-    return leaderboards_refresh()
+    return leaderboards_refresh_pending()

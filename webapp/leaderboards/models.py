@@ -20,3 +20,14 @@ class LeaderboardSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"{self.board} {self.key} @ {self.computed_at:%Y-%m-%d %H:%M}"
+
+
+class RefreshPending(models.Model):
+    """A queued "Recompute now" not yet started: at most one row per refresh, so clicks while one
+    waits queue nothing more (the worker deletes the row when the refresh starts)."""
+
+    key = models.CharField(max_length=32, unique=True)
+    queued_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.key} refresh queued at {self.queued_at:%Y-%m-%d %H:%M:%S}"

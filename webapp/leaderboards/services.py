@@ -36,10 +36,10 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Max, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -51,7 +51,7 @@ from games.types import WIN_RULES, GameConfig
 from webapp.arena.board import ARENA, arena_board, arena_words_refresh
 from webapp.catalog.models import ModelSpec, WordList
 from webapp.jobs.models import JobStatus
-from webapp.leaderboards.models import LeaderboardSnapshot
+from webapp.leaderboards.models import LeaderboardSnapshot, RefreshPending
 from webapp.leaderboards.people import PEOPLE_RULE, humans_board, people_games
 from webapp.play.models import Game, GameMode, GameOutcome, Turn
 
@@ -512,8 +512,34 @@ def leaderboards_refresh(
     }
 
 
-def leaderboards_refresh_queue() -> None:
-    """Queue a refresh once the current transaction commits ("Recompute now")."""
+# One pending refresh at a time: "Recompute now" marks it; the worker clears the mark as it starts,
+# so a click while one runs queues one more, a click while one waits queues nothing. A mark this old
+# is taken to be a lost message and queued again.
+REFRESH_KEY = "all-boards"
+REFRESH_PENDING_SECONDS = 600
+
+
+def leaderboards_refresh_queue(*, now: datetime | None = None) -> bool:
+    """Queue a refresh once the current transaction commits ("Recompute now"), unless one is
+    already waiting. Returns whether this call queued one."""
     from workers.tasks import leaderboards_refresh_task
 
+    now = now or timezone.now()
+    stale = now - timedelta(seconds=REFRESH_PENDING_SECONDS)
+    taken_over = RefreshPending.objects.filter(key=REFRESH_KEY, queued_at__lt=stale).update(
+        queued_at=now
+    )
+    if not taken_over:
+        try:
+            with transaction.atomic():
+                RefreshPending.objects.create(key=REFRESH_KEY, queued_at=now)
+        except IntegrityError:
+            return False  # one is waiting already
     transaction.on_commit(lambda: leaderboards_refresh_task.delay())
+    return True
+
+
+def leaderboards_refresh_pending() -> dict:
+    """The queued task: clear the pending mark first (later clicks queue again), then refresh."""
+    RefreshPending.objects.filter(key=REFRESH_KEY).delete()
+    return leaderboards_refresh()

@@ -84,8 +84,13 @@ def index(request):
 @require_POST
 def recompute(request):
     require_role(request.user, RESEARCHER)
-    services.leaderboards_refresh_queue()
-    messages.success(
-        request, "Recompute queued: the boards update once a worker has run it (usually seconds)."
-    )
+    if services.leaderboards_refresh_queue():
+        messages.success(
+            request,
+            "Recompute queued: the boards update once a worker has run it (usually seconds).",
+        )
+    else:
+        messages.info(
+            request, "A recompute is already queued: the boards update once a worker has run it."
+        )
     return redirect("leaderboards:index")

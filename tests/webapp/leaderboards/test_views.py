@@ -122,3 +122,40 @@ def test_recompute_needs_the_csrf_token(researcher):
         token = page.cookies["csrftoken"].value
         assert client.post(f"{URL}recompute/", {"csrfmiddlewaretoken": token}).status_code == 302
     assert 'name="csrfmiddlewaretoken"' in page.content.decode()
+
+
+def test_recompute_clicks_queue_one_refresh_until_a_worker_starts_it(
+    client, researcher, django_capture_on_commit_callbacks
+):
+    """40 clicks queued 40 refreshes in front of the reaper (issue 34 item 28): now one waits."""
+    from workers.tasks import leaderboards_refresh_task
+
+    client.force_login(researcher)
+    with mock.patch("workers.tasks.leaderboards_refresh_task.delay") as delay:
+        with django_capture_on_commit_callbacks(execute=True):
+            for _ in range(40):
+                client.post(f"{URL}recompute/")
+        assert delay.call_count == 1
+        assert "already queued" in client.get(URL).content.decode()
+        leaderboards_refresh_task.apply()  # the worker starts it: the next click queues again
+        with django_capture_on_commit_callbacks(execute=True):
+            client.post(f"{URL}recompute/")
+            client.post(f"{URL}recompute/")
+        assert delay.call_count == 2
+
+
+def test_a_refresh_mark_left_by_a_lost_message_expires(django_capture_on_commit_callbacks):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from webapp.leaderboards import services
+
+    now = timezone.now()
+    with mock.patch("workers.tasks.leaderboards_refresh_task.delay") as delay:
+        with django_capture_on_commit_callbacks(execute=True):
+            assert services.leaderboards_refresh_queue(now=now) is True
+            assert services.leaderboards_refresh_queue(now=now + timedelta(seconds=30)) is False
+            later = now + timedelta(seconds=services.REFRESH_PENDING_SECONDS + 1)
+            assert services.leaderboards_refresh_queue(now=later) is True  # taken to be lost
+        assert delay.call_count == 2
