@@ -69,8 +69,9 @@ seed: migrate
 	$(PY) manage.py seed --tiny-model
 
 # The embedded default: SQLite, the file-system broker, a job worker, a housekeeping worker (with
-# the beat that reaps dead jobs) and the web app under gunicorn on 127.0.0.1:8000, DEBUG off
-# unless DEBUG=true. Ctrl-C stops all three.
+# the beat that reaps dead jobs), a leaderboards worker and the web app under gunicorn on
+# 127.0.0.1:8000 (RUN_ADDR=host:port to change), DEBUG off unless DEBUG=true. One line says when
+# all are ready; Ctrl-C stops them all.
 run: seed
 	$(PY) manage.py collectstatic --noinput -v 0
 	$(PY) manage.py devrun

@@ -1,12 +1,17 @@
-"""The Celery app: job queues `cpu` and `gpu`, and `housekeeping` (reaper, republish sweep,
-leaderboard refresh) for its own worker process; JSON only, late acks, prefetch 1, time limits.
+"""The Celery app: job queues `cpu` and `gpu`, `housekeeping` (reaper, republish sweep) and
+`leaderboards` (board refreshes), each for its own worker process; JSON only, late acks,
+prefetch 1, time limits.
 
 All CELERY_* values live in Django settings (infrastructure from the environment).
 """
 
+import logging
 import os
+import re
+from pathlib import Path
 
 from celery import Celery
+from celery.signals import worker_ready
 from kombu import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings.local")
@@ -16,5 +21,39 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 app = Celery("twentyq")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.conf.task_queues = (Queue("cpu"), Queue("gpu"), Queue("housekeeping"))
+app.conf.task_queues = (Queue("cpu"), Queue("gpu"), Queue("housekeeping"), Queue("leaderboards"))
 app.autodiscover_tasks(["workers"], related_name="tasks")
+
+# The sweeps that run every few seconds: their "received", "succeeded" and beat "sending" lines
+# are DEBUG unless the sweep did something (its result names a job id).
+QUIET_TASKS = frozenset({"jobs.reap_stale", "jobs.republish_lost"})
+
+
+class QuietSweeps(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.INFO:
+            return True
+        data = getattr(record, "data", None)  # celery's trace and strategy pass their context
+        if isinstance(data, dict):
+            task, result = data.get("name"), data.get("return_value")
+        elif record.name == "celery.beat" and isinstance(record.args, tuple) and record.args:
+            task, result = record.args[-1], None  # 'Sending due task %s (%s)'
+        else:
+            return True
+        if task not in QUIET_TASKS or (result is not None and re.search(r"\d", str(result))):
+            return True
+        if not logging.getLogger(record.name).isEnabledFor(logging.DEBUG):
+            return False
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
+
+
+for _name in ("celery.app.trace", "celery.worker.strategy", "celery.beat"):
+    logging.getLogger(_name).addFilter(QuietSweeps())
+
+
+@worker_ready.connect
+def _tell_devrun(**_):
+    """`manage.py devrun` prints its ready line once every worker has touched its file."""
+    if path := os.environ.get("DEVRUN_READY_FILE"):
+        Path(path).touch()

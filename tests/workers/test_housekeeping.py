@@ -1,5 +1,6 @@
-"""Housekeeping (reaper, republish sweep, leaderboard refresh) has its own queue, consumed by its
-own worker process in every layout; `make run` serves with gunicorn and DEBUG off unless asked."""
+"""Housekeeping (reaper, republish sweep) has its own queue, consumed by its own worker process in
+every layout, and leaderboard refreshes another (so refreshes never delay reaping); `make run`
+serves with gunicorn and DEBUG off unless asked."""
 
 from __future__ import annotations
 
@@ -17,39 +18,42 @@ from webapp.jobs import selectors
 from workers.celery import app
 
 ROOT = Path(__file__).resolve().parents[2]
-HOUSEKEEPING = ("jobs.reap_stale", "jobs.republish_lost", "leaderboards.refresh")
+HOUSEKEEPING = ("jobs.reap_stale", "jobs.republish_lost")
+QUEUE_OF = {**dict.fromkeys(HOUSEKEEPING, "housekeeping"), "leaderboards.refresh": "leaderboards"}
 
 
-@pytest.mark.parametrize("task", HOUSEKEEPING)
-def test_housekeeping_tasks_route_to_their_own_queue(task):
-    assert app.amqp.router.route({}, task, args=(), kwargs={})["queue"].name == "housekeeping"
+@pytest.mark.parametrize("task,queue", QUEUE_OF.items())
+def test_housekeeping_tasks_route_to_their_own_queue(task, queue):
+    assert app.amqp.router.route({}, task, args=(), kwargs={})["queue"].name == queue
 
 
 def test_job_runs_do_not_route_to_housekeeping():
     assert app.amqp.router.route({}, "jobs.run", args=(), kwargs={})["queue"].name == "cpu"
 
 
-def test_every_beat_entry_goes_to_housekeeping_and_expires_within_its_period():
+def test_every_beat_entry_goes_to_its_queue_and_expires_within_its_period():
     tasks = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
-    assert set(HOUSEKEEPING) <= tasks
+    assert set(QUEUE_OF) <= tasks
     for entry in settings.CELERY_BEAT_SCHEDULE.values():
-        assert entry["options"]["queue"] == "housekeeping"
+        assert entry["options"]["queue"] == QUEUE_OF[entry["task"]]
         assert 0 < entry["options"]["expires"] <= entry["schedule"]
     reap = settings.CELERY_BEAT_SCHEDULE["reap-stale-jobs"]["schedule"]
     assert reap <= 10  # a dead job is re-queued within JOB_STALE_SECONDS + 10 s
 
 
 def test_the_dashboard_counts_only_job_queues():
-    assert "housekeeping" not in selectors.queue_lengths()
+    lengths = selectors.queue_lengths()
+    assert "housekeeping" not in lengths and "leaderboards" not in lengths
 
 
 def test_embedded_layout_runs_gunicorn_a_job_worker_and_a_housekeeping_worker_with_the_beat():
     cmds = devrun.commands("127.0.0.1:8000", python="py")
     assert cmds["web"][:3] == ["py", "-m", "gunicorn"] and "runserver" not in " ".join(cmds["web"])
     assert cmds["web"][cmds["web"].index("--bind") + 1] == "127.0.0.1:8000"
-    jobs, housekeeping = cmds["jobs"], cmds["housekeeping"]
+    jobs, housekeeping, boards = cmds["jobs"], cmds["housekeeping"], cmds["leaderboards"]
     assert jobs[jobs.index("-Q") + 1] == "cpu,gpu" and "-B" not in jobs
     assert housekeeping[housekeeping.index("-Q") + 1] == "housekeeping" and "-B" in housekeeping
+    assert boards[boards.index("-Q") + 1] == "leaderboards" and "-B" not in boards
 
 
 def test_devrun_keeps_debug_off_unless_asked(monkeypatch):
@@ -87,4 +91,7 @@ def test_compose_has_a_housekeeping_worker_and_job_workers_do_not_consume_it():
         if "worker" in s.get("command", [])
     }
     assert queues.pop("housekeeping") == "housekeeping"
-    assert queues and all("housekeeping" not in q for q in queues.values())
+    assert queues.pop("leaderboards") == "leaderboards"
+    assert queues and all(
+        "housekeeping" not in q and "leaderboards" not in q for q in queues.values()
+    )

@@ -250,13 +250,15 @@ JOB_REPUBLISH_SECONDS = int_setting("JOB_REPUBLISH_SECONDS", 60)
 # Postgres ends a worker's fenced write transaction left idle this long (a paused worker's row
 # lock).
 JOB_FENCE_IDLE_SECONDS = int_setting("JOB_FENCE_IDLE_SECONDS", 5)
-# Housekeeping (reaper, republish sweep, leaderboard refresh) has its own queue and worker process,
-# so it never waits behind busy job slots.
+# Housekeeping (reaper, republish sweep) has its own queue and worker process, so it never waits
+# behind busy job slots; leaderboard refreshes (seconds of arithmetic each) have another, so they
+# never delay the reaper's re-queue of a dead job.
 HOUSEKEEPING_QUEUE = "housekeeping"
+LEADERBOARDS_QUEUE = "leaderboards"
 CELERY_TASK_ROUTES = {
     "jobs.reap_stale": {"queue": HOUSEKEEPING_QUEUE},
     "jobs.republish_lost": {"queue": HOUSEKEEPING_QUEUE},
-    "leaderboards.refresh": {"queue": HOUSEKEEPING_QUEUE},
+    "leaderboards.refresh": {"queue": LEADERBOARDS_QUEUE},
 }
 
 LOGGING = {
@@ -282,7 +284,7 @@ CELERY_BEAT_SCHEDULE = {
     "refresh-leaderboards": {
         "task": "leaderboards.refresh",
         "schedule": 300.0,
-        "options": {"queue": HOUSEKEEPING_QUEUE, "expires": 300.0},
+        "options": {"queue": LEADERBOARDS_QUEUE, "expires": 300.0},
     },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
