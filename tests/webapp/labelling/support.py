@@ -53,8 +53,9 @@ def store_games(job=None):
     )
 
 
-def store_game(secret: str, questions: list[str], seed: int = 99):
-    """One more stored model game (after store_games, which seeds the model specs)."""
+def store_game(secret: str, questions: list[str], seed: int = 99, **fields):
+    """One more stored game, a model's unless `mode` says otherwise (after store_games, which
+    seeds the model specs)."""
     trajectory = replay(
         build_judge("kb"), secret, seed, questions, GameConfig(max_turns=len(questions))
     )
@@ -62,10 +63,13 @@ def store_game(secret: str, questions: list[str], seed: int = 99):
         [trajectory],
         guesser=ModelSpec.objects.get(name="infogain"),
         judge=ModelSpec.objects.get(name="kb"),
+        **fields,
     )[0]
 
 
 def submit(kind: str = "disagreements", **config):
+    if kind == "disagreements":  # the two KB judges disagree on GAMES (cheap, deterministic)
+        config.setdefault("judges", ["kb", "kb-any-sense"])
     with mock.patch("workers.tasks.job_run_task.apply_async"):
         return job_submit(kind=kind, params=config)
 

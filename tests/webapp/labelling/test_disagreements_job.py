@@ -7,8 +7,14 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
-from tests.webapp.labelling.support import DISAGREEING, JUDGED, run_disagreements, submit
-from webapp.jobs.kinds.disagreements import DisagreementsConfig, compared, is_control
+from tests.webapp.labelling.support import (
+    DISAGREEING,
+    JUDGED,
+    run_disagreements,
+    store_game,
+    submit,
+)
+from webapp.jobs.kinds.disagreements import DisagreementsConfig, compared, is_control, left_out
 from webapp.jobs.models import Job, JobStatus
 from webapp.jobs.services import job_run
 from webapp.labelling.models import DisagreementItem, JudgeVote, Label
@@ -130,6 +136,8 @@ def test_selection_by_job_and_guesser(db):
         ({"source": "web"}, "source"),
         ({"judges": ["kb", "nobody"]}, "judges"),
         ({"judges": ["kb", "infogain"]}, "judges"),
+        ({"max_items": 0}, "max_items"),
+        ({"max_items": 100_000}, "max_items"),
     ],
 )
 def test_bad_configs_are_refused_before_anything_is_queued(games, config, field):
@@ -170,7 +178,11 @@ def test_launch_form_on_the_jobs_dashboard_queues_the_job(client, games, researc
     client.force_login(researcher)
     html = client.get("/jobs/new/disagreements/").content.decode()
     assert (
-        'value="kb, kb-any-sense"' in html and 'name="unknown"' in html and "Include human" in html
+        'value="pretrained, learned"' in html
+        and 'name="unknown"' in html
+        and "Include human" in html
+        and 'name="max_items"' in html
+        and 'name="people_only"' in html
     )
     from unittest import mock
 
@@ -187,6 +199,7 @@ def test_launch_form_on_the_jobs_dashboard_queues_the_job(client, games, researc
                 "limit": "0",
                 "batch_size": "64",
                 "from_job": "0",
+                "max_items": "50",
             },
         )
     job = Job.objects.get(kind="disagreements")
@@ -194,6 +207,7 @@ def test_launch_form_on_the_jobs_dashboard_queues_the_job(client, games, researc
     assert (
         job.config["unknown"] == "ignore"
         and job.config["labels_needed"] == 2
+        and job.config["max_items"] == 50
         and job.queue == "cpu"
     )
 
@@ -202,3 +216,60 @@ def test_the_job_page_shows_the_result(client, queued, researcher):
     client.force_login(researcher)
     html = client.get(f"/jobs/{queued.pk}/").content.decode()
     assert "disagreements" in html and "kb vs kb-any-sense" in html
+
+
+def test_by_default_the_judges_people_play_with_and_a_bounded_queue():
+    from webapp.play.services import DEFAULT_JUDGES
+
+    config = DisagreementsConfig()
+    assert config.judges == DEFAULT_JUDGES == ("pretrained", "learned")
+    assert 0 < config.max_items <= 1000 and not config.people_only
+
+
+def test_a_job_queues_at_most_max_items_and_says_so(games):
+    job = run_disagreements(controls=0.0, max_items=2, batch_size=3)
+    assert DisagreementItem.objects.filter(job=job).count() == 2
+    assert job.result["queued_items"] == 2 and job.result["max_items_reached"] is True
+    assert job.result["examined"] < JUDGED  # it stopped once the bound was reached
+
+
+def test_gibberish_and_what_the_rules_call_invalid_are_left_out(games):
+    assert left_out("Is it aora?", "seal") == "unreadable"
+    assert left_out("Does it have a tungus?", "seal") == "unreadable"
+    assert left_out("Is it a dog or a cat?", "seal") == "invalid"  # two guesses (people's rules)
+    assert left_out("Is it made of wood?", "seal") is None
+    assert left_out("Does it have a hindgut?", "seal") is None  # a KB concept, if rare
+    store_game("seal", ["Is it aora?", "Does it have a tungus?", "Is it a dog or a cat?"])
+    job = run_disagreements(controls=0.0)
+    assert job.result["left_out_unreadable"] == 2 and job.result["left_out_invalid"] == 1
+    assert job.result["questions"] == JUDGED
+    assert not JudgeVote.objects.filter(job=job, question__in=["Is it aora?"]).exists()
+
+
+def test_people_s_games_only(games):
+    from webapp.play.models import GameMode
+
+    store_game(
+        "mouse", ["Is it an electronic device?", "Is it small?"], mode=GameMode.HUMAN_GUESSER
+    )
+    job = run_disagreements(controls=0.0, people_only=True)
+    assert job.result["questions"] == 2
+    assert set(DisagreementItem.objects.filter(job=job).values_list("question", flat=True)) == {
+        "Is it an electronic device?"
+    }
+
+
+def test_a_resumed_job_s_counts_add_up(queued):
+    """A worker died after the first games' batch: the re-run counts the whole job."""
+    last = Turn.objects.filter(game__secret="club")
+    DisagreementItem.objects.filter(job=queued, source_turn__in=last).delete()
+    JudgeVote.objects.filter(job=queued, turn__in=last).delete()
+    Job.objects.filter(pk=queued.pk).update(status=JobStatus.QUEUED)
+    assert job_run(job_id=queued.pk) == JobStatus.FINISHED
+    queued.refresh_from_db()
+    result = queued.result
+    assert result["examined_now"] == 2 and result["examined_before"] == JUDGED - 2
+    assert result["examined"] == JUDGED and result["votes"] == 2 * JUDGED
+    assert result["disagreements"] + result["controls"] == result["queued_items"] == 4
+    assert result["pair_disagreements"] == {"kb vs kb-any-sense": 4}
+    assert result["disagreement_rate"] == pytest.approx(0.4)
