@@ -1,6 +1,8 @@
 """The trained guessers shipped in games/data/models/: their model specs with provenance, and
 their seeded evaluation on their held-out words (a stored snapshot of games, imported as a
-finished evaluation job) so the models board and the ability scale show them at first start.
+finished evaluation job) so the models board and the ability scale show them at first start; the
+information-gain guesser's snapshot on the same words, judge and rule puts the strong baseline
+beside them.
 
 Two kinds: the tiny from-scratch guessers of the knowledge-base miniature (`python -m
 bench.learning.ship`: full weights, a 400-word pool seeded as a word list, measured against the
@@ -198,6 +200,14 @@ def is_shipped_spec(spec: ModelSpec) -> bool:
     return spec.kind == ModelKind.TRANSFORMERS and card.endswith(f"/{spec.name}/MODEL_CARD.md")
 
 
+def is_seeded_spec(spec: ModelSpec, meta: dict) -> bool:
+    """Whether a snapshot's games are this spec's: a shipped guesser's, or a seeded baseline's (the
+    snapshot's `spec_kind`, e.g. the information-gain guesser, whose snapshot `python -m
+    bench.learning.ship --baseline infogain` played)."""
+    kind = meta.get("spec_kind")
+    return is_shipped_spec(spec) if kind is None else spec.kind == kind
+
+
 def read_snapshot(path: Path) -> list[Trajectory]:
     with gzip.open(path, "rt", encoding="utf-8") as lines:
         return [Trajectory.from_dict(json.loads(line)) for line in lines if line.strip()]
@@ -288,7 +298,7 @@ def seed_shipped_evaluations(directory: Path = EVALUATION_DIR) -> list[str]:
     imported = [
         name
         for name, meta in json.loads(index.read_text(encoding="utf-8"))["guessers"].items()
-        if any(is_shipped_spec(spec) for spec in ModelSpec.objects.filter(name=name))
+        if any(is_seeded_spec(spec, meta) for spec in ModelSpec.objects.filter(name=name))
         and (directory / meta["file"]).is_file()
         and importable(name, meta)
         and import_evaluation(name, meta, directory)
