@@ -158,3 +158,31 @@ def test_quiet_sweep_lines_are_kept_at_debug_when_debug_logging_is_on():
         assert QuietSweeps().filter(rec) is True and rec.levelname == "DEBUG"
     finally:
         logging.getLogger(rec.name).setLevel(logging.NOTSET)
+
+
+def gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"  # a zombie not yet reaped
+    except FileNotFoundError:
+        return True
+
+
+def test_what_a_dead_process_left_behind_goes_with_it(supervise, tmp_path):
+    # the housekeeping worker forks the beat: a killed worker must not leave a second beat running
+    leaves_a_child = [
+        sys.executable,
+        "-c",
+        "import os, subprocess, sys; "
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+        "open(os.environ['DEVRUN_READY_FILE'] + '.child', 'w').write(str(p.pid)); sys.exit(3)",
+    ]
+    sup = supervise({"housekeeping": leaves_a_child}, max_restarts=1, window=60)
+    wait_dead(sup, "housekeeping")
+    child = int((tmp_path / "housekeeping.ready.child").read_text())
+    assert not gone(child)
+    sup.check()
+    deadline = time.monotonic() + 10
+    while not gone(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gone(child)

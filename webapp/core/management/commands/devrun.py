@@ -5,6 +5,7 @@ stays off unless --debug (or DEBUG=true) asks."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -129,14 +130,20 @@ class Supervisor:
         self.procs: dict[str, subprocess.Popen] = {}
         self.restarts: dict[str, deque[float]] = {name: deque() for name in cmds}
         self.given_up: set[str] = set()
-        self.stopping = False  # Ctrl-C reaches the children too: their exit is no crash
+        self.stopping = False
 
     def ready_file(self, name: str) -> Path:
         return self.ready_dir / f"{name}.ready"
 
     def start(self, name: str) -> None:
         env = {**self.env, "DEVRUN_READY_FILE": str(self.ready_file(name))}
-        self.procs[name] = subprocess.Popen(self.cmds[name], env=env)
+        # its own process group: what it forked (the embedded beat) goes with it
+        self.procs[name] = subprocess.Popen(self.cmds[name], env=env, start_new_session=True)
+
+    @staticmethod
+    def signal_group(proc: subprocess.Popen, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
 
     def start_all(self) -> None:
         for name in self.cmds:
@@ -163,6 +170,7 @@ class Supervisor:
                 if name == "web":
                     return False
                 continue
+            self.signal_group(proc, signal.SIGKILL)  # a child it left behind (a second beat)
             recent.append(now)
             self.say(f"devrun: {what} exited (code {code}); restarting it")
             self.ready_file(name).unlink(missing_ok=True)
@@ -181,8 +189,7 @@ class Supervisor:
 
     def stop(self, grace: float = 15.0) -> None:
         for proc in self.procs.values():
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
+            self.signal_group(proc, signal.SIGTERM)
         deadline = time.monotonic() + grace
         for proc in self.procs.values():
             try:
@@ -190,6 +197,7 @@ class Supervisor:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+            self.signal_group(proc, signal.SIGKILL)  # anything of its group still there
 
 
 def ready_line(addr: str, *, debug: bool, web_workers: int) -> str:
