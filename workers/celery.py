@@ -24,8 +24,8 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.task_queues = (Queue("cpu"), Queue("gpu"), Queue("housekeeping"), Queue("leaderboards"))
 app.autodiscover_tasks(["workers"], related_name="tasks")
 
-# The sweeps that run every few seconds: their "received", "succeeded" and beat "sending" lines
-# are DEBUG unless the sweep did something (its result names a job id).
+# The sweeps that run every few seconds: their "received", "succeeded", beat "sending" and expired
+# "discarding" lines are DEBUG unless the sweep did something (its result names a job id).
 QUIET_TASKS = frozenset({"jobs.reap_stale", "jobs.republish_lost"})
 
 
@@ -36,8 +36,9 @@ class QuietSweeps(logging.Filter):
         data = getattr(record, "data", None)  # celery's trace and strategy pass their context
         if isinstance(data, dict):
             task, result = data.get("name"), data.get("return_value")
-        elif record.name == "celery.beat" and isinstance(record.args, tuple) and record.args:
-            task, result = record.args[-1], None  # 'Sending due task %s (%s)'
+        elif isinstance(record.args, tuple):  # 'Sending due task %s (%s)', 'Discarding … %s[%s]'
+            task = next((a for a in record.args if isinstance(a, str) and a in QUIET_TASKS), None)
+            result = None
         else:
             return True
         if task not in QUIET_TASKS or (result is not None and re.search(r"\d", str(result))):
@@ -48,7 +49,7 @@ class QuietSweeps(logging.Filter):
         return True
 
 
-for _name in ("celery.app.trace", "celery.worker.strategy", "celery.beat"):
+for _name in ("celery.app.trace", "celery.worker.strategy", "celery.worker.request", "celery.beat"):
     logging.getLogger(_name).addFilter(QuietSweeps())
 
 

@@ -135,6 +135,14 @@ def record(name, msg, args=(), data=None, level=logging.INFO):
             ),
             True,  # it acted: INFO
         ),
+        (
+            record(
+                "celery.worker.request",
+                "Discarding revoked task: %s[%s]",
+                ("jobs.reap_stale", "0d1f"),
+            ),
+            False,  # an expired beat message left from the last run
+        ),
         (record("celery.app.trace", "ok", data={"name": "jobs.run", "return_value": "x"}), True),
         (record("celery.beat", "Sending due task %s (%s)", ("lb", "leaderboards.refresh")), True),
         (
