@@ -1,8 +1,9 @@
-"""Word-list pages (researchers): lists and versions, one version's words, compare two versions,
-downloads.
+"""Word-list pages: lists and versions, one version's words, compare two versions, downloads.
 
-Researchers only: the lists hold the held-out test words and per-word difficulty, and players
-who could browse them would learn the secret pool the leaderboards measure them on.
+Public and read-only: the word lists are the boards' benchmark data (the paper's lists and the
+shipped pool are public files already), so every visitor may read what a board was measured on.
+New versions come from curation jobs (researchers); a list's provenance and curation job are
+shown to researchers only.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
-from webapp.accounts.roles import RESEARCHER, role_required
 from webapp.catalog import selectors
 from webapp.catalog.exports import FORMATS, export_bytes, export_filename
 from webapp.catalog.models import Split, WordList
@@ -55,7 +55,6 @@ def _sorted(rows: list[dict], sort: str) -> list[dict]:
     return sorted(present, key=lambda r: tuple(r[k] for k in keys), reverse=reverse) + missing
 
 
-@role_required(RESEARCHER)
 def word_lists(request):
     return render(
         request,
@@ -64,7 +63,6 @@ def word_lists(request):
     )
 
 
-@role_required(RESEARCHER)
 def word_list_detail(request, pk: int):
     word_list = get_object_or_404(
         WordList.objects.select_related("parent", "curation_job", "created_by"), pk=pk
@@ -102,7 +100,6 @@ def word_list_detail(request, pk: int):
     )
 
 
-@role_required(RESEARCHER)
 def word_list_compare(request):
     try:
         new = get_object_or_404(WordList, pk=int(request.GET.get("new", "")))
@@ -124,7 +121,6 @@ def word_list_compare(request):
     )
 
 
-@role_required(RESEARCHER)
 def word_list_download(request, pk: int, fmt: str):
     if fmt not in FORMATS:
         raise Http404(f"no export format {fmt!r}")

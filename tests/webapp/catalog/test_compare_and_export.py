@@ -80,10 +80,11 @@ def test_compare_reports_added_removed_moved_and_difficulty_changes(pair):
 
 def test_compare_page_and_permissions(pair, client, researcher, player):
     old, new = pair
-    assert client.get(f"/lists/compare/?new={new.pk}").status_code == 302  # guests log in first
+    # public benchmark data (issue 34 item 21): guests and players read it too
+    assert client.get(f"/lists/compare/?new={new.pk}").status_code == 200
     client.force_login(player)
-    assert client.get(f"/lists/compare/?new={new.pk}").status_code == 403
-    assert client.get(f"/lists/{new.pk}/download/txt/").status_code == 403
+    assert client.get(f"/lists/compare/?new={new.pk}").status_code == 200
+    assert client.get(f"/lists/{new.pk}/download/txt/").status_code == 200
     client.force_login(researcher)
     page = client.get(
         f"/lists/compare/?new={new.pk}"
