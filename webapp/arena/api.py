@@ -30,6 +30,9 @@ class SideSerializer(serializers.Serializer):
     won = serializers.BooleanField()
     abandoned = serializers.BooleanField()
     n_turns = serializers.IntegerField()
+    person_answers = serializers.IntegerField(
+        help_text="questions you answered (not those the rules decided): the turn alternates on it"
+    )
     max_turns = serializers.IntegerField()
     next_index = serializers.IntegerField()
     pending = serializers.CharField(allow_null=True, help_text="the question waiting for you")
@@ -45,7 +48,9 @@ class BattleSerializer(serializers.Serializer):
     word = serializers.CharField(allow_null=True)
     word_in_kb = serializers.BooleanField(allow_null=True)
     needs_word = serializers.BooleanField(help_text="both games over: send your word to finish")
-    active_side = serializers.CharField(allow_null=True)
+    active_side = serializers.CharField(
+        allow_null=True, help_text="the side you answered fewer times (a on a tie) that waits"
+    )
     sides = SideSerializer(many=True)
 
 

@@ -38,6 +38,9 @@ def _side(battle: Battle, side: str, game: Game, reveal: bool) -> dict:
         "won": game.outcome == GameOutcome.WON,
         "abandoned": game.status == GameStatus.ABANDONED,
         "n_turns": game.n_turns,
+        # the questions the person answered: not those the rules decided (repeats, invalid ones,
+        # a guess of a drawn word), which the guesser's next question follows at once
+        "person_answers": sum(1 for t in turns if (t.extra or {}).get("judge") != "rules"),
         "max_turns": int((game.config or {}).get("max_turns", 20)),
         "next_index": game.n_turns,
         "pending": pending["question"] if pending else None,
@@ -60,10 +63,20 @@ def _side(battle: Battle, side: str, game: Game, reveal: bool) -> dict:
 
 
 def active_side(sides: list[dict]) -> str | None:
-    """The side the keys answer: of those with a question waiting, the one with fewer questions
-    answered (A on a tie), so the turn alternates A, B, A, ..."""
+    """The side the keys answer: of those with a question waiting, the one the person answered
+    fewer times (A on a tie), so the turn alternates A, B, A, ... whatever the rules answered on
+    either side; once one game is over the other keeps it."""
     waiting = [s for s in sides if s["pending"]]
-    return min(waiting, key=lambda s: s["n_turns"])["side"] if waiting else None
+    return min(waiting, key=lambda s: s["person_answers"])["side"] if waiting else None
+
+
+def _turn(sides: list[dict]) -> dict | None:
+    """The line above the sides saying whose question the keys answer (None: nobody's)."""
+    for s in sides:
+        if s["active"]:
+            alone = not any(o["pending"] for o in sides if o is not s)
+            return {"label": s["label"], "number": s["next_index"] + 1, "alone": alone}
+    return None
 
 
 def battle_context(battle: Battle) -> dict:
@@ -74,6 +87,7 @@ def battle_context(battle: Battle) -> dict:
     for s in sides:
         s["active"] = s["side"] == active
     return {
+        "turn": _turn(sides),
         "battle": battle,
         "sides": sides,
         "over": over,

@@ -274,3 +274,25 @@ def test_a_guesser_withdrawn_while_a_battle_starts_is_not_named(arena, user, mon
     assert err.value.status < 500
     assert STRONG not in err.value.message and WEAK not in err.value.message, err.value.message
     assert Game.objects.count() == 0 and Battle.objects.count() == 0
+
+
+def _waiting(game, turns: list[str]) -> None:
+    """`game` asked one question per judge in `turns` ("human" or "rules") and waits on the next."""
+    from webapp.play.models import Turn
+
+    for index, judge in enumerate(turns):
+        Turn.objects.create(
+            game=game, index=index, question=f"Is it {index}?", verdict="no", extra={"judge": judge}
+        )
+    game.n_turns = len(turns)
+    game.state = {"pending": {"index": len(turns), "question": "Is it an animal?"}}
+    game.save()
+
+
+def test_the_turn_alternates_though_the_rules_answered_a_repeat_on_one_side(arena):
+    battle = stored_battle(STRONG, WEAK, "")
+    _waiting(battle.game_a, ["human", "rules"])  # answered once, then its repeat was decided
+    _waiting(battle.game_b, ["human"])  # answered once: A's turn again, not B's twice in a row
+    context = selectors.battle_context(battle)
+    assert context["active"] == "a"
+    assert context["turn"] == {"label": "A", "number": 3, "alone": False}

@@ -5,6 +5,10 @@
 //   data-focus    where focus goes in the panel (a selector; the panel itself when nothing matches)
 //   data-submit   optional: the form that Ctrl/Cmd+Enter sends, even while typing in it
 //   data-refocus  what in the panel, once answered, brings focus back to it ("form" when not given)
+//   data-settle   optional: milliseconds the keys wait after a new question shows. A form names its
+//                 question in data-question; a key press sooner after that question first showed
+//                 does nothing (one pressed in rhythm must not answer a question not yet read), and
+//                 the form has the class "is-new" meanwhile. Buttons still answer at once.
 // A button's data-shortcut lists its keys, separated by spaces.
 (function () {
   "use strict";
@@ -14,6 +18,34 @@
   var refocusOn = config.refocus || "form";
 
   function panel() { return document.getElementById(panelId); }
+
+  var firstSeen = {}; // data-question -> when it first showed (performance.now())
+
+  function settle() { return Number(config.settle) || 0; }
+
+  // Note when each question in the panel first showed; mark the new ones while the keys wait.
+  function markNew() {
+    var p = panel();
+    if (!p || !settle()) return;
+    var now = performance.now();
+    p.querySelectorAll("[data-question]").forEach(function (form) {
+      var id = form.dataset.question;
+      if (!(id in firstSeen)) firstSeen[id] = now;
+      var left = firstSeen[id] + settle() - now;
+      if (left > 0) {
+        form.classList.add("is-new");
+        setTimeout(function () { form.classList.remove("is-new"); }, left);
+      }
+    });
+  }
+
+  function tooNew(button) {
+    var holder = settle() && button.closest("[data-question]");
+    if (!holder) return false;
+    var id = holder.dataset.question;
+    if (!(id in firstSeen)) firstSeen[id] = performance.now();
+    return performance.now() - firstSeen[id] < settle();
+  }
 
   function isTyping(el) {
     return !!el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
@@ -48,6 +80,7 @@
     for (var i = 0; i < buttons.length; i++) {
       if (buttons[i].dataset.shortcut.split(" ").indexOf(key) !== -1 && !buttons[i].disabled) {
         event.preventDefault();
+        if (tooNew(buttons[i])) return;
         buttons[i].click();
         return;
       }
@@ -62,11 +95,15 @@
     refocus = !!elt && elt.matches(refocusOn) && !!elt.closest("#" + panelId);
   });
   document.addEventListener("htmx:afterSwap", function () {
+    markNew();
     if (refocus) {
       refocus = false;
       focusPanel();
     }
   });
 
-  document.addEventListener("DOMContentLoaded", focusPanel);
+  document.addEventListener("DOMContentLoaded", function () {
+    markNew();
+    focusPanel();
+  });
 })();
