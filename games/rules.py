@@ -20,7 +20,8 @@ ours ("no words"). Three win rules (`GameConfig.win_rule`):
   question word is invalid unless it names the secret that way. Games stored before that change
   were played under it and are labelled `lemma`.
 - `strict` — a guess of one thing ("Is it a rowboat?") that is the secret or the same thing
-  (knowledge-base noun or a synonym of a dominant sense); a guess listing several things is
+  (knowledge-base noun, or any lemma of a dominant sense's synset, multi-word ones included:
+  "sand dune" for dune); a guess listing several things is
   invalid; a guess of one other thing is answered No before any judge ("No, it is not a
   canoe."), unless the secret is a kind of it in the knowledge base ("Is it a boat?" for a
   dinghy: a category question, the judge answers) or it is a broad category; any other mention
@@ -396,21 +397,25 @@ def _kb():
 
 def same_thing(phrase: str, secret: str) -> bool:
     """True if a noun phrase names the secret: the same words; the same knowledge-base noun
-    (plurals, spellings, aliases); or a lemma of one of the secret's dominant-sense synsets
-    ("sofa" for couch). For a secret outside the KB: the same words up to plural/singular."""
+    (plurals, spellings, aliases); or a lemma, multi-word ones included, of one of the secret's
+    dominant-sense synsets ("sofa" for couch, "sand dune" for dune). A phrase or secret outside
+    the KB's nouns stands for the WordNet synsets that list it as a lemma; for a secret outside
+    the KB the same words up to plural/singular count too."""
     phrase, secret = " ".join(words(phrase)), " ".join(words(secret))
     if not phrase or not secret:
         return False
     if phrase == secret:
         return True
     kb = _kb()
-    target = kb.lookup(secret)
+    target, noun = kb.lookup(secret), kb.lookup(phrase)
     if target is None:
-        return phrase in secret_variants(secret) or secret in secret_variants(phrase)
-    noun = kb.lookup(phrase)
-    return noun is not None and (
-        noun == target or bool(set(kb.senses(noun, "any")) & set(kb.senses(target)))
-    )
+        if phrase in secret_variants(secret) or secret in secret_variants(phrase):
+            return True
+    elif noun == target:
+        return True
+    theirs = kb.senses(target) if target is not None else kb.lemma_senses(secret)
+    mine = kb.senses(noun, "any") if noun is not None else kb.lemma_senses(phrase)
+    return bool(set(mine) & set(theirs))
 
 
 def _names_a_thing(phrase: str, had_article: bool, secret: str) -> bool:

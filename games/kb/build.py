@@ -19,7 +19,7 @@ import numpy as np
 
 from games.kb import store
 from games.kb.features import SynsetFeatures
-from games.kb.knowledge import DATA_PATH, normalise_key
+from games.kb.knowledge import DATA_PATH, LEMMA_SEPARATOR, normalise_key
 from games.kb.vocabulary import Noun, Resolver
 from games.kb.wordlists import dbrl_list_names, dbrl_words, lmrl_objects
 from games.kb.wordnet_files import WordNetNotFoundError, open_wordnet
@@ -112,6 +112,7 @@ def build(wordnet: str | None = None, log=print) -> dict:
             "noun_counts": [nouns[k].counts for k in keys],
             "noun_own": [sorted(feature_index[f] for f in fs) for fs in own_features],
             "synset_names": [s.name() for s in synsets],
+            "synset_lemmas": [_lemma_keys(s) for s in synsets],
             "synset_lexnames": [s.lexname() for s in synsets],
             "synset_glosses": [s.definition() for s in synsets],
             "synset_features": [sorted(feature_index[f] for f in fs) for fs in synset_features],
@@ -125,6 +126,12 @@ def build(wordnet: str | None = None, log=print) -> dict:
         }
     log(f"{len(features)} features ({time.time() - started:.0f}s)")
     return payload
+
+
+def _lemma_keys(synset) -> str:
+    """A synset's lemmas as noun keys joined by LEMMA_SEPARATOR ("dune|sand dune")."""
+    keys = dict.fromkeys(normalise_key(name) for name in synset.lemma_names())
+    return LEMMA_SEPARATOR.join(k for k in keys if k)
 
 
 def _version(package: str) -> str:

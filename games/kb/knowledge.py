@@ -30,6 +30,7 @@ SENSE_MODES = ("first", "dominant", "any")
 DEFAULT_SENSE = "dominant"
 DOMINANT_SHARE = 1 / 3
 RELATIONS = ("isa", "has", "part", "made", "rel", "prop")
+LEMMA_SEPARATOR = "|"  # between a synset's lemma keys in the data file (keys hold no "|")
 
 
 @lru_cache(maxsize=1 << 16)
@@ -65,6 +66,7 @@ class KnowledgeBase:
         self._noun_own: store.Rows = payload["noun_own"]
         self.synset_names: list[str] = payload["synset_names"]
         self.synset_lexnames: list[str] = payload["synset_lexnames"]
+        self._synset_lemmas: list[str] = payload["synset_lemmas"]  # "dune|sand dune"
         self.synset_glosses: list[str] = payload["synset_glosses"]
         self._synset_features: store.Rows = payload["synset_features"]
         self.features: list[str] = payload["features"]
@@ -121,6 +123,26 @@ class KnowledgeBase:
             if form in self.noun_index:
                 return self.noun_index[form]
         return None
+
+    def lemma_senses(self, word: str) -> list[int]:
+        """Synset ids that have the word as a lemma (any case, plural, spaces or underscores),
+        KB noun or not: dune.n.01 for "sand dunes"."""
+        for form in self._variants(word):
+            if form in self._lemma_index:
+                return self._lemma_index[form]
+        return []
+
+    def synset_lemmas(self, synset: int) -> list[str]:
+        """A synset's lemmas as noun keys, WordNet's order ("dune", "sand dune")."""
+        return self._synset_lemmas[synset].split(LEMMA_SEPARATOR)
+
+    @cached_property
+    def _lemma_index(self) -> dict[str, list[int]]:
+        index: dict[str, list[int]] = {}
+        for synset, lemmas in enumerate(self._synset_lemmas):
+            for key in lemmas.split(LEMMA_SEPARATOR):
+                index.setdefault(key, []).append(synset)
+        return index
 
     def concept(self, relation: str, phrase: str) -> int | None:
         """The feature id of `relation:phrase`, the phrase normalised like a noun."""

@@ -165,6 +165,13 @@ def test_describe_and_definitions(kb):
     assert any("stringed instrument" in d for d in kb.definitions("guitar"))
 
 
+def test_synset_lemmas_multi_word_ones_included(kb):
+    dune = kb.senses(kb.lookup("dune"))[0]
+    assert kb.synset_lemmas(dune) == ["dune", "sand dune"]
+    assert kb.lookup("sand dune") is None and kb.lemma_senses("Sand_Dunes") == [dune]
+    assert kb.lemma_senses("zorblax") == []
+
+
 def test_concept_lookup_handles_plurals_and_articles(kb):
     assert kb.concept("has", "wheels") == kb.feature_index["has:wheel"]
     assert kb.concept("has", "feet") == kb.feature_index["has:foot"]

@@ -241,6 +241,16 @@ def test_no_question_word_is_invalid_unless_it_names_the_secret_under_lemma():
 def test_invalid_beats_finished():
     for config in (REFERENCE, STRICT, LEMMA):
         assert verdict("Is it an animal? Is it a dog?", "dog", config) == (
+def test_any_lemma_of_the_secrets_sense_wins_under_strict_multi_word_ones_included():
+    """Issue 34 item 2: WordNet's dune.n.01 is {dune, sand dune}."""
+    assert rules.same_thing("sand dune", "dune") and rules.same_thing("sand dunes", "dune")
+    assert rules.same_thing("dune", "sand dune")  # a secret outside the KB's nouns too
+    assert verdict("Is it a sand dune?", "dune", STRICT) == (Verdict.FINISHED, "names the secret")
+    assert verdict("Is it a domestic dog?", "dog", STRICT) == (Verdict.FINISHED, "names the secret")
+    assert not rules.same_thing("hot dog", "dog")  # another synset
+    assert verdict("Is it a hot dog?", "dog", STRICT) is None
+
+
             Verdict.INVALID,
             "several questions",
         )
