@@ -1,8 +1,10 @@
 """`python -m bench.faults [--trials N] [--scenarios kill9,sigstop,...]`: faults injected into real
-processes on this machine, each scenario N times, on a private Postgres cluster (port 5499, under
-/tmp) and a private redis-server (port 6399, no persistence), so the machine's shared services are
-never touched. Processes: Celery job workers (prefork), a housekeeping worker running the beat,
-and gunicorn for the submit scenario, as in `make run` and the compose layout.
+processes on this machine, each scenario N times, on a private Postgres cluster (under /tmp) and a
+private redis-server (no persistence), on free ports taken at start, so the machine's shared
+services are never touched and two runs can share a machine. Interrupted (Ctrl-C, or SIGTERM from
+`timeout`), it stops everything it started and removes its folder before exiting. Processes:
+Celery job workers (prefork), a housekeeping worker running the beat, and gunicorn for the submit
+scenario, as in `make run` and the compose layout.
 
 Scenarios (each trial an `evaluation` job: information-gain guesser, KB judge, a few words):
 - kill9: SIGKILL of the worker (all its processes) mid-evaluation; a fresh worker is started.

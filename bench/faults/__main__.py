@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -61,6 +62,33 @@ def setup(lab: Lab) -> None:
     call_command("create_user", USER, password=PASSWORD, role=["researcher"], verbosity=0)
 
 
+class Interrupted(SystemExit):
+    """SIGTERM or SIGHUP (`timeout`, a closed terminal): unwinds like Ctrl-C, so the lab closes."""
+
+
+@contextlib.contextmanager
+def interruptible(lab: Lab, keep: bool = False):
+    """Close the lab on any exit: normal, an exception, Ctrl-C, SIGTERM or SIGHUP (by default the
+    last two end Python without running `finally`, leaving workers and Postgres behind). Further
+    signals are ignored while it closes."""
+
+    def interrupt(signum, _frame):
+        raise Interrupted(128 + signum)
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield lab
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
+        try:
+            lab.close(keep=keep)
+        finally:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
 def run(args) -> dict:
     workdir = Path(tempfile.mkdtemp(prefix="twentyq-faults-", dir="/tmp"))
     os.chmod(workdir, 0o755)
@@ -74,7 +102,7 @@ def run(args) -> dict:
             "games_per_job": args.words * args.samples,
         }
     }
-    try:
+    with interruptible(lab, keep=args.keep):
         setup(lab)
         lab.housekeeping()
         lab.worker("jobs-a")
@@ -86,7 +114,7 @@ def run(args) -> dict:
             session = None
             if name == "redis_outage":
                 lab.web()
-                session = login()
+                session = login(lab.web_url)
             for trial in range(args.trials):
                 try:
                     if name == "redis_outage":
@@ -110,8 +138,6 @@ def run(args) -> dict:
             if "jobs-a" not in lab.procs:
                 lab.worker("jobs-a")
             results[name] = {**summarise(records), "seconds": round(time.monotonic() - t0, 1)}
-    finally:
-        lab.close(keep=args.keep)
     return results
 
 

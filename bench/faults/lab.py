@@ -1,5 +1,7 @@
-"""The benchmark's private services (a Postgres cluster on port 5499 and a redis-server on 6399,
-under /tmp) and the processes it starts on them: Celery workers, the housekeeping beat, gunicorn."""
+"""The benchmark's private services (a Postgres cluster and a redis-server under /tmp, on free ports
+taken at start) and the processes it starts on them: Celery workers, the housekeeping beat,
+gunicorn. Every one runs in its own process group, so none sees the terminal's Ctrl-C; `close`
+(run on any exit, see __main__.interruptible) stops each group and the cluster."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import contextlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -16,9 +19,24 @@ from bench.faults.processes import celery_worker_command, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 PG_BIN = next(iter(sorted(Path("/usr/lib/postgresql").glob("*/bin"))), Path("/usr/bin"))
-PG_PORT, REDIS_PORT, WEB_PORT = 5499, 6399, 8099
 STALE, HEARTBEAT, REAP, REPUBLISH = 15, 2, 2, 10
 USER, PASSWORD = "faults-researcher", "faults-password-1234"  # the researcher the lab creates
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nothing listens on now (the kernel's pick)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 class Lab:
@@ -31,12 +49,13 @@ class Lab:
         self.logs: dict[str, Path] = {}
         self.redis: subprocess.Popen | None = None
         self.pg_data = workdir / "pg"
+        self.pg_port, self.redis_port, self.web_port = free_port(), free_port(), free_port()
         self.env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "webapp.settings.local",
             "DEBUG": "false",
-            "DATABASE_URL": f"postgres://postgres@127.0.0.1:{PG_PORT}/faults",
-            "CELERY_BROKER_URL": f"redis://127.0.0.1:{REDIS_PORT}/0",
+            "DATABASE_URL": f"postgres://postgres@127.0.0.1:{self.pg_port}/faults",
+            "CELERY_BROKER_URL": f"redis://127.0.0.1:{self.redis_port}/0",
             "REDIS_URL": "",
             "DATA_DIR": str(workdir / "data"),
             "JOB_STALE_SECONDS": str(STALE),
@@ -62,14 +81,23 @@ class Lab:
                 "-h",
                 "127.0.0.1",
                 "-p",
-                str(PG_PORT),
+                str(self.pg_port),
                 "-U",
                 "postgres",
                 "faults",
             ]
         )
 
+    @property
+    def web_url(self) -> str:
+        return f"http://127.0.0.1:{self.web_port}"
+
+    def _claim(self, port: int, what: str) -> None:
+        if not port_free(port):
+            raise RuntimeError(f"port {port} on 127.0.0.1 (the lab's {what}) is busy")
+
     def postgres_start(self) -> None:
+        self._claim(self.pg_port, "Postgres")
         self._as_postgres(
             [
                 str(PG_BIN / "pg_ctl"),
@@ -78,30 +106,37 @@ class Lab:
                 "-l",
                 str(self.pg_data / "log"),
                 "-o",
-                f"-p {PG_PORT} -k {self.pg_data} -c listen_addresses=127.0.0.1",
+                f"-p {self.pg_port} -k {self.pg_data} -c listen_addresses=127.0.0.1",
                 "-w",
                 "start",
             ]
         )
 
-    def postgres_stop(self) -> None:
+    def postgres_stop(self, mode: str = "fast") -> None:
         self._as_postgres(
-            [str(PG_BIN / "pg_ctl"), "-D", str(self.pg_data), "-m", "fast", "-w", "stop"]
+            [str(PG_BIN / "pg_ctl"), "-D", str(self.pg_data), "-m", mode, "-w", "stop"]
         )
 
     @staticmethod
     def _as_postgres(cmd: list[str]) -> None:
+        # a session of its own: the postmaster pg_ctl starts is out of reach of the terminal's
+        # Ctrl-C and of `timeout`'s group signal (a smart shutdown would wait on the workers)
         subprocess.run(
-            ["runuser", "-u", "postgres", "--", *cmd], check=True, capture_output=True, timeout=120
+            ["runuser", "-u", "postgres", "--", *cmd],
+            check=True,
+            capture_output=True,
+            timeout=120,
+            start_new_session=True,
         )
 
     def redis_start(self) -> None:
         """A fresh, empty redis-server without persistence (a restart loses every message)."""
+        self._claim(self.redis_port, "redis-server")
         self.redis = subprocess.Popen(
             [
                 "redis-server",
                 "--port",
-                str(REDIS_PORT),
+                str(self.redis_port),
                 "--bind",
                 "127.0.0.1",
                 "--save",
@@ -113,8 +148,9 @@ class Lab:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
-        wait_for(lambda: _redis_ping(), 20, "redis to start")
+        wait_for(lambda: _redis_ping(self.redis_port), 20, "redis to start")
 
     def redis_stop(self) -> None:
         if self.redis and self.redis.poll() is None:
@@ -158,6 +194,7 @@ class Lab:
         )
 
     def web(self) -> subprocess.Popen:
+        self._claim(self.web_port, "web server")
         return self.start(
             "web",
             [
@@ -166,7 +203,7 @@ class Lab:
                 "gunicorn",
                 "webapp.wsgi:application",
                 "--bind",
-                f"127.0.0.1:{WEB_PORT}",
+                f"127.0.0.1:{self.web_port}",
                 "--workers",
                 "1",
                 "--threads",
@@ -191,12 +228,15 @@ class Lab:
         return self.logs[name].read_text(errors="replace") if name in self.logs else ""
 
     def close(self, keep: bool = False) -> None:
+        """Stop every process group, redis-server and the cluster, then remove the folder."""
         for name in list(self.procs):
             self.kill(name, signal.SIGKILL)
         self.redis_stop()
-        if self.pg_data.exists():
-            with contextlib.suppress(subprocess.CalledProcessError):
-                self.postgres_stop()
+        if (self.pg_data / "postmaster.pid").exists():
+            for mode in ("fast", "immediate"):
+                with contextlib.suppress(subprocess.CalledProcessError, subprocess.TimeoutExpired):
+                    self.postgres_stop(mode)
+                    break
         if not keep:
             shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -214,10 +254,10 @@ class Lab:
         }
 
 
-def _redis_ping() -> bool:
+def _redis_ping(port: int) -> bool:
     import redis
 
     try:
-        return bool(redis.Redis(port=REDIS_PORT, socket_connect_timeout=0.5).ping())
+        return bool(redis.Redis(port=port, socket_connect_timeout=0.5).ping())
     except redis.exceptions.RedisError:
         return False

@@ -75,7 +75,11 @@ def scenario_redis_outage(
     lab.redis_stop()
     t_down = time.monotonic()
     status, body = api_post(
-        session, csrf, "/api/jobs/", {"kind": "evaluation", "config": lab.eval_params(3000 + trial)}
+        session,
+        csrf,
+        lab.web_url,
+        "/api/jobs/",
+        {"kind": "evaluation", "config": lab.eval_params(3000 + trial)},
     )
     seconds_to_answer = round(time.monotonic() - t_down, 2)
     job_id = body.get("id")

@@ -8,13 +8,12 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from bench.faults.lab import PASSWORD, USER, WEB_PORT
+from bench.faults.lab import PASSWORD, USER
 
 
-def login() -> tuple[urllib.request.OpenerDirector, str]:
+def login(base: str) -> tuple[urllib.request.OpenerDirector, str]:
     jar = http.cookiejar.CookieJar()
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-    base = f"http://127.0.0.1:{WEB_PORT}"
     opener.open(f"{base}/accounts/login/", timeout=30).read()
     csrf = next(c.value for c in jar if c.name == "csrftoken")
     data = urllib.parse.urlencode(
@@ -30,15 +29,15 @@ def login() -> tuple[urllib.request.OpenerDirector, str]:
     return opener, csrf
 
 
-def api_post(opener, csrf: str, path: str, payload: dict) -> tuple[int, dict]:
+def api_post(opener, csrf: str, base: str, path: str, payload: dict) -> tuple[int, dict]:
     request = urllib.request.Request(
-        f"http://127.0.0.1:{WEB_PORT}{path}",
+        f"{base}{path}",
         data=json.dumps(payload).encode(),
         method="POST",
         headers={
             "Content-Type": "application/json",
             "X-CSRFToken": csrf,
-            "Referer": f"http://127.0.0.1:{WEB_PORT}",
+            "Referer": base,
         },
     )
     try:
