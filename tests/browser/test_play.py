@@ -12,6 +12,7 @@ from tests.browser.conftest import screenshot
 from tests.webapp.play.support import model_game, slow_guessers, truthful_verdict
 from webapp.play import services
 from webapp.play.models import Game
+from webapp.play.selectors import informative_belief
 
 pytestmark = pytest.mark.browser
 
@@ -100,9 +101,11 @@ def test_judge_the_infogain_guesser_with_buttons_and_shortcuts_then_confirm(page
     page.click(".confirm-form button[type=submit]")
     page.wait_for_selector("#revealed-secret")
     assert "agrees with all" in page.inner_text(".kb-check")
-    assert page.locator(".turn-list .candidates").count() == index  # top 5 after every turn
     screenshot(page, "05-answerer-confirmed")
     game = Game.objects.get(pk=game_id)
+    informative = [t for t in game.turns.all() if informative_belief(t.top_candidates)]
+    assert 0 < len(informative) < index  # not at the start, where the belief is near uniform
+    assert page.locator(".turn-list .candidates").count() == len(informative)
     assert (game.outcome, game.secret, game.n_turns) == ("won", "dog", index)
     assert all(t.extra["judge"] == "human" for t in game.turns.all())
 
@@ -133,6 +136,37 @@ def test_keyboard_shortcuts_send_questions_and_keep_focus(page, play_catalog, mo
     screenshot(page, "06-keyboard")
 
 
+def test_typing_over_a_slow_suggestions_request_logs_no_console_error(
+    page, play_catalog, monkeypatch
+):
+    """Issue 34 item 8: a pause while typing sends a suggestions request; typing on while it runs
+    used to abort it, and htmx logs an aborted request as two console errors."""
+    from webapp.play import selectors
+
+    suggest = selectors.question_suggestions
+    monkeypatch.setattr(
+        selectors,
+        "question_suggestions",
+        lambda **kw: time.sleep(0.5) or suggest(**kw),  # a busy server
+    )
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    monkeypatch.setattr(services, "draw_secret", lambda words, judge: "violin")
+    page.goto("/play/")
+    page.select_option("#ask-judge", "kb")
+    page.click("#start-asking")
+    new_game_id(page)
+    for n, kind in enumerate(("animal", "plant", "musical instrument"), start=1):
+        page.wait_for_function("document.activeElement.id === 'question-input'")
+        page.keyboard.type("Is it a kind")
+        page.wait_for_timeout(300)  # past the 150 ms pause: a suggestions request is under way
+        page.keyboard.type(f" of {kind}?")
+        page.keyboard.press("Control+Enter")
+        page.wait_for_selector(f"#play-turn-{n}")
+    page.wait_for_timeout(1200)  # any request still running ends
+    assert errors == []
+
+
 def test_a_shortcut_pressed_before_the_panel_settles_stays_on_the_page(
     page, play_catalog, monkeypatch
 ):
@@ -156,6 +190,7 @@ def test_a_shortcut_pressed_before_the_panel_settles_stays_on_the_page(
 
 def test_the_trajectory_page_renders_its_charts(page, play_catalog):
     game = model_game("dog", ["Is it a kind of animal?", "Is it a kind of plant?", "Is it a dog?"])
+    game.turns.filter(index=2).update(candidates_left=0)  # the set went empty
     page.goto("/games/")  # people's games by default: the model game is one click away
     assert page.locator(f"a[href='/games/{game.pk}/']").count() == 0
     page.click("#include-model-games")
@@ -170,6 +205,9 @@ def test_the_trajectory_page_renders_its_charts(page, play_catalog):
             const chart = Chart.getChart(document.getElementById('{canvas}'));
             return chart ? [chart.width, chart.height, chart.data.labels.length] : null; }}""")
         assert size and size[0] > 100 and size[1] > 100 and size[2] == 3, canvas
+    # issue 34 item 14: a log scale, the empty set left out (a linear one sat on zero)
+    scale = "Chart.getChart(document.getElementById('chart-candidates')).options.scales.y.type"
+    assert page.evaluate(scale) == "logarithmic"
     assert page.evaluate("document.getElementById('turn-2').matches(':target')")
     highlight = page.evaluate("getComputedStyle(document.getElementById('turn-2')).backgroundColor")
     assert highlight == "rgb(255, 244, 194)"

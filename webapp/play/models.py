@@ -113,3 +113,9 @@ class Turn(models.Model):
 
     def __str__(self) -> str:
         return f"{self.game_id}#{self.index}: {self.question[:40]} -> {self.verdict}"
+
+    @property
+    def decided_by_rules(self) -> bool:
+        """The game's rules answered (a guess, a repeat, an invalid question: judge_raw
+        "rule: <reason>", games.engine), not the judge."""
+        return self.judge_raw.startswith("rule: ")

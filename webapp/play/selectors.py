@@ -32,6 +32,9 @@ from webapp.play.services import (
 from webapp.play.visitors import Visitor
 
 MAX_SUGGESTIONS = 12
+# A guesser's belief is shown once its top word has more than this: before that it is near uniform
+# and its "top 5" are alphabetical ties ("aardvark, aardwolf, …").
+INFORMATIVE_BELIEF = 0.01
 ANSWER_LABELS = {
     "yes": "Yes",
     "no": "No",
@@ -107,6 +110,7 @@ def game_play_context(game: Game, visitor: Visitor) -> dict:
     turns = list(game_turns(game))
     for turn in turns:
         turn.rule_note = rule_note(turn)
+        turn.belief_top = informative_belief(turn.top_candidates)
     max_turns = int((game.config or {}).get("max_turns", 20))
     over = game.status != GameStatus.PLAYING
     helper = question_helper(game)
@@ -143,6 +147,14 @@ def game_play_context(game: Game, visitor: Visitor) -> dict:
         "can_undo": owner and services.undoable_turn(game) is not None,
         "awaiting_first": services.awaits_first_question(game),
     }
+
+
+def informative_belief(top_candidates) -> list | None:
+    """A turn's top candidates (the guesser's belief before the answer) where its top word holds
+    more than INFORMATIVE_BELIEF; None while the belief is near uniform."""
+    if not top_candidates or max(p for _, p in top_candidates) <= INFORMATIVE_BELIEF:
+        return None
+    return top_candidates
 
 
 def rule_note(turn: Turn) -> str:
@@ -431,7 +443,20 @@ def turn_chart_data(turns: list[Turn]) -> dict:
         },
         "has_belief": any(t.belief is not None or t.delta_belief is not None for t in turns),
         "has_candidates": any(t.candidates_left is not None for t in turns),
+        "candidates_emptied": candidates_emptied(turns),
     }
+
+
+def candidates_emptied(turns: list[Turn]) -> dict | None:
+    """Where the guesser's candidate set first went empty: {"index", "question", "verdict"} of the
+    answer after which no word fitted every answer (a turn's candidates_left is counted before its
+    own answer); None if it never did."""
+    for before, turn in zip([None, *turns], turns):
+        if turn.candidates_left == 0:
+            if before is None:
+                return None  # empty before any answer: nothing to explain it by
+            return {"index": before.index, "question": before.question, "verdict": before.verdict}
+    return None
 
 
 def game_export(game: Game, visitor: Visitor | None) -> dict:
@@ -519,6 +544,7 @@ def turn_announcement(context: dict) -> str:
         last = turns[-1]
         label = ANSWER_LABELS.get(last.verdict, last.verdict)
         who = "You answered" if last.extra.get("judge") == "human" else "Answer"
+        who += " (rule)" if last.decided_by_rules else ""
         note = f" {rule_note(last)}".rstrip()
         parts.append(f"Question {last.index + 1}: “{last.question[:200]}” — {who}: {label}.{note}")
     if context["over"]:

@@ -143,7 +143,8 @@ class TestPlayingPages:
                 {"verdict": verdict, "expected_index": game.n_turns},
                 **HTMX,
             ).content.decode()
-        assert "found your word in" in html and 'id="secret-input"' in html and "top 5:" in html
+        assert "found your word in" in html and 'id="secret-input"' in html
+        assert "belief before the answer:" in html
         html = client.post(f"/play/{game.pk}/confirm/", {"secret": "dog"}, **HTMX).content.decode()
         assert 'id="revealed-secret">dog<' in html and "agrees with all" in html
 

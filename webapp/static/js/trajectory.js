@@ -49,15 +49,17 @@
     options: baseOptions(),
   });
 
-  var left = data.candidates_left.filter(function (v) { return v !== null; });
+  // A log scale keeps the late turns (tens of words out of thousands) readable; an empty set (0)
+  // has no place on it and is left out (the page says why the set went empty).
+  var left = data.candidates_left.map(function (v) { return v === null || v <= 0 ? null : v; });
   make("chart-candidates", {
     type: "line",
     data: {
       labels: data.labels,
-      datasets: [{ label: "candidates left", data: data.candidates_left, borderColor: palette[2], backgroundColor: palette[2], spanGaps: true }],
+      datasets: [{ label: "candidates left", data: left, borderColor: palette[2], backgroundColor: palette[2], spanGaps: true }],
     },
     options: baseOptions({
-      scales: { y: { type: left.length && Math.min.apply(null, left) > 0 ? "logarithmic" : "linear", title: { display: true, text: "candidates" } } },
+      scales: { y: { type: "logarithmic", title: { display: true, text: "candidates (log scale)" } } },
     }),
   });
 
