@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.core.paginator import Paginator
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.permissions import IsAuthenticated
+from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -16,6 +16,8 @@ from webapp.labelling import selectors, services
 from webapp.labelling.serializers import (
     LabellingAgreementInputSerializer,
     LabellingAgreementSerializer,
+    LabellingDisputeInputSerializer,
+    LabellingDisputeOutputSerializer,
     LabellingGoldInputSerializer,
     LabellingItemListInputSerializer,
     LabellingItemPageSerializer,
@@ -99,6 +101,33 @@ class LabellingUndoApi(APIView):
     )
     def post(self, request):
         return Response(LabellingItemSerializer(services.label_undo(user=request.user)).data)
+
+
+class LabellingDisputeApi(APIView):
+    """A player's "That's wrong": their answer to a judged turn of their own finished game is
+    stored and the turn queued for labelling (guests too, for the games of their session)."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        summary="Dispute a judge's answer in your own finished game",
+        request=LabellingDisputeInputSerializer,
+        responses={
+            201: LabellingDisputeOutputSerializer,
+            403: OpenApiResponse(description="not your game"),
+            404: OpenApiResponse(description="no such turn"),
+            409: OpenApiResponse(description="the game is not over, or already disputed"),
+        },
+    )
+    def post(self, request):
+        from webapp.play.visitors import visitor_from_request
+
+        data = validated(LabellingDisputeInputSerializer, request.data)
+        done = services.turn_dispute(
+            visitor=visitor_from_request(request), turn_id=data["turn"], verdict=data["verdict"]
+        )
+        body = {"item_id": done.item.pk, "verdict": done.vote.verdict, "queued": done.queued}
+        return Response(LabellingDisputeOutputSerializer(body).data, status=status.HTTP_201_CREATED)
 
 
 class LabellingItemListApi(APIView):

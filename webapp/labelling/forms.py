@@ -13,6 +13,10 @@ class LabelForm(forms.Form):
     verdict = forms.ChoiceField(choices=LabelVerdict.choices)
 
 
+class DisputeForm(forms.Form):
+    verdict = forms.ChoiceField(choices=[("yes", "yes"), ("no", "no")])
+
+
 class AdjudicateForm(forms.Form):
     gold = forms.ChoiceField(choices=[("", "(clear)"), *LabelVerdict.choices], required=False)
 

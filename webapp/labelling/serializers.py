@@ -55,6 +55,19 @@ class LabellingLabelInputSerializer(serializers.Serializer):
     )
 
 
+class LabellingDisputeInputSerializer(serializers.Serializer):
+    turn = serializers.IntegerField(min_value=1, help_text="the disputed turn's id")
+    verdict = serializers.ChoiceField(
+        choices=[("yes", "yes"), ("no", "no")], help_text="the right answer, as the player says"
+    )
+
+
+class LabellingDisputeOutputSerializer(serializers.Serializer):
+    item_id = serializers.IntegerField()
+    verdict = serializers.CharField()
+    queued = serializers.BooleanField(help_text="false: the turn was in the queue already")
+
+
 class LabellingVoteSerializer(serializers.Serializer):
     judge_name = serializers.CharField()
     verdict = serializers.CharField()

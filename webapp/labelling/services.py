@@ -29,7 +29,7 @@ from webapp.catalog.selectors import model_spec_active
 from webapp.core.exceptions import ApplicationError
 from webapp.jobs.models import Artifact
 from webapp.labelling import selectors
-from webapp.labelling.models import Assignment, DisagreementItem, Label, LabelVerdict
+from webapp.labelling.models import Assignment, DisagreementItem, JudgeVote, Label, LabelVerdict
 
 LEASE = timedelta(minutes=10)  # how long an item shown to someone keeps their slot
 UNDO_WINDOW = timedelta(minutes=2)
@@ -286,3 +286,67 @@ def judge_train_launch(*, user) -> JudgeTraining:
         f"Queued {TRAIN_KIND} job {job.pk}: the learned judge on the reference answers plus "
         f"{answers} gold answer{'s' if answers != 1 else ''}.",
     )
+
+
+# -- disputes -------------------------------------------------------------------------------------
+DISPUTE_VERDICTS = ("yes", "no")  # what a person may say the answer was
+DISPUTABLE = ("yes", "no", "unknown")  # judges' answers a person may dispute
+DISPUTE_UNCERTAINTY = 1.0  # a person against the judge: served first, as a coin flip would be
+
+
+@dataclass
+class Dispute:
+    item: DisagreementItem
+    vote: JudgeVote
+    queued: bool  # this dispute queued the turn (else it was queued already)
+
+
+@transaction.atomic
+def turn_dispute(*, visitor, turn_id: int, verdict: str) -> Dispute:
+    """A player's "That's wrong" on a judge's answer in their own finished game: their answer is
+    stored as a `human:<name>` vote and the turn is queued for labelling (its item, with the
+    judge's vote, created unless a disagreements job queued it already)."""
+    from webapp.jobs.kinds.disagreements import history_of
+    from webapp.play.models import GameMode, GameStatus, Turn
+
+    turn = Turn.objects.select_related("game", "game__judge").filter(pk=turn_id).first()
+    if turn is None:
+        raise ApplicationError("There is no such turn.", status=404)
+    game = turn.game
+    if not visitor.can_continue(game):
+        raise ApplicationError("Only the game's player can dispute its answers.", status=403)
+    if game.status == GameStatus.PLAYING:
+        raise ApplicationError("Answers can be disputed once the game is over.", status=409)
+    if (
+        game.mode != GameMode.HUMAN_GUESSER
+        or turn.verdict not in DISPUTABLE
+        or turn.judge_raw.startswith("rule:")
+    ):
+        raise ApplicationError("Only a judge's yes, no or unknown can be disputed.")
+    if verdict not in DISPUTE_VERDICTS or verdict == turn.verdict:
+        raise ApplicationError("Say the right answer: the one the judge did not give, yes or no.")
+    name = f"human:{visitor.name}"
+    if JudgeVote.objects.filter(turn=turn, judge_name=name, job__isnull=True).exists():
+        raise ApplicationError("You have already disputed this answer.", status=409)
+    earlier = turn.game.turns.filter(index__lt=turn.index).order_by("index")
+    item, queued = DisagreementItem.objects.get_or_create(
+        source_turn=turn,
+        defaults={
+            "secret": game.secret,
+            "question": turn.question,
+            "history": history_of(list(earlier.values("index", "question", "verdict", "feedback"))),
+            "uncertainty": DISPUTE_UNCERTAINTY,
+        },
+    )
+    common = {"item": item, "turn": turn, "secret": game.secret, "question": turn.question}
+    if queued and game.judge is not None:
+        JudgeVote.objects.create(
+            **common,
+            judge_name=game.judge.name,
+            judge_spec=game.judge,
+            verdict=turn.verdict,
+            raw=turn.judge_raw[:10_000],
+            p_yes=(turn.extra or {}).get("p_yes"),
+        )
+    vote = JudgeVote.objects.create(**common, judge_name=name, user=visitor.user, verdict=verdict)
+    return Dispute(item, vote, queued)

@@ -16,6 +16,7 @@ urlpatterns = [
         ),
     ),
     path("undo/", views.undo, name="undo"),
+    path("turns/<int:turn_id>/dispute/", views.dispute, name="dispute"),
     path("review/", views.review, name="review"),
     path("agreement/", views.agreement, name="agreement"),
     path(
@@ -50,6 +51,7 @@ api_urlpatterns = [
         ),
     ),
     path("undo/", api.LabellingUndoApi.as_view(), name="labelling-undo"),
+    path("disputes/", api.LabellingDisputeApi.as_view(), name="labelling-dispute"),
     path("agreement/", api.LabellingAgreementApi.as_view(), name="labelling-agreement"),
     path("judges/", api.LabellingJudgeAccuracyApi.as_view(), name="labelling-judges"),
 ]

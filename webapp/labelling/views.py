@@ -25,6 +25,7 @@ from webapp.jobs.models import Artifact
 from webapp.labelling import exports, selectors, services
 from webapp.labelling.forms import (
     AdjudicateForm,
+    DisputeForm,
     LabelForm,
     ReviewFilterForm,
     ScoreJudgeForm,
@@ -295,3 +296,34 @@ def export(request, fmt: str):
     else:
         raise Http404(fmt)
     return download(body, f"labels.{fmt}")
+
+
+# -- disputes (the game page's "That's wrong") -----------------------------------------------------
+@require_POST
+def dispute(request, turn_id: int):
+    """A player's "That's wrong" on a judged turn of their own finished game: under htmx the
+    button's place says what happened; without, a message on the game page."""
+    from webapp.play.models import Turn
+    from webapp.play.visitors import visitor_from_request
+
+    form = DisputeForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise ApplicationError("Say the right answer: yes or no.")
+        verdict = form.cleaned_data["verdict"]
+        services.turn_dispute(
+            visitor=visitor_from_request(request), turn_id=turn_id, verdict=verdict
+        )
+        message, status = f"Thanks: your “{verdict}” is queued for labelling.", 200
+    except ApplicationError as err:
+        message, status = err.message, err.status
+    if request.htmx:
+        return render(
+            request,
+            "labelling/partials/dispute_done.html",
+            {"message": message, "error": status >= 400},
+            status=status,
+        )
+    (messages.success if status < 400 else messages.error)(request, message)
+    game_id = Turn.objects.filter(pk=turn_id).values_list("game_id", flat=True).first()
+    return redirect("play:game", game_id=game_id) if game_id else redirect("core:home")

@@ -145,6 +145,7 @@ def test_schema_documents_the_labelling_api(client, db):
         "/api/labelling/items/",
         "/api/labelling/agreement/",
         "/api/labelling/judges/",
+        "/api/labelling/disputes/",
     } <= paths
     components = schema["components"]["schemas"]
     assert {
