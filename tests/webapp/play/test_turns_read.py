@@ -9,7 +9,8 @@ import re
 
 import pytest
 
-from tests.webapp.play.support import model_game
+from tests.webapp.play.support import model_game, visitor_of
+from webapp.play import selectors
 
 pytestmark = pytest.mark.django_db
 QUESTIONS = ["Is it a kind of animal?", "Is it a kind of animal?", "Is it a dog?"]
@@ -46,6 +47,8 @@ def test_answers_the_rules_decided_say_so(client, catalog):
     assert "(rule)" not in rows[0] and rows[0].rstrip().endswith("<td>kb</td>")
     for row in rows[1:]:  # not "kb": the judge was never asked
         assert "(rule)</span>" in row and row.rstrip().endswith("<td>rules</td>")
+    context = selectors.game_play_context(game, visitor_of(None))
+    assert "— Answer (rule): That's the word." in selectors.turn_announcement(context)
 
 
 def test_the_belief_before_the_answer_shows_once_it_is_informative(client, catalog):
