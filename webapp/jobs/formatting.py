@@ -139,27 +139,36 @@ def result_rows(result: dict, skip: tuple[str, ...] = ()) -> list[dict]:
     return rows
 
 
-def final_metrics(jobs: list) -> dict:
-    """The compare page's table: the scalar results of each job side by side, one row per job."""
+def final_metrics(jobs: list, results: dict | None = None) -> dict:
+    """The compare page's table: the scalar results of each job side by side, one row per job.
+    `results` maps a job's id to (results, partial) (see selectors.jobs_results); without it, each
+    job's stored result."""
+    results = results or {}
+    shown = {job.pk: results.get(job.pk, (job.result or {}, False)) for job in jobs}
     columns = list(
         dict.fromkeys(
             key
-            for job in jobs
-            for key, value in (job.result or {}).items()
-            if not isinstance(value, dict | list | tuple) and not _is_interval_key(job.result, key)
+            for result, _ in shown.values()
+            for key, value in result.items()
+            if not isinstance(value, dict | list | tuple) and not _is_interval_key(result, key)
         )
     )
     rows = [
         {
             "job": job,
+            "partial": shown[job.pk][1],
             "cells": [
-                scalar_text(c, (job.result or {}).get(c), interval_of(job.result or {}, c))
+                scalar_text(c, shown[job.pk][0].get(c), interval_of(shown[job.pk][0], c))
                 for c in columns
             ],
         }
         for job in jobs
     ]
-    return {"head": [c.replace("_", " ") for c in columns], "rows": rows}
+    return {
+        "head": [c.replace("_", " ") for c in columns],
+        "rows": rows,
+        "partial": any(r["partial"] for r in rows),
+    }
 
 
 def duration_text(delta: timedelta) -> str:

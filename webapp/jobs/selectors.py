@@ -8,7 +8,7 @@ from collections import defaultdict
 from django.conf import settings
 from django.utils import timezone
 
-from webapp.jobs.models import ACTIVE_STATUSES, Job, JobLog, Metric, WorkerHeartbeat
+from webapp.jobs.models import ACTIVE_STATUSES, Job, JobLog, JobStatus, Metric, WorkerHeartbeat
 
 QUEUES = ("cpu", "gpu")
 
@@ -90,3 +90,24 @@ def jobs_list(kind: str | None = None, status: str | None = None, limit: int = 1
 def jobs_any_active() -> bool:
     """Whether any job is queued, running or stopping (the dashboard's runs refresh while so)."""
     return Job.objects.filter(status__in=ACTIVE_STATUSES).exists()
+
+
+def evaluation_partial(job: Job) -> dict | None:
+    """A stopped or failed evaluation's metrics over the games it stored ({"n_games": 0} when it
+    stored none); None for any other job. They count nowhere else: the leaderboards take finished
+    evaluations only."""
+    from webapp.jobs.kinds.evaluation import evaluation_results  # loads the game engine
+
+    if job.kind != "evaluation" or job.status not in (JobStatus.STOPPED, JobStatus.FAILED):
+        return None
+    return evaluation_results(job.pk, k=None)  # k: the fewest samples any word got so far
+
+
+def jobs_results(jobs: list[Job]) -> dict[int, tuple[dict, bool]]:
+    """Each job's results as the compare page shows them: (results, partial), a stopped or failed
+    evaluation's over the games it stored."""
+    out = {}
+    for job in jobs:
+        partial = evaluation_partial(job)
+        out[job.pk] = (partial, True) if partial is not None else (job.result or {}, False)
+    return out

@@ -17,8 +17,8 @@ from webapp.core.exports import content_type_of
 from webapp.core.hygiene import InputError, parse_id, parse_ids
 from webapp.jobs import formatting, registry, selectors, services
 from webapp.jobs.forms import config_form_class, queue_from_form
-from webapp.jobs.kinds.evaluation import evaluation_results, standard_evaluation
-from webapp.jobs.models import Artifact, Job, JobStatus
+from webapp.jobs.kinds.evaluation import standard_evaluation
+from webapp.jobs.models import Artifact, Job
 
 QUICK_EVAL = standard_evaluation("infogain")
 COMPARE_MAX = 10  # jobs on one compare page
@@ -117,19 +117,15 @@ def detail(request, job_id: int):
         "games_count": job.games.count(),
         "retries": job.retries.all(),
         "metric_names": [] if request.htmx else selectors.job_metric_names(job),
-        "partial": None if request.htmx else _partial_results(job),
+        "partial": _partial_results(job),  # in the status block: swapped in when a run stops
     }
     template = "jobs/partials/status.html" if request.htmx else "jobs/detail.html"
     return render(request, template, context)
 
 
 def _partial_results(job: Job) -> dict | None:
-    """A stopped or failed evaluation's metrics over the games it stored (they count nowhere else:
-    the leaderboards take finished evaluations only)."""
-    if job.kind != "evaluation" or job.status not in (JobStatus.STOPPED, JobStatus.FAILED):
-        return None
-    results = evaluation_results(job.pk, k=None)  # k: the fewest samples any word got so far
-    if not results.get("n_games"):
+    results = selectors.evaluation_partial(job)
+    if results is None:
         return None
     return {
         "results": results,
@@ -201,7 +197,7 @@ def compare(request):
         "jobs/compare.html",
         {
             "jobs": jobs,
-            "final": formatting.final_metrics(jobs),
+            "final": formatting.final_metrics(jobs, selectors.jobs_results(jobs)),
             "diff": selectors.config_diff(jobs),
             "ids": ",".join(str(j.pk) for j in jobs),
             "missing": missing,
