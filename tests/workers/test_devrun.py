@@ -194,3 +194,23 @@ def test_what_a_dead_process_left_behind_goes_with_it(supervise, tmp_path):
     while not gone(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert gone(child)
+
+
+def test_stopping_takes_every_process_group_down(supervise, tmp_path):
+    forks_and_waits = [
+        sys.executable,
+        "-c",
+        "import os, subprocess, sys, time; "
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+        "open(os.environ['DEVRUN_READY_FILE'] + '.child', 'w').write(str(p.pid)); time.sleep(60)",
+    ]
+    sup = supervise({"web": SLEEP, "housekeeping": forks_and_waits})
+    deadline = time.monotonic() + 10
+    while not (tmp_path / "housekeeping.ready.child").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child = int((tmp_path / "housekeeping.ready.child").read_text())
+    sup.stop(grace=5)
+    deadline = time.monotonic() + 10
+    while not gone(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gone(child) and all(p.poll() is not None for p in sup.procs.values())

@@ -249,8 +249,9 @@ class Command(BaseCommand):
             def stop(*_):
                 supervisor.stopping = True
 
-            signal.signal(signal.SIGINT, stop)
-            signal.signal(signal.SIGTERM, stop)
+            # the children have sessions of their own: a closed terminal (SIGHUP) reaches only us
+            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                signal.signal(sig, stop)
             supervisor.start_all()
             started, announced, warned = time.monotonic(), False, False
             try:
