@@ -84,12 +84,17 @@ browser-deps:
 	  else echo "chromium is missing: sudo apt-get install chromium"; fi; }
 
 # Gates before the suite: ruff (lint and format) over the whole tree, and every model change has
-# its migration.
+# its migration. The suite runs in TEST_WORKERS pytest-xdist processes (2: one per core here and
+# in CI; each gets its own test database, DATA_DIR and Redis database, see
+# webapp/settings/test.py), a module's tests on one process so its fixtures are built once.
+# TEST_WORKERS=0 runs it in this process.
+TEST_WORKERS ?= 2
+XDIST := $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadfile)
 test: setup browser-deps
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) manage.py makemigrations --check --dry-run
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 test-fast: setup
 	$(PY) -m pytest -m "not browser and not slow" $(PYTEST_ARGS)

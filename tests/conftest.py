@@ -35,8 +35,12 @@ def pytest_sessionfinish(session, exitstatus):
 
     run = os.environ.get("TWENTYQ_TEST_RUN")
     data_dir = Path(os.environ.get("DATA_DIR", ""))
-    if run and data_dir.name == f"test-run-{run}" and os.getpid() == int(run):
-        shutil.rmtree(data_dir, ignore_errors=True)
+    if not run or os.getpid() != int(run) or not data_dir.name.startswith(f"test-run-{run}"):
+        return
+    # the process that named the run removes it, with its xdist workers' folders (-gw0, ...)
+    for folder in data_dir.parent.glob(f"test-run-{run}*"):
+        if folder.name == f"test-run-{run}" or folder.name.startswith(f"test-run-{run}-gw"):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
@@ -83,7 +87,8 @@ def client_for(client):
 @pytest.fixture(scope="session")
 def redis_url() -> str | None:
     """The Redis to test against: REDIS_URL, else a local server if one answers."""
-    url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/15"
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+    url = os.environ.get("REDIS_URL") or f"redis://127.0.0.1:6379/{(15 - worker) % 16}"
     try:
         import redis
 
