@@ -11,6 +11,11 @@ urlpatterns = [
     path("metrics.json", views.metrics_json, name="metrics"),
     path("runs/", views.runs, name="runs"),
     path("<int:job_id>/", views.detail, name="detail"),
+    path(
+        "checkpoints/<int:checkpoint_id>/<slug:verb>/",
+        views.checkpoint_action,
+        name="checkpoint-action",
+    ),
     path("<int:job_id>/cancel/confirm/", views.cancel_confirm, name="cancel-confirm"),
     path("<int:job_id>/<slug:verb>/", views.action, name="action"),
     path("artifacts/<int:artifact_id>/download/", views.artifact_download, name="artifact"),

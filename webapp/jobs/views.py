@@ -12,13 +12,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from webapp.accounts.roles import RESEARCHER, role_required
+from webapp.catalog.services import model_spec_publish, model_spec_unpublish
 from webapp.core.exceptions import ApplicationError
 from webapp.core.exports import content_type_of
 from webapp.core.hygiene import InputError, parse_id, parse_ids
 from webapp.jobs import formatting, registry, selectors, services
 from webapp.jobs.forms import config_form_class, queue_from_form
 from webapp.jobs.kinds.evaluation import standard_evaluation
-from webapp.jobs.models import Artifact, Job
+from webapp.jobs.models import Artifact, Checkpoint, Job
 
 QUICK_EVAL = standard_evaluation("infogain")
 COMPARE_MAX = 10  # jobs on one compare page
@@ -112,7 +113,7 @@ def detail(request, job_id: int):
         # rows, not the dict: a result key such as "items" must not shadow dict methods in templates
         "result_rows": formatting.result_rows(result, skip=("by_difficulty",)),
         "by_difficulty": sorted((result.get("by_difficulty") or {}).items()),
-        "checkpoints": job.checkpoints.all(),
+        "checkpoints": job.checkpoints.select_related("model_spec"),
         "artifacts": job.artifacts.all(),
         "games_count": job.games.count(),
         "retries": job.retries.all(),
@@ -172,6 +173,29 @@ def action(request, job_id: int, verb: str):
     if request.htmx:  # the run page's status block, swapped in place
         return detail(request, job.pk)
     return redirect("jobs:detail", job_id=job.pk)
+
+
+@role_required(RESEARCHER)
+@require_POST
+def checkpoint_action(request, checkpoint_id: int, verb: str):
+    """Publish a checkpoint's guesser (offer it to players, after the catalog's check) or take it
+    back, from its run page."""
+    checkpoint = get_object_or_404(
+        Checkpoint.objects.select_related("model_spec"), pk=checkpoint_id
+    )
+    spec = checkpoint.model_spec
+    if spec is None or verb not in ("publish", "unpublish"):
+        raise Http404(verb)
+    try:
+        if verb == "publish":
+            model_spec_publish(spec=spec)
+            messages.success(request, f"Published {spec.name}: it is offered to players.")
+        else:
+            model_spec_unpublish(spec=spec)
+            messages.success(request, f"Unpublished {spec.name}: no longer offered to players.")
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+    return redirect("jobs:detail", job_id=checkpoint.job_id)
 
 
 @role_required(RESEARCHER)

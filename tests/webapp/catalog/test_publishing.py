@@ -104,3 +104,21 @@ def test_the_seeded_guessers_stay_published(db):
     assert {"tiny-20q-sft", "tiny-20q-starpo", "tiny-20q-cia"} <= set(shipped)
     for name in ["infogain", "random", *shipped]:
         assert ModelSpec.objects.get(name=name).published and offered(name)
+
+
+def test_the_run_page_publishes_its_checkpoint_through_the_check(
+    client, researcher, player, checkpoint_spec
+):
+    checkpoint = Checkpoint.objects.get(model_spec=checkpoint_spec)
+    url = f"/jobs/checkpoints/{checkpoint.pk}/publish/"
+    client.force_login(player)
+    assert client.post(url).status_code == 403
+    client.force_login(researcher)
+    page = client.get(f"/jobs/{checkpoint.job_id}/").content.decode()
+    assert "not offered to players" in page and f'action="{url}"' in page
+    page = client.post(url, follow=True).content.decode()
+    assert f"Not publishing {checkpoint_spec.name}: evaluate it first" in page
+    evaluated(checkpoint_spec, ["no"] * PUBLISH_MIN_QUESTIONS)
+    page = client.post(url, follow=True).content.decode()
+    assert f"Published {checkpoint_spec.name}: it is offered to players." in page
+    assert offered(checkpoint_spec.name)
