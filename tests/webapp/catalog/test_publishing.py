@@ -122,3 +122,20 @@ def test_the_run_page_publishes_its_checkpoint_through_the_check(
     page = client.post(url, follow=True).content.decode()
     assert f"Published {checkpoint_spec.name}: it is offered to players." in page
     assert offered(checkpoint_spec.name)
+
+
+def test_the_migration_unpublishes_the_guessers_jobs_had_registered(checkpoint_spec):
+    from importlib import import_module
+
+    from django.apps import apps
+
+    migration = import_module("webapp.catalog.migrations.0005_modelspec_published")
+    job = checkpoint_spec.produced_by
+    judge = ModelSpec.objects.create(name="learned-job9", kind="learned", role="judge")
+    ModelSpec.objects.filter(pk__in=[checkpoint_spec.pk, judge.pk]).update(
+        published=True, produced_by=job
+    )
+    migration.unpublish_checkpoints(apps, None)
+    published = dict(ModelSpec.objects.values_list("name", "published"))
+    assert published[checkpoint_spec.name] is False  # the test run is off the menus
+    assert published["learned-job9"] and published["infogain"] and published["base-lm"]
