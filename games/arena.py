@@ -21,7 +21,7 @@ import itertools
 import math
 import random
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,13 +45,20 @@ def battle_outcome(a_won: bool, a_questions: int, b_won: bool, b_questions: int)
 
 
 def draw_pair(
-    guessers: Sequence[str], meetings: Mapping[frozenset, int], rng: random.Random
+    guessers: Sequence[str],
+    meetings: Mapping[frozenset, int],
+    rng: random.Random,
+    allowed: Callable[[frozenset], bool] | None = None,
 ) -> tuple[str, str]:
-    """(side A, side B): a pair among those that met least, then the sides at random."""
+    """(side A, side B): a pair among those that met least, then the sides at random; `allowed`
+    says which pairs may meet (default: all)."""
     names = sorted(set(guessers))
     if len(names) < 2:
         raise ValueError("an arena battle needs at least two guessers")
     pairs = [frozenset(p) for p in itertools.combinations(names, 2)]
+    pairs = [p for p in pairs if allowed is None or allowed(p)]
+    if not pairs:
+        raise ValueError("no pair of these guessers may meet")
     fewest = min(meetings.get(p, 0) for p in pairs)
     pair = sorted(rng.choice([p for p in pairs if meetings.get(p, 0) == fewest]))
     rng.shuffle(pair)

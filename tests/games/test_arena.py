@@ -101,3 +101,14 @@ def test_pairing_balances_every_pair_and_side():
 def test_pairing_needs_two_guessers():
     with pytest.raises(ValueError, match="at least two"):
         draw_pair(["only"], {}, random.Random(0))
+
+
+def test_pairing_draws_only_allowed_pairs():
+    rng = random.Random(0)
+    allowed = {frozenset(("g1", "g2")), frozenset(("g2", "g3"))}
+    drawn = {
+        frozenset(draw_pair(["g1", "g2", "g3"], {}, rng, allowed.__contains__)) for _ in range(40)
+    }
+    assert drawn == allowed
+    with pytest.raises(ValueError, match="no pair"):
+        draw_pair(["g1", "g3"], {}, rng, allowed.__contains__)

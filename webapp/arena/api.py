@@ -47,6 +47,10 @@ class BattleSerializer(serializers.Serializer):
     outcome = serializers.CharField(allow_null=True, help_text="a, b or tie once finished")
     word = serializers.CharField(allow_null=True)
     word_in_kb = serializers.BooleanField(allow_null=True)
+    word_nameable = serializers.BooleanField(
+        allow_null=True,
+        help_text="false: neither side could name the word, a tie that counts nowhere",
+    )
     needs_word = serializers.BooleanField(help_text="both games over: send your word to finish")
     active_side = serializers.CharField(
         allow_null=True, help_text="the side you answered fewer times (a on a tie) that waits"

@@ -1,12 +1,12 @@
-"""The Arena board (a leaderboard snapshot, board "arena") and the "arena words" word list: both
-computed from the battles that count (webapp.arena.selectors.counted_battles) by the housekeeping
-refresh (and the words also by the researchers' "Update arena words" button), never when a board
-is read."""
+"""The Arena board (a leaderboard snapshot, board "arena") and the "arena words" word list,
+computed from the battles that count (webapp.arena.selectors.counted_battles) and those of people
+not excluded (people_battles) by the housekeeping refresh (and the words also by the researchers'
+"Update arena words" button), never when a board is read."""
 
 from __future__ import annotations
 
 from games.arena import MIN_BATTLES, ratings
-from webapp.arena.selectors import counted_battles
+from webapp.arena.selectors import counted_battles, people_battles
 from webapp.catalog.models import WordList
 from webapp.catalog.selectors import word_list_latest
 from webapp.catalog.services import word_list_version_create
@@ -29,9 +29,10 @@ def arena_board() -> tuple[list[dict], dict]:
 def arena_words_refresh(*, created_by=None) -> WordList | None:
     """A new version of "arena words" when people's finished battles hold words its newest version
     lacks (None otherwise). Words the knowledge base does not know are kept, marked in_kb false;
-    words drawn from a word list are left out (nobody chose them)."""
+    words drawn from a word list are left out (nobody chose them); a word neither guesser could
+    name is in (the battle counts nowhere, but the person chose it)."""
     found: dict[str, dict] = {}
-    chosen = counted_battles().filter(word_source="kept").order_by("id")
+    chosen = people_battles().filter(word_source="kept").order_by("id")
     for word, in_kb in chosen.values_list("word", "word_in_kb"):
         entry = found.setdefault(
             word, {"word": word, "stats": {"in_kb": bool(in_kb), "battles": 0}}

@@ -44,6 +44,12 @@ class Battle(models.Model):
     word_in_kb = models.BooleanField(
         null=True, blank=True, help_text="whether the knowledge base knows the word"
     )
+    word_nameable = models.BooleanField(
+        null=True,
+        blank=True,
+        help_text="whether a side could name the word (a tie on a word neither could name counts "
+        "nowhere); empty: not finished, or finished before this was recorded",
+    )
     outcome = models.CharField(
         max_length=4, choices=BattleOutcome.choices, default=BattleOutcome.PLAYING, blank=True
     )

@@ -3,6 +3,7 @@ the battles that count for the ratings, and the people a researcher may exclude.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 
 from games import rules
@@ -14,8 +15,8 @@ from webapp.play.selectors import ANSWER_LABELS
 TOP_CANDIDATES = 3  # candidates shown per turn at the end
 
 
-def counted_battles() -> QuerySet[Battle]:
-    """Finished battles of people not excluded: the ones the ratings and exports count."""
+def people_battles() -> QuerySet[Battle]:
+    """Finished battles of people not excluded (the words people chose: "arena words")."""
     excluded = ArenaExclusion.objects.filter(lifted_at__isnull=True)
     users = excluded.filter(player__isnull=False).values("player_id")
     guests = excluded.filter(player__isnull=True).exclude(guest_key="").values("guest_key")
@@ -25,6 +26,12 @@ def counted_battles() -> QuerySet[Battle]:
         .exclude(player_id__in=users)
         .exclude(Q(player__isnull=True) & Q(guest_key__in=guests))
     )
+
+
+def counted_battles() -> QuerySet[Battle]:
+    """The battles the ratings and exports count: people_battles but for ties on a word neither
+    side could name (certain ties)."""
+    return people_battles().exclude(word_nameable=False)
 
 
 def _side(battle: Battle, side: str, game: Game, reveal: bool) -> dict:
@@ -70,6 +77,12 @@ def active_side(sides: list[dict]) -> str | None:
     return min(waiting, key=lambda s: s["person_answers"])["side"] if waiting else None
 
 
+def refresh_minutes() -> int:
+    """How often the housekeeping refresh recomputes the boards, the Arena's too (minutes)."""
+    task = settings.CELERY_BEAT_SCHEDULE.get("refresh-leaderboards", {})
+    return max(1, round(float(task.get("schedule", 300)) / 60))
+
+
 def _turn(sides: list[dict]) -> dict | None:
     """The line above the sides saying whose question the keys answer (None: nobody's)."""
     for s in sides:
@@ -96,6 +109,7 @@ def battle_context(battle: Battle) -> dict:
         "needs_word": not over and games_over(battle) and not battle.word,
         "shown_word": battle.word if battle.word_source == "word_list" or over else "",
         "winner": {"a": "A", "b": "B"}.get(battle.outcome, ""),
+        "refresh_minutes": refresh_minutes(),
     }
 
 
@@ -109,6 +123,7 @@ def battle_api_data(battle: Battle) -> dict:
         "outcome": battle.outcome or None,
         "word": context["shown_word"] or None,
         "word_in_kb": battle.word_in_kb,
+        "word_nameable": battle.word_nameable,
         "needs_word": context["needs_word"],
         "active_side": context["active"],
         "sides": [

@@ -18,12 +18,12 @@ from django.db.models import Count
 from django.utils import timezone
 
 from games import rules
-from games.arena import battle_outcome, draw_pair
+from games.arena import TIE, battle_outcome, draw_pair
 from games.judges.base import UnknownSecretError
 from games.types import GameConfig
 from webapp.arena.models import ArenaExclusion, Battle
-from webapp.catalog.models import ModelSpec
-from webapp.catalog.selectors import model_specs_to_play
+from webapp.catalog.models import ModelKind, ModelSpec
+from webapp.catalog.selectors import model_specs_to_play, word_list_latest
 from webapp.core.exceptions import ApplicationError
 from webapp.core.ratelimit import RateLimitUnavailable, window_hit
 from webapp.play import services as play
@@ -80,11 +80,22 @@ def battle_start(*, visitor: Visitor, word_list: str | None = None, rng=None) ->
     specs = {s.name: s for s in arena_guessers()}
     if len(specs) < 2:
         raise ApplicationError("The arena needs at least two active guessers.", status=503)
-    name_a, name_b = draw_pair(list(specs), pair_meetings(), rng or _rng)
-    secret = None
-    if word_list:
+    secret, allowed, named = None, None, {}
+    if word_list:  # a pair meets only on a word one of them can name (else a certain tie)
         words = list(play._word_list(word_list).entries.values_list("word__text", flat=True))
-        secret = play.draw_secret(words, None)
+        named = {n: {w for w in words if namer(spec)(w)} for n, spec in specs.items()}
+
+        def allowed(pair):
+            return any(named[n] for n in pair)
+
+    try:
+        name_a, name_b = draw_pair(list(specs), pair_meetings(), rng or _rng, allowed)
+    except ValueError as err:
+        raise ApplicationError(
+            "No guesser can name a word of this list; pick another list or keep your own word."
+        ) from err
+    if word_list:
+        secret = play.draw_secret(sorted(named[name_a] | named[name_b]), None)
     games: list[Game] = []
     try:
         for side, name in zip(SIDES, (name_a, name_b)):
@@ -230,6 +241,10 @@ def _finish(battle: Battle, word: str) -> Battle:
         else:
             battle.outcome = battle_outcome(a.won, a.n_turns, b.won, b.n_turns)
         battle.word, battle.word_in_kb = word, kb_knows(word)
+        # a tie on a word neither side could name was certain: it counts nowhere (selectors)
+        battle.word_nameable = battle.outcome not in ("", TIE) or any(
+            namer(spec)(word) for spec in (battle.guesser_a, battle.guesser_b)
+        )
         battle.finished_at = timezone.now()
         battle.save()
     return battle
@@ -247,6 +262,19 @@ def battle_abandon(*, public_id, visitor: Visitor) -> Battle:
     if not ended.update(abandoned=True, finished_at=timezone.now()):  # finished meanwhile
         raise ApplicationError("This battle is already over.", status=409)
     return battle_get(public_id, visitor)
+
+
+def namer(spec: ModelSpec):
+    """word -> whether the guesser `spec` can name it: one that knows only a word pool
+    (options.pool_word_list) its pool's words, a knowledge-base guesser (infogain, random) the
+    knowledge base's nouns, any other any word."""
+    pool = (spec.options or {}).get("pool_word_list")
+    word_list = word_list_latest(pool) if pool else None
+    if word_list is not None:
+        return set(word_list.entries.values_list("word__text", flat=True)).__contains__
+    if spec.kind in ModelKind.POOL_GUESSERS:
+        return kb_knows
+    return lambda word: True
 
 
 def kb_knows(word: str) -> bool:

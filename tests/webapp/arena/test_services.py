@@ -78,7 +78,11 @@ def test_a_kept_word_is_typed_at_the_end_and_an_unknown_word_is_kept_flagged(are
     )
     assert battle.outcome == "tie"  # both failed
     assert battle.word == "flibbertigibbet" and battle.word_in_kb is False
-    assert board.arena_board()[1]["battles"] == 1  # kept, not dropped
+    # two knowledge-base guessers could not name it: a certain tie, out of the ratings, but the
+    # word is kept, not dropped
+    assert battle.word_nameable is False and board.arena_board()[1]["battles"] == 0
+    words = board.arena_words_refresh().entries.values_list("word__text", "stats")
+    assert list(words) == [("flibbertigibbet", {"in_kb": False, "battles": 1})]
 
 
 def test_a_win_must_name_the_typed_word(arena, user):
@@ -296,3 +300,51 @@ def test_the_turn_alternates_though_the_rules_answered_a_repeat_on_one_side(aren
     context = selectors.battle_context(battle)
     assert context["active"] == "a"
     assert context["turn"] == {"label": "A", "number": 3, "alone": False}
+
+
+def _pool_only(specs: dict, pools: dict[str, list[str]]) -> None:
+    """Make each named guesser one that knows only its pool (options.pool_word_list)."""
+    from webapp.catalog.services import word_list_version_create
+
+    for name, words in pools.items():
+        word_list_version_create(name=f"pool of {name}", entries=[{"word": w} for w in words])
+        specs[name].options = {"pool_word_list": f"pool of {name}"}
+        specs[name].save()
+
+
+def test_a_drawn_word_is_one_a_side_can_name_and_none_is_refused(arena, user, monkeypatch):
+    from webapp.catalog.services import word_list_version_create
+
+    _pool_only(arena, {STRONG: ["dog"], WEAK: ["cat"]})
+    word_list_version_create(name="mixed", entries=[{"word": w} for w in ("knife", "dog", "ox")])
+    word_list_version_create(name="neither", entries=[{"word": "knife"}])
+    offered = []
+    monkeypatch.setattr(
+        play_services, "draw_secret", lambda words, judge: offered.append(list(words)) or "dog"
+    )
+    services.battle_start(visitor=visitor_of(user), word_list="mixed")
+    assert offered == [["dog"]]  # knife and ox: a certain tie of two pool-only guessers
+    with pytest.raises(ApplicationError, match="No guesser can name") as err:
+        services.battle_start(visitor=visitor_of(user), word_list="neither")
+    assert err.value.status == 400
+
+
+def test_a_tie_on_a_word_neither_side_can_name_counts_nowhere_and_says_so(arena):
+    from django.template.loader import render_to_string
+
+    from webapp.play.models import GameOutcome, GameStatus
+
+    _pool_only(arena, {STRONG: ["dog"], WEAK: ["cat"]})
+    ends = {}
+    for word in ("knife", "dog"):
+        battle = stored_battle(STRONG, WEAK, "")
+        for game in (battle.game_a, battle.game_b):  # both failed
+            game.status, game.outcome = GameStatus.FINISHED, GameOutcome.LOST
+            game.save()
+        battle = services._finish(battle, word)
+        assert battle.outcome == "tie"
+        page = render_to_string("arena/partials/reveal.html", selectors.battle_context(battle))
+        ends[word] = " ".join(page.split())
+    assert board.arena_board()[1]["battles"] == 1  # the tie on dog, which STRONG could name
+    assert "it counts nowhere" in ends["knife"]
+    assert "from their next refresh, within 5 minutes" in ends["dog"]

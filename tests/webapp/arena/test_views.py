@@ -113,6 +113,14 @@ def test_the_board_is_read_from_the_snapshot_on_the_leaderboards_page_and_api(cl
     assert 'id="arena-table"' in page and STRONG in page and "preliminary" in page
 
 
+def test_an_all_ties_board_shows_its_intervals_undetermined_not_as_precise(client, arena):
+    for _ in range(3):
+        stored_battle(STRONG, WEAK, "tie")
+    leaderboards_refresh()
+    table = client.get("/leaderboards/").content.decode().split('id="arena-table"')[1]
+    assert table.count("undetermined") == 2 and "1000 – 1000" not in table
+
+
 def test_people_page_is_for_researchers_and_excludes_with_a_record(client, researcher):
     ada = get_user_model().objects.create_user("ada", password="pw-ada-123456")
     stored_battle(STRONG, WEAK, "a", player=ada)
