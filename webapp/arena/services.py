@@ -273,14 +273,15 @@ def namer(spec: ModelSpec):
     if word_list is not None:
         return set(word_list.entries.values_list("word__text", flat=True)).__contains__
     if spec.kind in ModelKind.POOL_GUESSERS:
-        return kb_knows
+        judge = kb_judge()  # built once for a whole word list
+        return lambda word: kb_knows(word, judge)
     return lambda word: True
 
 
-def kb_knows(word: str) -> bool:
+def kb_knows(word: str, judge=None) -> bool:
     """Whether the knowledge base has the word (an unknown word is kept and flagged)."""
     try:
-        kb_judge().check_secret(word)
+        (judge or kb_judge()).check_secret(word)
     except UnknownSecretError:
         return False
     return True
