@@ -94,3 +94,29 @@ def test_the_app_uses_this_transport_on_the_filesystem_broker(settings):
         pytest.skip("the embedded broker is not in use")
     assert app.connection_for_write().get_transport_cls() is broker.Transport
     assert app.connection_for_read().get_transport_cls() is broker.Transport
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_survives_an_unreadable_message_and_runs_the_next_job(start_worker, tmp_path):
+    from tests.workers.conftest import wait_for
+    from tests.workers.test_round_trip import publish, status_of
+    from webapp.jobs.models import Job, JobStatus
+
+    worker = start_worker("filesystem://", tmp_path)
+    (tmp_path / "broker" / "queue" / "0_garbage.cpu.msg").write_text('{"body": "half-writ')
+    job = Job.objects.create(kind="smoke", config={"message": "after garbage", "steps": 1})
+    publish(job, "filesystem://", {**filesystem_options(tmp_path)})
+    wait_for(
+        lambda: status_of(job) == JobStatus.FINISHED,
+        what=f"job to finish; worker log:\n{worker.log()}",
+    )
+    wait_for(lambda: "set aside an unreadable broker message" in worker.log(), timeout=30)
+    assert worker.proc.poll() is None  # no "Unrecoverable error"
+    assert (tmp_path / "broker" / "unreadable" / "0_garbage.cpu.msg").exists()
+
+
+def filesystem_options(data_dir) -> dict:
+    from tests.workers.conftest import filesystem_transport_options
+
+    return filesystem_transport_options(data_dir)
