@@ -283,6 +283,12 @@ def undoable_label(user, now=None) -> Label | None:
 # The one place that decides what labelling hides: a game that asks an open item's question about
 # the item's secret (its answer there is a judge's answer to that item). Other games on the same
 # secret stay visible. Questions match case-insensitively, ends trimmed.
+BLINDED = (
+    "This game is hidden while being labelled: it asks a question that annotators are labelling "
+    "blind. It shows again once that question has all its labels."
+)
+
+
 def open_items():
     return DisagreementItem.objects.filter(gold="", labels_count__lt=F("labels_needed"))
 

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from webapp.core.api import validated
-from webapp.labelling.selectors import game_blinded
+from webapp.labelling.selectors import BLINDED, game_blinded
 from webapp.play import selectors, services
 from webapp.play.forms import MAX_QUESTION_INPUT
 from webapp.play.serializers import GameOutputSerializer, TurnResultSerializer
@@ -89,10 +89,10 @@ class GameDetailApi(APIView):
     @extend_schema(responses=GameOutputSerializer)
     def get(self, request, game_id: int):
         game, visitor = _game_or_404(game_id), visitor_from_request(request)
-        if game_blinded(game, visitor):  # its secret is being labelled: no judge's answer may show
-            raise Http404("no such game")
         if selectors.in_running_battle(game):  # it would name an Arena battle's guesser
             raise Http404("no such game")
+        if game_blinded(game, visitor):  # it asks a question being labelled: no judge's answer
+            raise exceptions.PermissionDenied(BLINDED)
         return Response(GameOutputSerializer(selectors.game_api_data(game, visitor)).data)
 
 
