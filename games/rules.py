@@ -21,11 +21,12 @@ ours ("no words"). Three win rules (`GameConfig.win_rule`):
   were played under it and are labelled `lemma`.
 - `strict` — a guess of one thing ("Is it a rowboat?") that is the secret or the same thing
   (knowledge-base noun, or any lemma of a dominant sense's synset, multi-word ones included:
-  "sand dune" for dune); a guess listing several things is
-  invalid; a guess of one other thing is answered No before any judge ("No, it is not a
-  canoe."), unless the secret is a kind of it in the knowledge base ("Is it a boat?" for a
-  dinghy: a category question, the judge answers) or it is a broad category; any other mention
-  goes to the judge. A question with no question word is invalid (the `syntax` method's check).
+  "sand dune" for dune); a guess listing several things is invalid (`several_things`; not
+  categories filed one under the other, "an idea or a concept"); a guess of one other thing is
+  answered No before any judge ("No, it is not a canoe."), unless the secret is a kind of it in
+  the knowledge base ("Is it a boat?" for a dinghy: a category question, the judge answers) or
+  it is a broad category; any other mention goes to the judge. A question with no question word
+  is invalid (the `syntax` method's check).
 """
 
 from __future__ import annotations
@@ -418,14 +419,44 @@ def same_thing(phrase: str, secret: str) -> bool:
     return bool(set(mine) & set(theirs))
 
 
-def _names_a_thing(phrase: str, had_article: bool, secret: str) -> bool:
-    """Whether an item of a guess is a candidate thing: the secret, or a KB noun that is not,
-    without an article, one of the KB's property words ("red or blue" asks about colours, not
-    things)."""
-    if same_thing(phrase, secret):
-        return True
+def several_things(question: str) -> bool:
+    """Whether a question is a guess of several things, which the strict rule calls invalid: two
+    or more of its items are knowledge-base nouns (not a property word without an article: "red
+    or blue" asks about colours), unless every item is a category the KB files under, or over,
+    each other one ("an idea or a concept": one category question) or none is a candidate, a noun
+    that is not a broad category ("an animal or a plant"). The secret plays no part, so the
+    browser tells it before the question is asked (no turn spent) and the verdict tells nothing
+    about the secret."""
+    things = guessed_things(question)
+    return things is not None and _several_things(things)
+
+
+def _several_things(things: list[tuple[str, bool]]) -> bool:
     kb = _kb()
-    return kb.lookup(phrase) is not None and (had_article or phrase not in kb.concepts["prop"])
+    named = [
+        p for p, a in things if kb.lookup(p) is not None and (a or p not in kb.concepts["prop"])
+    ]
+    return (
+        len(named) > 1
+        and not _nested_categories([p for p, _ in things])
+        and any(not _broad_category(p) for p in named)
+    )
+
+
+def _nested_categories(phrases: list[str]) -> bool:
+    """Whether every two of the phrases are categories (`isa` concepts) one filed under the other
+    (any sense)."""
+    kb = _kb()
+    kinds = [kb.concept("isa", p) for p in phrases]
+    if any(k is None for k in kinds):
+        return False
+    nouns = [kb.lookup(p) for p in phrases]
+
+    def under(i: int, j: int) -> bool:
+        return nouns[i] is not None and kb.holds(nouns[i], kinds[j], "any")
+
+    n = len(phrases)
+    return all(under(i, j) or under(j, i) for i in range(n) for j in range(i + 1, n))
 
 
 def _strict_verdict(text: str, secret: str) -> tuple[Verdict, str] | None:
@@ -433,9 +464,7 @@ def _strict_verdict(text: str, secret: str) -> tuple[Verdict, str] | None:
     if not things:
         return None
     if len(things) > 1:
-        if sum(_names_a_thing(p, a, secret) for p, a in things) > 1:
-            return Verdict.INVALID, SEVERAL_THINGS
-        return None
+        return (Verdict.INVALID, SEVERAL_THINGS) if _several_things(things) else None
     if same_thing(things[0][0], secret):
         return Verdict.FINISHED, NAMES_SECRET
     other = guessed_thing(text)

@@ -214,7 +214,7 @@ def test_the_trajectory_page_renders_its_charts(page, play_catalog):
     screenshot(page, "08-trajectory")
 
 
-def test_a_list_of_words_is_invalid_and_a_wrong_guess_is_no_with_the_reason_shown(
+def test_a_list_of_words_is_refused_unasked_and_a_wrong_guess_is_no_with_the_reason_shown(
     page, play_catalog, monkeypatch
 ):
     monkeypatch.setattr(services, "draw_secret", lambda words, judge: "dinghy")
@@ -224,13 +224,13 @@ def test_a_list_of_words_is_invalid_and_a_wrong_guess_is_no_with_the_reason_show
     new_game_id(page)
     page.fill("#question-input", "Is it a canoe, a kayak, a raft, a yacht, a dinghy or a barge?")
     page.click("#question-form button[type=submit]")
-    page.wait_for_selector("#play-turn-1 .verdict-invalid")
-    assert "Invalid: a guess must name one thing." in page.inner_text("#play-turn-1")
-    assert "a guess must name one thing" in page.inner_text("#announcer")
+    page.wait_for_selector("#game-panel .form-error")  # refused before it is asked: no turn
+    assert "A guess must name one thing." in page.inner_text("#game-panel .form-error")
+    assert page.locator("#play-turn-1").count() == 0
     page.fill("#question-input", "Is it a canoe?")
     page.click("#question-form button[type=submit]")
-    page.wait_for_selector("#play-turn-2 .verdict-no")
-    assert "No, it is not a canoe." in page.inner_text("#play-turn-2")
+    page.wait_for_selector("#play-turn-1 .verdict-no")
+    assert "No, it is not a canoe." in page.inner_text("#play-turn-1")
     assert page.locator("#game-panel").get_attribute("data-over") == "false"
 
 

@@ -158,11 +158,32 @@ def test_a_list_of_sixty_words_wins_under_reference_and_is_invalid_under_strict(
         "Is it basketball, football, baseball?",
         "Is it a dog, or a cat?",
         "Could it be a dog, a cat and a cow?",
-        "Is it either a human or an animal?",
+        "Is it a football or an animal?",
     ],
 )
 def test_a_guess_of_several_things_is_invalid_under_strict(question):
     assert verdict(question, "football", STRICT) == (Verdict.INVALID, "a guess must name one thing")
+    assert rules.several_things(question)  # told before it is asked, whatever the secret
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Is it an idea or a concept?",  # issue 34 item 3: one filed under the other
+        "Is it either a human or an animal?",
+        "Is it a boat or a canoe?",
+        "Is it an animal or a plant?",  # neither is a candidate (broad categories)
+    ],
+)
+def test_categories_in_two_words_are_not_a_guess_of_several_things(question):
+    assert verdict(question, "football", STRICT) is None
+    assert not rules.several_things(question)
+
+
+def test_whether_a_list_is_several_things_does_not_depend_on_the_secret():
+    for secret in ("animal", "dog", "zorblax"):  # no verdict that tells the secret is listed
+        assert verdict("Is it an animal or a plant?", secret, STRICT) is None
+        assert verdict("Is it a zorblax or a dog?", secret, STRICT) is None
 
 
 @pytest.mark.parametrize(

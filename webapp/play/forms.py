@@ -7,7 +7,7 @@ from django import forms
 from games import rules
 from games.types import GameConfig
 from webapp.play.models import GameMode, GameOutcome
-from webapp.play.selectors import SHOW_CHOICES, invalid_advice
+from webapp.play.selectors import SHOW_CHOICES, invalid_advice, question_warning
 from webapp.play.services import HUMAN_VERDICTS, MAX_TURNS_LIMIT, ROLES
 
 MAX_QUESTION_INPUT = (
@@ -38,11 +38,19 @@ class GameStartForm(forms.Form):
     max_turns = forms.IntegerField(required=False, min_value=1, max_value=MAX_TURNS_LIMIT)
 
 
-class QuestionForm(forms.Form):
+class GameActionForm(forms.Form):
+    """A form posted to one game (`game`: the game, or None where it is not known)."""
+
+    def __init__(self, *args, game=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.game = game
+
+
+class QuestionForm(GameActionForm):
     """A person's question. What the rules would call invalid for its form alone (no "?", several
-    questions, too long) is refused here with what to ask instead, so it costs no turn; what only
-    the game can tell (no question word, a guess of several things) is an invalid turn with its
-    reason (selectors.rule_note)."""
+    questions, too long), a repeat of an earlier question and a guess of several things
+    (selectors.question_warning) are refused here with what to ask instead, so they cost no turn;
+    a question with no question word is an invalid turn with its reason (selectors.rule_note)."""
 
     question = forms.CharField(max_length=MAX_QUESTION_INPUT, label="Your question")
     expected_index = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
@@ -56,19 +64,22 @@ class QuestionForm(forms.Form):
             if reason == "too long":
                 advice += f" Yours has {len(question.strip()):,}."
             raise forms.ValidationError(f"{advice} Not asked: this cost no turn.")
+        warning = question_warning(self.game, question) if self.game is not None else None
+        if warning:
+            raise forms.ValidationError(f"{warning} Not asked: this cost no turn.")
         return question
 
 
-class AnswerForm(forms.Form):
+class AnswerForm(GameActionForm):
     verdict = forms.ChoiceField(choices=[(v.value, v.value) for v in HUMAN_VERDICTS])
     expected_index = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
 
 
-class AbandonForm(forms.Form):
+class AbandonForm(GameActionForm):
     """Giving up (or taking an answer back) needs nothing but the CSRF token."""
 
 
-class ConfirmSecretForm(forms.Form):
+class ConfirmSecretForm(GameActionForm):
     secret = forms.CharField(max_length=200, label="Your word")
 
 

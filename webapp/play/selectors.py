@@ -201,6 +201,20 @@ def invalid_advice(reason: str, question: str = "") -> str:
     return advice
 
 
+def question_warning(game: Game, question: str) -> str | None:
+    """Why the person's next question would be wasted, told before it is asked (it costs no turn):
+    a repeat of an earlier question, or under the strict rule a guess of several things; or
+    None."""
+    key = rules.normalise_question(question)
+    for turn in game_turns(game):
+        if turn.verdict != Verdict.INVALID and rules.normalise_question(turn.question) == key:
+            answer = ANSWER_LABELS.get(turn.verdict, turn.verdict)
+            return f"You asked this at question {turn.index + 1} ({answer}): ask something new."
+    if (game.config or {}).get("win_rule") == "strict" and rules.several_things(question):
+        return f"A guess must name one thing. {INVALID_ADVICE[rules.SEVERAL_THINGS]}"
+    return None
+
+
 def as_question(text: str) -> str | None:
     """`text` as the yes/no question it most likely meant, or None: a question missing its "?"
     gets one ("Is it alive" → "Is it alive?"); a bare word or a statement of a guess becomes a

@@ -146,7 +146,7 @@ def _act(request, game_id: int, form_class, act, counted: bool = True):
     game, visitor = _shown_game_or_404(request, game_id)
     if not visitor.can_continue(game):
         return _refusal(NOT_YOURS, 403)
-    form = form_class(request.POST)
+    form = form_class(request.POST, game=game)
     error, status = _guest_refusal(request) if counted else (None, 200)
     if error is None:
         error, status = panel_action(request, form, act, visitor, _form_error)

@@ -38,6 +38,8 @@ def ask(client, game, question, index):
             "Is it " + "very " * 400 + "big?",
             "Keep a question under 500 characters. Yours has 2,010.",
         ),
+        # issue 34 item 3: a guess of several things is told before it is asked
+        ("Is it a ball or a bat?", "A guess must name one thing. Ask about one thing at a time"),
     ],
 )
 def test_what_the_form_can_tell_costs_no_turn_and_says_why(
@@ -63,7 +65,6 @@ def test_what_the_form_can_tell_costs_no_turn_and_says_why(
         ("ball?", "Did you mean “Is it a ball?”?"),
         ("I think it's a ball?", "Invalid: no question word."),
         ("I think it's a ball?", "Did you mean “Is it a ball?”?"),
-        ("Is it a ball or a bat?", "Invalid: a guess must name one thing. Ask about one thing"),
     ],
 )
 def test_an_invalid_turn_shows_the_rules_reason_and_what_to_ask(
@@ -80,6 +81,33 @@ def test_an_invalid_turn_shows_the_rules_reason_and_what_to_ask(
     assert says in announcer[1]  # read out to a screen reader too
     page = html_lib.unescape(client.get(f"/play/{game.pk}/").content.decode())
     assert says in page
+
+
+def test_a_repeated_question_is_refused_before_it_costs_a_turn(client, catalog, fixed_secret):
+    """Issue 34 item 5 (and 24: a repeated guess is a repeat, not the rules' No again)."""
+    fixed_secret("dog")
+    game = start_game(client, role="guesser", judge="kb")
+    ask(client, game, "Is it a kind of animal?", 0)
+    ask(client, game, "Is it a bodyguard?", 1)
+    for again, says in (
+        ("is it a kind of ANIMAL?", "You asked this at question 1 (Yes): ask something new."),
+        ("Is it a bodyguard?", "You asked this at question 2 (No): ask something new."),
+    ):
+        status, html = ask(client, game, again, 2)
+        assert status == 200 and f"{says} Not asked: this cost no turn." in html
+        assert f'value="{again}' in html  # left in the box
+    game.refresh_from_db()
+    assert game.n_turns == 2
+
+
+def test_categories_in_two_words_are_asked_not_refused(client, catalog, fixed_secret):
+    """Issue 34 item 3: "Is it an idea or a concept?" is one category question."""
+    fixed_secret("dog")
+    game = start_game(client, role="guesser", judge="kb")
+    status, html = ask(client, game, "Is it an idea or a concept?", 0)
+    game.refresh_from_db()
+    assert status == 200 and "Not asked" not in html
+    assert game.turns.get().verdict != "invalid"
 
 
 def test_the_start_form_names_fields_by_their_labels(client, catalog):
