@@ -117,6 +117,21 @@ class TestPersonAsks:
         assert (game.outcome, game.status, game.n_turns) == ("won", GameStatus.FINISHED, 4)
         assert game.finished_at is not None
 
+    def test_a_repeated_guess_is_repeated_not_answered_no_again(
+        self, catalog, player, fixed_secret
+    ):
+        """Issue 34 item 24 ("No, it is not a bodyguard" at questions 9, 14 and 15)."""
+        fixed_secret("dog")
+        visitor = visitor_of(player)
+        game = services.game_start(visitor=visitor, role="guesser", judge="kb")
+        verdicts = [
+            services.turn_submit(
+                game_id=game.pk, visitor=visitor, question=question, expected_index=i
+            ).verdict
+            for i, question in enumerate(["Is it a bodyguard?", "Is it a BODYGUARD?"])
+        ]
+        assert verdicts == ["no", "repeated"]
+
     def test_running_out_of_questions_loses(self, catalog, player, fixed_secret):
         fixed_secret("dog")
         visitor = visitor_of(player)
