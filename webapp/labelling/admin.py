@@ -1,4 +1,4 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 
 from webapp.core.admin import ViewOnly, ViewOnlyAdmin, ViewOnlyInline
 from webapp.labelling.models import Assignment, DisagreementItem, JudgeVote, Label
@@ -30,10 +30,27 @@ class DisagreementItemAdmin(admin.ModelAdmin):
         "gold",
         "created_at",
     )
-    list_filter = ("is_control", "gold")
+    # by job: a researcher can withdraw an oversized job's unlabelled items (the games they hide
+    # show again)
+    list_filter = ("is_control", "gold", ("job", admin.RelatedOnlyFieldListFilter))
+    actions = ["withdraw"]
     search_fields = ("secret", "question")
     raw_id_fields = ("source_turn", "job", "adjudicated_by")
     inlines = [LabelInline]
+
+    @admin.action(
+        description="Withdraw the selected unlabelled items (their games show again)",
+        permissions=["delete"],
+    )
+    def withdraw(self, request, queryset):
+        from webapp.labelling.services import items_withdraw
+
+        withdrawn, kept = items_withdraw(queryset)
+        self.message_user(
+            request,
+            f"Withdrew {withdrawn} items; kept {kept} with labels or gold.",
+            messages.SUCCESS,
+        )
 
 
 class ItemAnnotatorAdmin(admin.ModelAdmin):

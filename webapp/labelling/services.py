@@ -350,3 +350,16 @@ def turn_dispute(*, visitor, turn_id: int, verdict: str) -> Dispute:
         )
     vote = JudgeVote.objects.create(**common, judge_name=name, user=visitor.user, verdict=verdict)
     return Dispute(item, vote, queued)
+
+
+@transaction.atomic
+def items_withdraw(items) -> tuple[int, int]:
+    """Take unlabelled open items out of the queue (e.g. an oversized job's), so the games they
+    hide show again; the judges' votes stay, detached. Items with a label or gold are kept.
+    Returns (withdrawn, kept)."""
+    items = DisagreementItem.objects.filter(pk__in=items.values("pk"))
+    withdrawn = items.filter(labels_count=0, gold="")
+    ids = list(withdrawn.values_list("pk", flat=True))
+    JudgeVote.objects.filter(item_id__in=ids).update(item=None)
+    DisagreementItem.objects.filter(pk__in=ids).delete()
+    return len(ids), items.count()

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from webapp.labelling.models import DisagreementItem
+from webapp.labelling.models import DisagreementItem, JudgeVote
 from webapp.play.models import Game
 
 pytestmark = pytest.mark.django_db
@@ -135,3 +135,23 @@ def test_the_queue_page_and_api_never_show_an_open_questions_answer(queued, make
             if h["question"] in still_open:
                 assert f'{h["question"]} — <span class="verdict-hidden">' in html
         services.label_submit(user=annotator, item_id=item["id"], verdict="yes")
+
+
+def test_a_researcher_withdraws_one_job_s_unlabelled_items_in_the_admin(queued, make_user):
+    from webapp.labelling import services
+
+    labelled = DisagreementItem.objects.get(question="Is it a building?")
+    services.label_submit(user=make_user("annotator"), item_id=labelled.pk, verdict="yes")
+    researcher = Client()
+    researcher.force_login(make_user("researcher"))
+    page = researcher.get(f"/admin/labelling/disagreementitem/?job__id__exact={queued.pk}")
+    assert page.status_code == 200 and "4 disagreement items" in page.content.decode()
+    ids = list(DisagreementItem.objects.filter(job=queued).values_list("pk", flat=True))
+    researcher.post(
+        "/admin/labelling/disagreementitem/",
+        {"action": "withdraw", "_selected_action": ids},
+    )
+    assert list(DisagreementItem.objects.all()) == [labelled]  # its label is kept
+    votes = JudgeVote.objects.filter(job=queued)
+    assert votes.count() == 20 and votes.filter(item=labelled).count() == 2  # votes kept
+    assert len(_leaks(Client(), Game.objects.get(secret="seal"))) == 5
