@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from webapp.core.exceptions import ApplicationError
 from webapp.core.panels import panel_action, panel_status, redirect_without_htmx
-from webapp.labelling.selectors import game_blinded, games_not_blinded
+from webapp.labelling.selectors import BLINDED, game_blinded, games_not_blinded
 from webapp.play import selectors, services
 from webapp.play.forms import (
     AbandonForm,
@@ -46,15 +46,17 @@ def _shown_game_or_404(request, game_id: int):
 
 
 def _page_or_hidden(request, game_id: int):
-    """(game, visitor, None) for a game page the visitor may see; else (.., .., the "hidden while
-    being labelled" page, 403) for a game that asks a question still being labelled (see
-    webapp.labelling.selectors.games_not_blinded), or a 404 for a running Arena battle's game."""
+    """(game, visitor, hidden): `hidden` when the game asks a question still being labelled (see
+    webapp.labelling.selectors.games_not_blinded; its pages say so, with a 403); a 404 for a
+    running Arena battle's game."""
     game, visitor = _game_or_404(game_id), visitor_from_request(request)
     if selectors.in_running_battle(game):
         raise Http404("no such game")
-    if game_blinded(game, visitor):
-        return game, visitor, render(request, "play/being_labelled.html", status=403)
-    return game, visitor, None
+    return game, visitor, game_blinded(game, visitor)
+
+
+def _being_labelled(request):
+    return render(request, "play/being_labelled.html", status=403)
 
 
 def _form_error(form) -> str:
@@ -119,7 +121,7 @@ def game_start(request):
 def game_play(request, game_id: int):
     game, visitor, hidden = _page_or_hidden(request, game_id)
     if hidden:
-        return hidden
+        return _being_labelled(request)
     context = selectors.game_play_context(game, visitor)
     if request.htmx:
         return render(request, "play/partials/game_panel.html", context)
@@ -245,7 +247,7 @@ def game_list(request):
 def game_detail(request, game_id: int):
     game, visitor, hidden = _page_or_hidden(request, game_id)
     if hidden:
-        return hidden
+        return _being_labelled(request)
     context = selectors.game_play_context(game, visitor)
     context["chart_data"] = selectors.turn_chart_data(context["turns"])
     return render(request, "play/trajectory.html", context)
@@ -253,7 +255,9 @@ def game_detail(request, game_id: int):
 
 @require_GET
 def game_json(request, game_id: int):
-    game, visitor = _shown_game_or_404(request, game_id)
+    game, visitor, hidden = _page_or_hidden(request, game_id)
+    if hidden:
+        return JsonResponse({"detail": BLINDED}, status=403)
     response = JsonResponse(selectors.game_export(game, visitor), json_dumps_params={"indent": 1})
     response["Content-Disposition"] = f'attachment; filename="game-{game.pk}.json"'
     return response

@@ -83,8 +83,9 @@ def test_only_games_asking_an_open_question_are_hidden_and_say_so(queued, make_u
     for url in (f"/games/{asking.pk}/", f"/play/{asking.pk}/"):
         page = guest.get(url)
         assert page.status_code == 403 and "Hidden while being labelled" in page.content.decode()
-    api = APIClient().get(f"/api/games/{asking.pk}/")
-    assert api.status_code == 403 and "hidden while being labelled" in api.json()["detail"]
+    for url in (f"/api/games/{asking.pk}/", f"/games/{asking.pk}.json"):
+        answer = guest.get(url)
+        assert answer.status_code == 403 and "hidden while being" in answer.json()["detail"]
     DisagreementItem.objects.filter(secret="seal").update(gold="yes")
     assert len(_leaks(guest, asking)) == 5
 
