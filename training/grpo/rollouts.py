@@ -19,6 +19,7 @@ from games.rollout import rollout
 from games.types import GameConfig, Trajectory
 from training.grpo.config import GRPOConfig
 from training.grpo.diagnostics import rollout_metrics
+from training.grpo.distributed import Ranks
 
 
 # -- schedule ----------------------------------------------------------------------------------
@@ -80,13 +81,23 @@ def infogain_model(
     )
 
 
-def validate(rollouts: Rollouts, words: Sequence[str], judge: Judge, step: int) -> dict[str, float]:
+def validate(
+    rollouts: Rollouts,
+    words: Sequence[str],
+    judge: Judge,
+    step: int,
+    ranks: Ranks | None = None,
+) -> dict[str, float]:
     """One game per validation secret with the policy as it is now, sampled as `val_sampling`
     says; the games' seeds are fixed, so a validation is reproducible and every one plays the
-    same seeds."""
+    same seeds. Across processes the secrets are shared out and the games gathered."""
     began = time.perf_counter()
-    games = rollouts.play(
-        step, words, [game_seed(0, 0, i, 0) for i in range(len(words))], judge, validation=True
+    seeds = [game_seed(0, 0, i, 0) for i in range(len(words))]
+    games = (ranks or Ranks()).play_shared(
+        list(range(len(words))),
+        lambda mine: rollouts.play(
+            step, [words[i] for i in mine], [seeds[i] for i in mine], judge, validation=True
+        ),
     )
     stats = rollout_metrics(games, [0.0] * len(games), list(range(len(games))))
     return {

@@ -62,6 +62,7 @@ from training.grpo.batch import build_rows
 from training.grpo.checkpoints import load_policy, restore, save_checkpoint
 from training.grpo.config import GRPOConfig
 from training.grpo.diagnostics import CollapseMonitor, belief_metrics, rollout_metrics
+from training.grpo.distributed import Ranks
 from training.grpo.rollouts import (  # noqa: F401  (step_secrets, validation_secrets: the API)
     Rollouts,
     game_seed,
@@ -107,20 +108,26 @@ def train_step(
     rollouts: Rollouts,
     updater: Updater,
     narrowing: Any,
+    ranks: Ranks | None = None,
 ) -> tuple[dict[str, float], int]:
     """Play the step's games, score them, keep the groups StarPO-S keeps and update the policy:
-    (the step's metrics without validation, the number of tokens generated)."""
+    (the step's metrics without validation, the number of tokens generated). Across processes
+    each rank plays its share of the groups and every rank sees all the games."""
+    ranks = ranks or Ranks()
     began = time.perf_counter()
     chosen = step_secrets(secrets, step, config.secrets_per_step, config.seed)
     plan = [(g, s) for g in range(len(chosen)) for s in range(config.num_generations)]
-    trajectories = rollouts.play(
-        step,
-        [chosen[g] for g, _ in plan],
-        [game_seed(config.seed, step, g, s) for g, s in plan],
-        judge,
+    groups = [g for g, _ in plan]
+    trajectories = ranks.play_shared(
+        groups,
+        lambda mine: rollouts.play(
+            step,
+            [chosen[plan[i][0]] for i in mine],
+            [game_seed(config.seed, step, *plan[i]) for i in mine],
+            judge,
+        ),
     )
     rolled = time.perf_counter()
-    groups = [g for g, _ in plan]
     shaped = narrowing is not None and config.infogain_coef > 0
     bits = add_info_gain(trajectories, narrowing, config.infogain_coef) if shaped else None
     returns = [trajectory_return(t, reward_rule(config)) for t in trajectories]
@@ -137,7 +144,8 @@ def train_step(
     kept_trajs = [trajectories[i] for i in idx]
     advantages = step_advantages(config, kept_trajs, [groups[i] for i in idx])
     rows = build_rows(kept_trajs, advantages)
-    metrics.update(updater.update(rows, list(range(len(kept_trajs))), step) if rows else {})
+    own = {j for j, i in enumerate(idx) if ranks.owns(groups[i])}
+    metrics.update(updater.update(rows, list(range(len(kept_trajs))), step, own) if rows else {})
     done = time.perf_counter()
     generated = sum(
         len(t.extra.get("token_ids") or []) for traj in trajectories for t in traj.turns
@@ -268,9 +276,13 @@ def summary(
 
 # -- the run ---------------------------------------------------------------------------------------
 def trainee(config: GRPOConfig, accelerator: Any, base_path: str, resume: str | None):
-    """(policy in train mode, tokenizer, AdamW over its trainable parameters), prepared."""
+    """(policy in train mode, tokenizer, AdamW over its trainable parameters), prepared. Across
+    processes the model is not wrapped in DDP: the updater sums the gradients itself, after the
+    rows of a whole mini-batch (training.grpo.distributed)."""
     import torch
+    from transformers import set_seed
 
+    set_seed(config.seed)  # a fresh adapter starts the same in every run of the seed
     model, tokenizer = load_policy(config, base_path, resume)
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(
@@ -279,7 +291,10 @@ def trainee(config: GRPOConfig, accelerator: Any, base_path: str, resume: str | 
         weight_decay=config.weight_decay,
         betas=(config.adam_beta1, config.adam_beta2),
     )
-    model, optimizer = accelerator.prepare(model, optimizer)
+    if accelerator.num_processes > 1:
+        model, optimizer = model.to(accelerator.device), accelerator.prepare(optimizer)
+    else:
+        model, optimizer = accelerator.prepare(model, optimizer)
     model.train()
     return accelerator.unwrap_model(model), tokenizer, optimizer
 
@@ -306,15 +321,22 @@ class Session:
     start: int
     history: list[dict]
     run_config: dict[str, Any] = field(default_factory=dict)
+    ranks: Ranks = field(default_factory=Ranks)
 
 
-def single_process_setup(config: GRPOConfig) -> DeviceSetup:
-    """The device and precision; GRPO refuses a multi-process launch."""
+def parallel_setup(config: GRPOConfig) -> DeviceSetup:
+    """The device, precision and processes (`accelerate launch` / torchrun: data parallel by
+    groups); the in-process vLLM engine serves one process only."""
     setup = device_setup("fp32" if config.precision == "fp32" else config.precision)
-    if setup.world_size > 1:
+    if setup.world_size > 1 and config.rollout_backend == "vllm":
         raise ValueError(
-            "GRPO runs as one process (one GPU or the CPU); "
-            "multi-GPU data parallel is not implemented"
+            "rollout_backend=vllm runs its engine inside one process; with several processes "
+            "use rollout_backend=transformers"
+        )
+    if setup.world_size > 1 and config.secrets_per_step < setup.world_size:
+        raise ValueError(
+            f"secrets_per_step={config.secrets_per_step} leaves a process without a group: "
+            f"use at least {setup.world_size} (one per process)"
         )
     return setup
 
@@ -329,6 +351,7 @@ def open_session(
     chat_format: GuesserFormat,
     resume: str | None,
     games: tuple[Judge, list[str], list[str], Any],
+    ranks: Ranks | None = None,
 ) -> Session:
     """Load the policy (from `resume` when there is one), restore the optimizer, monitor and
     history, and build the updater (with a frozen reference for KL without LoRA) and the
@@ -344,7 +367,9 @@ def open_session(
     start, history = restore(resume, optimizer, monitor) if resume else (0, [])
     if resume:
         reporter.log(f"resuming from {resume} (step {start})")
-    updater = Updater(config, policy, optimizer, accelerator, tokenizer.pad_token_id)
+    ranks = ranks or Ranks()
+    ranks.same_start([p for p in policy.parameters() if p.requires_grad])
+    updater = Updater(config, policy, optimizer, accelerator, tokenizer.pad_token_id, ranks)
     if config.beta and not config.lora:  # full fine-tuning: a frozen copy of the start
         updater.ref_model = (
             load_model(base_path)[0].eval().requires_grad_(False).to(accelerator.device)
@@ -367,6 +392,7 @@ def open_session(
         resume=resume,
         start=start,
         history=history,
+        ranks=ranks,
     )
 
 
@@ -393,25 +419,32 @@ def announce(
         parameters_trained=trainable,
         parameters=total,
         guesser_prompt=prompt_name,
+        processes=setup.world_size,
         **config.resolved(),
     )
-    write_run_config(session.out, session.run_config)
+    if session.ranks.is_main:
+        write_run_config(session.out, session.run_config)
     session.reporter.log(
         f"grpo: {len(secrets)} secrets, {config.secrets_per_step}×{config.num_generations} "
         f"games per step, advantage={config.advantage}, λ={config.belief_coef}, "
         f"lr={config.resolved_learning_rate:g}, loss_agg_mode={config.aggregation}, "
         f"{trainable:,} of {total:,} parameters trained on {setup.device}"
+        + (f" × {setup.world_size} processes" if setup.world_size > 1 else "")
     )
     return trainable
 
 
 def checkpoint(session: Session, step: int, metrics: dict) -> Path:
     """Save checkpoint-<step> (weights or adapter, optimizer, monitor, config, history) and
-    report it."""
-    reporter = session.reporter
+    report it; across processes rank 0 writes (every rank holds the same weights and optimizer
+    state) while the others wait."""
+    reporter, folder = session.reporter, session.out / f"checkpoint-{step}"
+    if not session.ranks.is_main:
+        session.ranks.barrier()
+        return folder
     ensure_owner(reporter)  # a superseded worker must not write the checkpoint folder
     folder = save_checkpoint(
-        session.out / f"checkpoint-{step}",
+        folder,
         model=session.policy,
         tokenizer=session.tokenizer,
         optimizer=session.optimizer,
@@ -423,6 +456,7 @@ def checkpoint(session: Session, step: int, metrics: dict) -> Path:
     reporter.checkpoint(
         step, folder, metrics=metrics, config=session.run_config, is_adapter=session.config.lora
     )
+    session.ranks.barrier()
     return folder
 
 
@@ -442,7 +476,9 @@ def validate_before_training(session: Session) -> None:
     them at the start step."""
     if not session.val_secrets or session.monitor.val_baseline is not None:
         return
-    before = validate(session.rollouts, session.val_secrets, session.judge, session.start)
+    before = validate(
+        session.rollouts, session.val_secrets, session.judge, session.start, session.ranks
+    )
     session.monitor.check(before)
     session.reporter.metrics(session.start, before)
     session.reporter.log(
@@ -463,11 +499,14 @@ def step_metrics(session: Session, step: int, tokens_seen: float) -> tuple[dict[
         session.rollouts,
         session.updater,
         session.narrowing,
+        session.ranks,
     )
     tokens_seen += tokens
     metrics["num_tokens"] = tokens_seen
     if session.val_secrets and (step % config.val_steps == 0 or step == config.steps):
-        metrics.update(validate(session.rollouts, session.val_secrets, session.judge, step))
+        metrics.update(
+            validate(session.rollouts, session.val_secrets, session.judge, step, session.ranks)
+        )
     return metrics, tokens_seen
 
 
@@ -482,7 +521,7 @@ def train_steps(session: Session) -> tuple[Path | None, int]:
     validate_before_training(session)
     tokens_seen = float(history[-1].get("num_tokens", 0.0)) if history else 0.0
     for step in range(session.start + 1, config.steps + 1):
-        if reporter.should_stop():
+        if session.ranks.main_says(reporter.should_stop()):
             if step - 1 > last_saved:
                 checkpoint(session, step - 1, history[-1] if history else {})
             raise StopRequested()
@@ -512,21 +551,26 @@ def run(
     from accelerate import Accelerator
 
     quiet_libraries()
-    setup = single_process_setup(config)
+    setup = parallel_setup(config)
+    # several processes: this joins them (torch.distributed, gloo on the CPU)
+    accelerator = Accelerator(
+        cpu=setup.device == "cpu", mixed_precision="bf16" if setup.bf16 else "no"
+    )
+    ranks = Ranks(accelerator.num_processes, accelerator.process_index)
     out = Path(reporter.output_dir)
     base_path = model_path or config.base_model
     chat_format, prompt_name = run_guesser_format(
         config.guesser_prompt, adapter_path, base_path, max_turns=config.max_turns
     )
     if adapter_path:
-        base_path = str(merge_adapter(base_path, adapter_path, out / "base-merged"))
+        if ranks.is_main:
+            merge_adapter(base_path, adapter_path, out / "base-merged")
+        ranks.barrier()
+        base_path = str(out / "base-merged")
     games = game_inputs(config, reporter, judge, words, val_words, pool)
 
     resume = resume_checkpoint(reporter)
     with cpu_threads(config.cpu_threads if setup.device == "cpu" else 0):
-        accelerator = Accelerator(
-            cpu=setup.device == "cpu", mixed_precision="bf16" if setup.bf16 else "no"
-        )
         session = open_session(
             config,
             reporter,
@@ -536,6 +580,7 @@ def run(
             chat_format=chat_format,
             resume=resume,
             games=games,
+            ranks=ranks,
         )
         trainable = announce(
             session,

@@ -2,7 +2,10 @@
 
 The step's games (those with rows) are shuffled by (seed, step) and dealt into
 min(`mini_batches`, games) mini-batches of whole games, so no mini-batch is empty and their sizes
-differ by at most one game: 2 games and mini_batches 3 take 2 steps; 10 games take 4 + 3 + 3."""
+differ by at most one game: 2 games and mini_batches 3 take 2 steps; 10 games take 4 + 3 + 3.
+Across processes (training.grpo.distributed) every rank deals the same mini-batches, weighs them
+whole, back-propagates only its own games' rows and sums the gradients with the others before
+clipping, so the step is the one-process step."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import torch
 
 from training.grpo.batch import collate
 from training.grpo.config import GRPOConfig
+from training.grpo.distributed import Ranks
 from training.grpo.loss import action_logps, aggregation_weights, grpo_loss
 
 
@@ -20,32 +24,41 @@ class Updater:
     """`num_iterations` × `mini_batches` clipped policy-gradient steps on one batch of rows."""
 
     def __init__(
-        self, config: GRPOConfig, model: Any, optimizer: Any, accelerator: Any, pad_id: int
+        self,
+        config: GRPOConfig,
+        model: Any,
+        optimizer: Any,
+        accelerator: Any,
+        pad_id: int,
+        ranks: Ranks | None = None,
     ):
         self.config, self.model, self.optimizer = config, model, optimizer
         self.accelerator, self.pad_id = accelerator, pad_id
+        self.ranks = ranks or Ranks()
         self.params = [p for p in model.parameters() if p.requires_grad]
         self.ref_model = None  # full fine-tuning with beta > 0: a frozen copy of the start
 
-    def _chunks(self, rows: list) -> list[dict]:
+    def _chunks(self, rows: list, own: set[int] | None = None) -> list[dict]:
         """The rows collated once (so aggregation weights see the whole mini-batch), then cut into
-        forward chunks of similar length, each trimmed to its own longest row."""
+        forward chunks of similar length, each trimmed to its own longest row; across processes
+        only the rows of this rank's games (`own`) are kept."""
         rows = sorted(rows, key=len)
         batch = collate(rows, self.pad_id)
         batch["weights"] = aggregation_weights(
             batch["mask"], self.config.aggregation, batch["games"]
         )
+        keep = [i for i, r in enumerate(rows) if own is None or r.game in own]
         full = batch["input_ids"].shape[1]
         chunks = []
-        for a in range(0, len(rows), self.config.forward_batch_size):
-            b = min(a + self.config.forward_batch_size, len(rows))
-            width = max(len(r) for r in rows[a:b])
+        for a in range(0, len(keep), self.config.forward_batch_size):
+            picked = keep[a : a + self.config.forward_batch_size]
+            width = max(len(rows[i]) for i in picked)
+            index = torch.tensor(picked, dtype=torch.long)
             chunk = {}
             for key, value in batch.items():
+                value = value[index]
                 if value.dim() == 2:  # input positions (width) or target positions (width - 1)
-                    value = value[a:b, : width if value.shape[1] == full else width - 1]
-                else:
-                    value = value[a:b]
+                    value = value[:, : width if value.shape[1] == full else width - 1]
                 chunk[key] = value.to(self.accelerator.device)
             chunks.append(chunk)
         return chunks
@@ -68,7 +81,11 @@ class Updater:
         with self.model.disable_adapter():  # LoRA: the start model is the base without the adapter
             return self._logps(self.model, chunk)[0]
 
-    def update(self, rows: list, games: list[int], step: int) -> dict[str, float]:
+    def update(
+        self, rows: list, games: list[int], step: int, own: set[int] | None = None
+    ) -> dict[str, float]:
+        """The update on the step's `rows` of `games`; `own`: the games this rank back-propagates
+        (None: all of them, one process)."""
         config = self.config
         with_rows = {r.game for r in rows}
         order = [g for g in games if g in with_rows]
@@ -76,7 +93,7 @@ class Updater:
         n = max(min(config.mini_batches, len(order)), 1)
         parts = [set(order[i::n]) for i in range(n)]
         minibatches = [
-            self._chunks([r for r in rows if r.game in part])
+            self._chunks([r for r in rows if r.game in part], own)
             for part in parts
             if any(r.game in part for r in rows)
         ]
@@ -137,10 +154,12 @@ class Updater:
                         sums["entropy"] += float(entropy[mask].sum())
                         sums["diff"] += float((old - chunk["rollout_logps"]).abs()[mask].sum())
                 first = False
+                self.ranks.sum_gradients(self.params)
                 limit = config.max_grad_norm or float("inf")
                 norms.append(float(self.accelerator.clip_grad_norm_(self.params, limit)))
                 self.optimizer.step()
                 self.optimizer.zero_grad(set_to_none=True)
+        sums = self.ranks.sum_floats(sums)
         tokens, first_tokens = max(sums["tokens"], 1.0), max(sums["first_tokens"], 1.0)
         out = {
             "loss": sums["loss"] / max(inner_steps, 1),

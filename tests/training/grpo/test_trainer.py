@@ -169,10 +169,10 @@ def test_validation_plays_fixed_secrets_as_the_paper_samples_and_warns_when_succ
         return real_guesser(backend, sampling=sampling, **kwargs)
 
     def forgetting_validate(
-        rollouts, words, judge, step
+        rollouts, words, judge, step, ranks=None
     ):  # real games; success forced to fall after step 0
         return {
-            **real_validate(rollouts, words, judge, step),
+            **real_validate(rollouts, words, judge, step, ranks),
             "val/success_rate": 1.0 if step == 0 else 0.0,
         }
 
