@@ -18,6 +18,8 @@ IMAGE_VARIABLES = {
     "POSTGRES_PASSWORD",
     "NVIDIA_VISIBLE_DEVICES",
     "DJANGO_SETTINGS_MODULE",
+    "VLLM_ALLOW_RUNTIME_LORA_UPDATING",  # vLLM's: /v1/load_lora_adapter on
+    "HF_HUB_OFFLINE",  # huggingface_hub's: never download
 }
 
 
@@ -83,3 +85,36 @@ def test_every_command_points_at_a_real_entry_point():
     gpu = SERVICES["worker-gpu"]
     assert gpu.get("runtime") == "nvidia" and (ROOT / gpu["build"]["dockerfile"]).exists()
     assert "vllm" in (ROOT / "requirements" / "gpu.in").read_text()
+
+
+def test_generation_service_serves_a_built_in_model_to_the_gpu_worker():
+    """GRPO's rollout_backend=server: vLLM's OpenAI-compatible server from the GPU image, with
+    runtime LoRA loading, a model folder the image builds, the adapters' volume, and the GPU
+    worker pointed at it."""
+    from games.pretrained import BASE_MODELS
+
+    gen = SERVICES["generation"]
+    assert gen["image"] == SERVICES["worker-gpu"]["image"] and gen.get("runtime") == "nvidia"
+    assert gen["build"] == SERVICES["worker-gpu"]["build"]  # the image with vLLM in it
+    assert "vllm" in (ROOT / "requirements" / "gpu.in").read_text()
+    words = gen["command"]
+    assert words[:2] == ["vllm", "serve"] and "--enable-lora" in words
+    assert words[words.index("--max-lora-rank") + 1] == "64"  # GRPOConfig's default lora_rank
+    assert words[words.index("--logprobs-mode") + 1] == "processed_logprobs"
+    model = re.fullmatch(r"\$\{GENERATION_MODEL:-(.+)\}", words[2]).group(1)
+    assert model.startswith("/app/var/base-models/")  # where Dockerfile.gpu builds them
+    assert model.rsplit("/", 1)[-1] in BASE_MODELS
+    assert "training.pretrained build" in (ROOT / "Dockerfile.gpu").read_text()
+    env = gen["environment"]
+    assert env["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] == "True" and env["HF_HUB_OFFLINE"] == "1"
+    # the adapters the trainer writes under DATA_DIR are on the volume the server reads
+    assert (
+        "appdata:/data" in gen["volumes"] and "appdata:/data" in SERVICES["worker-gpu"]["volumes"]
+    )
+    assert "healthcheck" in gen and "/health" in " ".join(gen["healthcheck"]["test"])
+    port = words[words.index("--port") + 1]
+    url = SERVICES["worker-gpu"]["environment"]["GENERATION_SERVER_URL"]
+    assert url == f"http://generation:{port}"
+    from training.grpo.config import GRPOConfig
+
+    GRPOConfig(rollout_backend="server", rollout_server=url)  # a URL the config takes

@@ -6,6 +6,7 @@ vllm or an HTTP client.
     build_backend("transformers:/models/tiny")            # local folder (or hub id, allow_hub=True)
     build_backend("vllm:/models/qwen3-1.7b", adapter=...)  # GPU nodes
     build_backend("openai:http://127.0.0.1:8000/v1#qwen")  # any OpenAI-compatible server
+    build_backend("vllm-server:http://gen:8000")           # vLLM serve, token ids and adapters
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from games.llm.base import BackendError, Chat, Generation, LLMBackend, SamplingParams
 
-BACKEND_KINDS = ("transformers", "vllm", "openai")
+BACKEND_KINDS = ("transformers", "vllm", "openai", "vllm-server")
 
 
 def build_backend(spec: str, **options: Any) -> LLMBackend:
@@ -33,6 +34,10 @@ def build_backend(spec: str, **options: Any) -> LLMBackend:
         from games.llm.vllm_backend import VLLMBackend
 
         return VLLMBackend(target, **options)
+    if kind == "vllm-server":
+        from games.llm.vllm_server import VLLMServerBackend
+
+        return VLLMServerBackend.from_spec(target, **options)
     from games.llm.openai_backend import OpenAIBackend
 
     return OpenAIBackend.from_spec(target, **options)

@@ -137,34 +137,61 @@ class OpenAIBackend(LLMBackend):
         )
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
-        url = self.config.endpoint
-        headers = {"Content-Type": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        payload = json.dumps(body).encode()
-        attempts = self.config.max_retries + 1
-        for attempt in range(attempts):
-            request = urllib.request.Request(url, data=payload, headers=headers, method="POST")
-            try:
-                with urllib.request.urlopen(request, timeout=self.config.timeout) as response:
-                    raw = response.read()
-                try:
-                    return json.loads(raw)
-                except json.JSONDecodeError as exc:
-                    raise BackendError(f"{url} did not answer with JSON: {raw[:200]!r}") from exc
-            except urllib.error.HTTPError as exc:
-                detail = exc.read()[:500].decode(errors="replace")
-                if exc.code != 429 and exc.code < 500:
-                    raise BackendError(f"{url} answered HTTP {exc.code}: {detail}") from exc
-                reason = f"HTTP {exc.code}: {detail}"
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-                reason = str(getattr(exc, "reason", exc))
-            if attempt + 1 < attempts:
-                time.sleep(self.config.backoff * 2**attempt)
-        raise BackendError(
-            f"cannot reach the OpenAI-compatible server at {url} after {attempts} attempts: "
-            f"{reason}"
+        return post_json(
+            self.config.endpoint,
+            body,
+            api_key=self._api_key,
+            timeout=self.config.timeout,
+            max_retries=self.config.max_retries,
+            backoff=self.config.backoff,
         )
+
+
+def http_request(
+    url: str,
+    body: dict[str, Any] | None = None,
+    *,
+    api_key: str | None = None,
+    timeout: float = 60.0,
+    max_retries: int = 3,
+    backoff: float = 0.5,
+) -> bytes:
+    """The raw answer to a POST of `body` as JSON (a GET when `body` is None). Connection errors,
+    timeouts, HTTP 429 and 5xx are retried with exponential backoff; then, and on any other HTTP
+    error, a BackendError naming `url`."""
+    headers = {"Content-Type": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    payload = None if body is None else json.dumps(body).encode()
+    attempts = max_retries + 1
+    for attempt in range(attempts):
+        request = urllib.request.Request(
+            url, data=payload, headers=headers, method="GET" if body is None else "POST"
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return response.read()
+        except urllib.error.HTTPError as exc:
+            detail = exc.read()[:500].decode(errors="replace")
+            if exc.code != 429 and exc.code < 500:
+                raise BackendError(f"{url} answered HTTP {exc.code}: {detail}") from exc
+            reason = f"HTTP {exc.code}: {detail}"
+        except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+            reason = str(getattr(exc, "reason", exc))
+        if attempt + 1 < attempts:
+            time.sleep(backoff * 2**attempt)
+    raise BackendError(
+        f"cannot reach the OpenAI-compatible server at {url} after {attempts} attempts: {reason}"
+    )
+
+
+def post_json(url: str, body: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
+    """`http_request`'s answer parsed as JSON (a BackendError when it is not)."""
+    raw = http_request(url, body, **options)
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise BackendError(f"{url} did not answer with JSON: {raw[:200]!r}") from exc
 
 
 def _token_ids(choice: dict[str, Any], entries: list[dict[str, Any]]) -> list[int]:

@@ -275,8 +275,19 @@ class TransformersBackend(LLMBackend):
     def generate(
         self, chats: Sequence[Chat], sampling: SamplingParams, *, seeds: Sequence[int] | None = None
     ) -> list[Generation]:
-        seeds_ = row_seeds(sampling, len(chats), seeds)
-        prompts = self._encode(chats)
+        return self.generate_ids(self._encode(chats), sampling, seeds=seeds)
+
+    def generate_ids(
+        self,
+        prompts: Sequence[Sequence[int]],
+        sampling: SamplingParams,
+        *,
+        seeds: Sequence[int] | None = None,
+    ) -> list[Generation]:
+        """`generate` from prompts already tokenised (what a server's completions endpoint gets
+        as token ids)."""
+        seeds_ = row_seeds(sampling, len(prompts), seeds)
+        prompts = [list(map(int, p)) for p in prompts]
         out: list[Generation] = []
         step = self.config.max_batch_size
         for start in range(0, len(prompts), step):

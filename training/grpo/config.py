@@ -55,8 +55,26 @@ VAL_SAMPLINGS = ("paper", "greedy")
 PENALTY_AT = ("end", "turn")
 TURN_NORMALISATIONS = ("padded", "reached")
 SCALE_REWARDS = ("group", "none")
-ROLLOUT_BACKENDS = ("transformers", "vllm")
+ROLLOUT_BACKENDS = ("transformers", "vllm", "server")
 PRECISIONS = ("auto", "bf16", "fp32")
+
+
+def _is_http_url(url: str) -> bool:
+    """An http(s) URL with a host (and nothing after the path: no query or fragment)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 - raises on a malformed port
+    except ValueError:
+        return False
+    return (
+        parts.scheme in ("http", "https")
+        and bool(parts.hostname)
+        and not parts.query
+        and not parts.fragment
+        and url == url.strip()
+    )
 
 
 @dataclass(frozen=True)
@@ -250,9 +268,18 @@ class GRPOConfig(LoraSettings):
         "transformers",
         (
             "transformers: the policy itself generates; vllm: "
-            "a vLLM engine with the adapter synced every step (GPU, needs lora)"
+            "a vLLM engine with the adapter synced every step (GPU, needs lora); server: "
+            "a vLLM server at rollout_server generates, the adapter loaded into it after "
+            "every update (needs lora and a filesystem the server shares)"
         ),
         choices=ROLLOUT_BACKENDS,
+    )
+    rollout_server: str = knob(
+        "",
+        (
+            "rollout_backend=server: the generation server's URL (vLLM's OpenAI-compatible "
+            "server or training.grpo.standin_server), e.g. http://generation:8000"
+        ),
     )
     vllm_gpu_memory_utilization: float = knob(
         0.4, "vLLM's share of GPU memory", **OPEN_UNIT_INTERVAL
@@ -410,9 +437,21 @@ class GRPOConfig(LoraSettings):
             f"rollout_backend must be one of {', '.join(ROLLOUT_BACKENDS)}",
         )
         _check(
-            self.rollout_backend != "vllm" or self.lora,
-            "rollout_backend=vllm needs lora=true "
+            self.rollout_backend not in ("vllm", "server") or self.lora,
+            f"rollout_backend={self.rollout_backend} needs lora=true "
             "(the adapter is what is synced to vLLM each step)",
+        )
+        _check(
+            self.rollout_backend != "server" or _is_http_url(self.rollout_server),
+            "rollout_backend=server needs rollout_server, the generation server's "
+            f"http(s)://host:port URL (got {self.rollout_server!r})",
+            "rollout_server",
+        )
+        _check(
+            self.rollout_backend == "server" or not self.rollout_server,
+            "rollout_server is the generation server of rollout_backend=server; "
+            f"rollout_backend is {self.rollout_backend}",
+            "rollout_server",
         )
         check_between(
             self,

@@ -1,10 +1,12 @@
 """The games of a GRPO step: which secrets a step plays, the seeds of its games, the policy
-playing them (transformers, or vLLM with the adapter synced each step) and validation (seeded,
-sampled as the reference validates or greedily: `val_sampling`)."""
+playing them (transformers; vLLM in process with the adapter synced each step; or a vLLM server
+on other GPUs, the adapter loaded into it after every update) and validation (seeded, sampled as
+the reference validates or greedily: `val_sampling`)."""
 
 from __future__ import annotations
 
 import random
+import shutil
 import time
 import zlib
 from collections.abc import Sequence
@@ -13,7 +15,7 @@ from typing import Any
 
 from games.guessers.llm import LLMGuesser
 from games.judges.base import Judge, playable_words
-from games.llm.base import SamplingParams
+from games.llm.base import BackendError, SamplingParams
 from games.llm.chat import GuesserFormat
 from games.rollout import rollout
 from games.types import GameConfig, Trajectory
@@ -107,6 +109,11 @@ def validate(
 
 
 # -- rollout backends ----------------------------------------------------------------------------
+class RolloutServerError(RuntimeError):
+    """The generation server (rollout_backend=server) is down or answered wrongly; the message
+    names its URL. The run's checkpoints stand: resume once the server is back."""
+
+
 class Rollouts:
     """Plays a step's games with the current policy (transformers) or a synced vLLM adapter."""
 
@@ -129,12 +136,77 @@ class Rollouts:
         )
         self.chat_format = chat_format
         self._engine = None
-        if config.rollout_backend == "transformers":
+        self.server = None  # rollout_backend=server: the generation server's client
+        self.served: str | None = None  # the adapter name the server samples from
+        if config.rollout_backend in ("transformers", "server"):
             from games.llm.transformers_backend import TransformersBackend
 
+            # transformers: the policy generates; server: the policy only scores ΔBelief
             self.backend = TransformersBackend.from_model(
                 model, tokenizer, prefix_cache_mb=128, max_batch_size=config.games_per_step
             )
+        if config.rollout_backend == "server":
+            from games.llm.vllm_server import VLLMServerBackend
+
+            self.server = VLLMServerBackend(config.rollout_server, tokenizer)
+            self._check_server()
+
+    # -- rollout_backend=server ----------------------------------------------------------------
+    def _server_failed(self, exc: Exception, doing: str) -> RolloutServerError:
+        return RolloutServerError(
+            f"the generation server at {self.server.url} failed while {doing}: {exc}. "
+            "Start it again (same base model) and resume the run: it continues from its last "
+            "checkpoint"
+        )
+
+    def _check_server(self) -> None:
+        """Fail early, naming the server, when it is down or serves another base model than the
+        policy's (the adapter is trained on the trainer's base: both must be the same)."""
+        try:
+            base = self.server.base()
+        except BackendError as exc:
+            raise self._server_failed(exc, "listing its models") from exc
+        ours = Path(self.base_path).name
+        served = {Path(str(base.get(k) or "")).name for k in ("id", "root")}
+        if ours not in served:
+            raise RolloutServerError(
+                f"the generation server at {self.server.url} serves {base.get('root')!r}, not "
+                f"the policy's base model {self.base_path!r}: start it with that model folder "
+                "(a run that starts from an adapter merges it first: serve the merged folder)"
+            )
+
+    def push_weights(self, step: int, ranks: Ranks | None = None) -> float:
+        """rollout_backend=server: after the update of `step` (0: the start), save the adapter
+        where the server can read it, load it there under a name of its own and send the next
+        rollouts to it; the adapter it replaces is unloaded. Rank 0 pushes, every rank then
+        samples from it. The seconds it took (0 for the other backends)."""
+        if self.server is None:
+            return 0.0
+        began = time.perf_counter()
+        ranks = ranks or Ranks()
+        tag = zlib.crc32(str(self.output_dir.resolve()).encode()) & 0xFFFFFF
+        name = f"grpo-{tag:06x}-step-{step}"  # unique per run and update: several runs can share
+        folders = self.output_dir / "rollout-adapters"
+        failure = None
+        if ranks.is_main:
+            folder = folders / f"step-{step}"
+            self.model.save_pretrained(folder)
+            try:
+                self.server.load_adapter(name, str(folder.resolve()))
+                if self.served and self.served != name:
+                    self.server.unload_adapter(self.served)
+            except BackendError as exc:
+                failure = self._server_failed(exc, f"loading the adapter of step {step}")
+            for old in folders.glob("step-*"):
+                if old != folder and old.name.split("-")[-1].isdigit():
+                    shutil.rmtree(old, ignore_errors=True)
+        if ranks.main_says(failure is not None):  # every rank stops, none waits for rank 0
+            raise failure or RolloutServerError(
+                f"the generation server at {self.server.url} failed to load the adapter of "
+                f"step {step} (rank 0 has the details); resume once it is back"
+            )
+        self.served = name
+        return time.perf_counter() - began
 
     def _vllm_backend(self, name: str):
         """Save the adapter as it is now and point a (lazily started) vLLM engine at it."""
@@ -167,6 +239,11 @@ class Rollouts:
             backend = self._vllm_backend(
                 f"step-{step}" + ("-val" if validation else "")
             )  # after the update
+        elif self.server is not None:
+            if self.served is None:
+                raise RuntimeError("rollout_backend=server: push_weights before the first play")
+            backend = self.server.with_model(self.served)
+            self.backend.clear_cache()  # ΔBelief is scored by the policy itself
         else:
             backend = self.backend
             backend.clear_cache()  # the weights changed since the last step
@@ -183,6 +260,7 @@ class Rollouts:
             turn_penalty=self.config.turn_penalty,
             win_rule=self.config.win_rule,
         )
+        belief = self.backend if self.server is not None else backend
         was_training = self.model.training
         self.model.eval()
         try:
@@ -192,7 +270,11 @@ class Rollouts:
                 secrets,
                 seeds=seeds,
                 config=game,
-                belief_backend=backend if self.config.belief_coef > 0 and not validation else None,
+                belief_backend=belief if self.config.belief_coef > 0 and not validation else None,
             )
+        except BackendError as exc:
+            if self.server is None or self.server.url not in str(exc):
+                raise  # not the generation server's (an LLM judge's, say)
+            raise self._server_failed(exc, f"generating the games of step {step}") from exc
         finally:
             self.model.train(was_training)

@@ -4,7 +4,8 @@ masked multi-turn sequences and takes clipped policy-gradient steps.
 One step:
 1. rollouts: `secrets_per_step` secrets × `num_generations` games through `games.rollout` with
    the policy as guesser (transformers: the model being trained, batched, prefix-cached;
-   vLLM on GPU: the adapter saved this step and passed per request), ΔBelief scored by the
+   vLLM on GPU: the adapter saved this step and passed per request; server: a vLLM server at
+   `rollout_server`, the adapter loaded into it after every update), ΔBelief scored by the
    same policy when `belief_coef` > 0;
 2. rewards and advantages (training.grpo.advantages; with `infogain_coef` every turn also earns
    μ·bits of the knowledge base's candidate narrowing), StarPO-S keeps the top groups by std;
@@ -146,6 +147,7 @@ def train_step(
     rows = build_rows(kept_trajs, advantages)
     own = {j for j, i in enumerate(idx) if ranks.owns(groups[i])}
     metrics.update(updater.update(rows, list(range(len(kept_trajs))), step, own) if rows else {})
+    synced = rollouts.push_weights(step, ranks)  # rollout_backend=server: the new adapter
     done = time.perf_counter()
     generated = sum(
         len(t.extra.get("token_ids") or []) for traj in trajectories for t in traj.turns
@@ -163,6 +165,7 @@ def train_step(
             "tokens_per_second": (generated + trained) / max(done - began, 1e-9),
             "time/rollout_s": rolled - began,
             "time/update_s": done - rolled,
+            **({"time/weight_sync_s": synced} if config.rollout_backend == "server" else {}),
             "time/step_s": done - began,
         }
     )
@@ -375,6 +378,7 @@ def open_session(
             load_model(base_path)[0].eval().requires_grad_(False).to(accelerator.device)
         )
     rollouts = Rollouts(config, policy, tokenizer, base_path, out, chat_format)
+    rollouts.push_weights(start, ranks)  # rollout_backend=server: the start's adapter
     return Session(
         config=config,
         reporter=reporter,

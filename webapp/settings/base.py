@@ -250,6 +250,9 @@ JOB_REPUBLISH_SECONDS = int_setting("JOB_REPUBLISH_SECONDS", 60)
 # Postgres ends a worker's fenced write transaction left idle this long (a paused worker's row
 # lock).
 JOB_FENCE_IDLE_SECONDS = int_setting("JOB_FENCE_IDLE_SECONDS", 5)
+# GRPO's generation server (rollout_backend=server): the `rollout_server` a job gets when it asks
+# for server rollouts without naming one (docker-compose.yml's `generation` service); "" = none.
+GENERATION_SERVER_URL = env.str("GENERATION_SERVER_URL", default="").strip()
 # Housekeeping (reaper, republish sweep) has its own queue and worker process, so it never waits
 # behind busy job slots; leaderboard refreshes (seconds of arithmetic each) have another, so they
 # never delay the reaper's re-queue of a dead job.
