@@ -2,6 +2,8 @@
 
 Specs: `kb` (or `kb:any`, `kb:first` for other sense modes; `:closed` appended, e.g.
 `kb:closed` or `kb:any:closed`, answers No to every fact it does not store), `infogain`, `random`,
+`natural` (natural questions over a learned answer model, games.guessers.natural; settings as
+`natural:noise=0.1,guess_threshold=0.6` or a data file as `natural:PATH`),
 `hf:PATH` (a transformers folder, a base model's name such as `hf:smollm2-135m-instruct`
 (games.pretrained), or a hub id), `openai:URL#MODEL`, `vllm:PATH`, and for judges `pretrained`
 (the shipped cross-encoder judge) or `pretrained:PATH` (a folder a judge job wrote), `learned`
@@ -20,7 +22,15 @@ from typing import Any
 from games.guessers.base import Guesser
 from games.judges.base import Judge
 
-GUESSER_KINDS = ("infogain", "random", "hf", "openai", "vllm")
+GUESSER_KINDS = ("infogain", "natural", "random", "hf", "openai", "vllm")
+NATURAL_SETTINGS = {
+    "noise": float,
+    "prior_exponent": float,
+    "guess_threshold": float,
+    "final_guesses": int,
+    "temperature": float,
+    "noun_cap": lambda v: v.lower() in ("1", "true", "yes"),
+}
 JUDGE_KINDS = ("kb", "pretrained", "learned", "kb+learned", "hf", "openai", "vllm", "ensemble")
 
 
@@ -100,6 +110,26 @@ def build_guesser(spec: str, *, pool: Iterable[str] | None = None, **options: An
         from games.guessers.infogain import InfoGainGuesser
 
         return InfoGainGuesser(pool=list(pool) if pool is not None else None, **options)
+    if kind == "natural":
+        from games.guessers.natural import NaturalGuesser
+
+        settings: dict[str, Any] = {}
+        if "=" in target:
+            for part in filter(None, (p.strip() for p in target.split(","))):
+                key, _, value = part.partition("=")
+                if key not in NATURAL_SETTINGS:
+                    raise SpecError(
+                        f"unknown natural setting {key!r}; use {', '.join(NATURAL_SETTINGS)}"
+                    )
+                try:
+                    settings[key] = NATURAL_SETTINGS[key](value)
+                except ValueError as err:
+                    raise SpecError(f"natural setting {key}={value!r} is not a number") from err
+        elif target:
+            settings["path"] = target
+        settings.update(options)
+        settings.pop("name", None)
+        return NaturalGuesser(name=spec.strip() or "natural", **settings)
     if kind == "random":
         from games.guessers.random import RandomGuesser
 

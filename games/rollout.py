@@ -50,6 +50,7 @@ def rollout(
     states = [guesser.start(seed=seed) for seed in seeds]
     for state in states:
         state.data["win_rule"] = config.win_rule  # what naming a word does (infogain reads it)
+        state.data["max_turns"] = config.max_turns  # when to stop asking and guess (natural)
     for traj in trajectories:
         traj.guesser = guesser.name
     fmt = belief_format or getattr(guesser, "chat_format", None) or GuesserFormat()
