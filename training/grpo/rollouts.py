@@ -185,13 +185,18 @@ class Rollouts:
         began = time.perf_counter()
         ranks = ranks or Ranks()
         tag = zlib.crc32(str(self.output_dir.resolve()).encode()) & 0xFFFFFF
-        name = f"grpo-{tag:06x}-step-{step}"  # unique per run and update: several runs can share
+        prefix = f"grpo-{tag:06x}-step-"  # unique per run: several runs can share one server
+        name = f"{prefix}{step}"
         folders = self.output_dir / "rollout-adapters"
         failure = None
         if ranks.is_main:
             folder = folders / f"step-{step}"
             self.model.save_pretrained(folder)
             try:
+                if self.served is None:  # a resumed run: its earlier attempt's adapters go
+                    for entry in self.server.models():
+                        if entry.get("parent") and str(entry.get("id")).startswith(prefix):
+                            self.server.unload_adapter(str(entry["id"]))
                 self.server.load_adapter(name, str(folder.resolve()))
                 if self.served and self.served != name:
                     self.server.unload_adapter(self.served)

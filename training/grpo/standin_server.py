@@ -56,7 +56,8 @@ class Engine:
         self.tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
         self.base = AutoModelForCausalLM.from_pretrained(self.path, local_files_only=True).eval()
         self.peft: Any = None
-        self.adapters: dict[str, str] = {}  # name -> path
+        self.adapters: dict[str, tuple[str, str]] = {}  # served name -> (path, peft slot)
+        self._slots = 0
         self.active: str | None = None
         self.served: Counter[str] = Counter()
         self.loaded: list[str] = []
@@ -122,7 +123,7 @@ class Engine:
         if model == self.active:
             return
         if model != self.name:
-            self.peft.set_adapter(model)
+            self.peft.set_adapter(self.adapters[model][1])
         self._backend.clear_cache()
         self.active = model
 
@@ -154,19 +155,18 @@ class Engine:
             raise HTTPFailure(400, f"The lora adapter '{name}' has already been loaded.")
         if not (Path(path) / "adapter_config.json").is_file():
             raise HTTPFailure(400, f"No adapter found at {path}")
+        self._slots += 1
+        slot = f"slot{self._slots}"  # peft's own name: a served name can come back after unload
         if self.peft is None:
             from peft import PeftModel
 
-            self.peft = PeftModel.from_pretrained(self.base, path, adapter_name=name).eval()
+            self.peft = PeftModel.from_pretrained(self.base, path, adapter_name=slot).eval()
             self._backend = self._make_backend(self.peft)
         else:
-            if name in self.peft.peft_config:  # reloaded in place, or the last one unloaded
-                if len(self.peft.peft_config) == 1:
-                    raise HTTPFailure(400, f"cannot reload '{name}', the only adapter, in place")
-                self.peft.set_adapter(next(n for n in self.peft.peft_config if n != name))
-                self.peft.delete_adapter(name)
-            self.peft.load_adapter(path, adapter_name=name)
-        self.adapters[name] = path
+            self.peft.load_adapter(path, adapter_name=slot)
+        self.adapters[name] = (path, slot)
+        self.peft.set_adapter(slot)
+        self._drop_unused_slots()
         self.loaded.append(name)
         self.active = None  # the next request activates its model
         return f"Success: LoRA adapter '{name}' added successfully."
@@ -175,20 +175,28 @@ class Engine:
         name = body.get("lora_name")
         if name not in self.adapters:
             raise HTTPFailure(404, f"The lora adapter '{name}' cannot be found.")
-        others = [n for n in self.peft.peft_config if n != name]
-        if others:  # (peft keeps at least one adapter; the base is served with them off)
-            self.peft.set_adapter(others[-1])
-            self.peft.delete_adapter(name)
         del self.adapters[name]
+        self._drop_unused_slots()
         self.active = None
         return f"Success: LoRA adapter '{name}' removed successfully."
+
+    def _drop_unused_slots(self) -> None:
+        """Delete peft adapters no served name points at (peft keeps at least one: the base is
+        served with adapters disabled anyway)."""
+        used = {slot for _, slot in self.adapters.values()}
+        unused = [s for s in self.peft.peft_config if s not in used]
+        keep = next(iter(used), None) or (unused.pop() if unused else None)
+        if keep is not None:
+            self.peft.set_adapter(keep)
+        for slot in unused:
+            self.peft.delete_adapter(slot)
 
     # -- requests (HTTP threads) ------------------------------------------------------------
     def models(self) -> dict[str, Any]:
         data = [{"id": self.name, "object": "model", "root": self.path, "parent": None}]
         data += [
             {"id": n, "object": "model", "root": p, "parent": self.name}
-            for n, p in self.adapters.items()
+            for n, (p, _) in self.adapters.items()
         ]
         return {"object": "list", "data": data}
 

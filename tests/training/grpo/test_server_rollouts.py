@@ -95,8 +95,21 @@ def test_rollouts_come_from_the_server_with_the_adapter_of_every_update(
         reporter = ConsoleReporter(tmp_path / "run", stream=io.StringIO())
         result = grpo_trainer.run(config(url), reporter, model_path=str(grpo_tiny_dir), words=WORDS)
         served = stats(url)
+        # run again (a worker that died after its last step): the run resumes at its end and
+        # pushes its adapter again, replacing the one its first attempt left on the server
+        again = grpo_trainer.run(
+            config(url),
+            ConsoleReporter(tmp_path / "run", stream=io.StringIO()),
+            model_path=str(grpo_tiny_dir),
+            words=WORDS,
+        )
+        listed = [
+            m["id"] for m in json.loads(urllib.request.urlopen(f"{url}/v1/models").read())["data"]
+        ]
     finally:
         stop(proc)
+    assert again["resumed_from"] == 2
+    assert listed == [str(grpo_tiny_dir), served["loaded"][-1]]  # one adapter, loaded once more
     assert result["global_step"] == 2
     names = served["loaded"]
     # the start's adapter, then the adapter after each update, each loaded once, in order
@@ -177,3 +190,27 @@ def test_config_takes_a_server_url_and_keeps_the_other_backends():
     assert GRPOConfig(rollout_backend="server", rollout_server="https://gen:8000/v1").rollout_server
     assert GRPOConfig().rollout_backend == "transformers" and GRPOConfig().rollout_server == ""
     assert GRPOConfig(rollout_backend="vllm").rollout_backend == "vllm"
+
+
+def test_the_client_keeps_the_sampled_token_ids_and_refuses_another_prompt():
+    """What vLLM answers: token ids from `return_token_ids`, or from `token_id:N` tokens on a
+    server without it; a prompt other than the one sent would put other tokens in the rows."""
+    from games.llm.base import BackendError, SamplingParams
+    from games.llm.vllm_server import VLLMServerBackend
+
+    backend = VLLMServerBackend("http://gen:8000/v1", None, model="a")
+    assert backend.url == "http://gen:8000"
+    sampling = SamplingParams(max_new_tokens=4)
+    logprobs = {"tokens": ["token_id:7", "token_id:2"], "token_logprobs": [-0.5, -1.5]}
+    answer = {"choices": [{"text": "x?", "logprobs": logprobs, "finish_reason": "stop"}]}
+    got = backend._generation(answer, [1, 2, 3], sampling)
+    assert (got.token_ids, got.logprobs, got.prompt_token_ids) == ([7, 2], [-0.5, -1.5], [1, 2, 3])
+    answer["choices"][0].update(token_ids=[7, 9], prompt_token_ids=[1, 2, 3])
+    assert backend._generation(answer, [1, 2, 3], sampling).token_ids == [7, 9]
+    answer["choices"][0]["prompt_token_ids"] = [0, 1, 2, 3]  # a BOS added by the server
+    with pytest.raises(BackendError, match="other prompt token ids"):
+        backend._generation(answer, [1, 2, 3], sampling)
+    del answer["choices"][0]["token_ids"], answer["choices"][0]["prompt_token_ids"]
+    answer["choices"][0]["logprobs"] = {"tokens": ["x", "?"], "token_logprobs": [-1, -1]}
+    with pytest.raises(BackendError, match="no generated token ids"):
+        backend._generation(answer, [1, 2, 3], sampling)
