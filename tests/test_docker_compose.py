@@ -118,3 +118,18 @@ def test_generation_service_serves_a_built_in_model_to_the_gpu_worker():
     from training.grpo.config import GRPOConfig
 
     GRPOConfig(rollout_backend="server", rollout_server=url)  # a URL the config takes
+
+
+def test_gpu_nodes_bound_the_processes_of_a_job_and_give_nccl_shared_memory():
+    """A job's `processes` (its GPUs) is bounded by the GPUs of one node, GPU_PROCESSES in .env,
+    for the web (refused before queueing) and the workers (refused before launching) alike; the
+    GPU worker runs one job at a time, its ranks under torchrun, with room for NCCL in /dev/shm."""
+    env = COMPOSE["x-app"]["environment"]
+    assert env["JOBS_MAX_PROCESSES"] == "${GPU_PROCESSES:-1}"
+    for name in ("web", "worker-cpu", "worker-gpu"):
+        assert SERVICES[name]["environment"]["JOBS_MAX_PROCESSES"] == "${GPU_PROCESSES:-1}", name
+    gpu = SERVICES["worker-gpu"]
+    words = gpu["command"]
+    assert words[words.index("--concurrency") + 1] == "1"
+    assert int(gpu["shm_size"].removesuffix("gb")) >= 1
+    assert (ROOT / "workers" / "rank.py").is_file()  # the ranks' entry point the worker starts

@@ -76,6 +76,15 @@ register(
         "Round-trip check of the job system.",
     )
 )
+register(
+    JobKind(
+        "smoke_ranks",
+        "training.smoke:RanksSmokeConfig",
+        "training.smoke:run",
+        "Round-trip check of a multi-process job: every rank runs the smoke loop, rank 0 reports.",
+        check="webapp.jobs.processes:check_job_processes",
+    )
+)
 KINDS = "webapp.jobs.kinds"  # the package of the runners and checks of the web's job kinds
 
 
@@ -181,7 +190,7 @@ register_web_kind(
 )
 register_web_kind(
     "grpo",
-    "training.grpo.config:GRPOConfig",
+    "webapp.jobs.kinds.grpo:GRPOJobConfig",
     "grpo",
     "Multi-turn GRPO: G games per secret against the judge, StarPO (trajectory) or ΔBelief "
     "(per-turn) credit.",

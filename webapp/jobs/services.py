@@ -31,6 +31,7 @@ from training.reporting import StopRequested
 from webapp.core.exceptions import ApplicationError
 from webapp.jobs import registry
 from webapp.jobs.models import Job, JobLog, JobStatus, WorkerHeartbeat
+from webapp.jobs.processes import RanksFailed, processes_of, run_in_processes
 from webapp.jobs.reporter import DatabaseReporter, Fence, JobFenced, json_safe
 
 log = logging.getLogger(__name__)
@@ -289,8 +290,15 @@ def job_run(*, job_id: int, worker: str | None = None) -> str:
     try:
         kind = registry.get_kind(job.kind)
         config = registry.build_config(kind, job.config)
-        reporter.log(f"started on {worker} (attempt {job.attempt}, claim {claim})")
-        result = kind.runner_fn()(config, reporter)
+        processes = processes_of(config)
+        reporter.log(
+            f"started on {worker} (attempt {job.attempt}, claim {claim})"
+            + (f" in {processes} processes" if processes > 1 else "")
+        )
+        if processes > 1:
+            result = run_in_processes(job, claim, processes, heartbeat.stopped.is_set)
+        else:
+            result = kind.runner_fn()(config, reporter)
     except JobFenced:
         return _superseded(job_id, claim)
     except StopRequested:
@@ -343,6 +351,8 @@ def _failed(job: Job, fence: Fence, exc: BaseException) -> str:
     message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
     if isinstance(exc, ValidationError):
         message = f"invalid config: {exc.messages}"
+    elif isinstance(exc, RanksFailed):  # which rank and what ended it
+        message = str(exc)
     if _move(
         job_id,
         [JobStatus.RUNNING, JobStatus.STOPPING],
@@ -351,9 +361,9 @@ def _failed(job: Job, fence: Fence, exc: BaseException) -> str:
         error=message[:5000],
         finished_at=timezone.now(),
     ):
-        JobLog.objects.create(
-            job_id=job_id, level="error", message=traceback.format_exc()[-MAX_TRACE:]
-        )
+        # a rank's own traceback (RanksFailed) rather than the worker's
+        details = getattr(exc, "details", "") or traceback.format_exc()
+        JobLog.objects.create(job_id=job_id, level="error", message=details[-MAX_TRACE:])
     return JobStatus.FAILED
 
 
@@ -365,7 +375,7 @@ def _finished(fence: Fence, result) -> str:
         [JobStatus.RUNNING, JobStatus.STOPPING],
         JobStatus.FINISHED,
         where=fence.where,
-        result=_jsonable(result),
+        result=jsonable(result),
         progress=1.0,
         finished_at=timezone.now(),
     ):
@@ -374,7 +384,8 @@ def _finished(fence: Fence, result) -> str:
     return JobStatus.FINISHED
 
 
-def _jsonable(result) -> dict:
+def jsonable(result) -> dict:
+    """A runner's result as the job's stored JSON."""
     import dataclasses
 
     if dataclasses.is_dataclass(result):

@@ -240,6 +240,9 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # The queue that runs model-heavy jobs; the embedded default has only the CPU.
 JOBS_GPU_QUEUE = env.str("JOBS_GPU_QUEUE", default="cpu")
+# The most processes one training job may ask for (`processes`: the GPUs of one GPU node, or CPU
+# processes on a CPU worker); checked before a job is queued.
+JOBS_MAX_PROCESSES = int_setting("JOBS_MAX_PROCESSES", 8)
 JOB_HEARTBEAT_SECONDS = int_setting("JOB_HEARTBEAT_SECONDS", 10)
 JOB_STALE_SECONDS = int_setting("JOB_STALE_SECONDS", 60)
 JOB_REAP_SECONDS = int_setting(

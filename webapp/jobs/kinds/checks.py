@@ -3,6 +3,7 @@ so a kind's `check` collects every problem before raising one ValidationError.""
 
 from __future__ import annotations
 
+from training.common.config import knob
 from webapp.catalog.models import ModelSpec
 from webapp.catalog.selectors import ModelSpecUnavailable, model_spec_active, word_list_latest
 
@@ -30,3 +31,16 @@ def check_word_list(
         errors[field] = [f"no word list named {name!r}"]
     elif split and not word_list.entries.filter(split=split).exists():
         errors[split_field] = [f"{name} has no words in the {split!r} split"]
+
+
+def processes_knob():
+    """The `processes` field of the training kinds that run under torchrun (webapp.jobs.processes);
+    its bound here is the field's, the deployment's (JOBS_MAX_PROCESSES) is checked before
+    queueing."""
+    return knob(
+        1,
+        "processes the job runs in (GPUs on a GPU worker, CPU processes on a CPU worker); more "
+        "than 1 starts the run under torchrun, data parallel",
+        min=1,
+        max=64,
+    )

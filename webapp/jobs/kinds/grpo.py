@@ -1,15 +1,36 @@
 """The GRPO job on the web side: the shared training adapter (webapp.jobs.kinds.training) resolves
 the base model spec (merging its adapter once), registers every checkpoint as a ModelSpec, and
-returns the final one; this module adds GRPO's references (judge, secrets) and its runner."""
+returns the final one; this module adds GRPO's references (judge, secrets), the job's `processes`
+(webapp.jobs.processes) and its runner."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from training.common.config import check_between
 from training.grpo.config import GRPOConfig
 from webapp.catalog.models import ModelSpec
-from webapp.jobs.kinds.checks import check_model, check_word_list
+from webapp.jobs.kinds.checks import check_model, check_word_list, processes_knob
 from webapp.jobs.kinds.training import _run, check_base, words_of
+from webapp.jobs.processes import check_processes
+
+
+@dataclass(frozen=True)
+class GRPOJobConfig(GRPOConfig):
+    """GRPOConfig plus how many processes the job runs in (data parallel by groups); server
+    rollouts without a `rollout_server` get the deployment's (GENERATION_SERVER_URL)."""
+
+    processes: int = processes_knob()
+
+    def __post_init__(self) -> None:
+        if self.rollout_backend == "server" and not self.rollout_server:
+            # the deployment's generation server (GENERATION_SERVER_URL), stored with the job
+            object.__setattr__(self, "rollout_server", settings.GENERATION_SERVER_URL)
+        super().__post_init__()
+        check_between(self, "processes")
 
 
 def check(config: GRPOConfig) -> None:
@@ -24,6 +45,7 @@ def check(config: GRPOConfig) -> None:
         )
     if config.pool_word_list:
         check_word_list(errors, "pool_word_list", config.pool_word_list)
+    check_processes(config, errors)
     if errors:
         raise ValidationError(errors)
 

@@ -25,6 +25,7 @@ from webapp.catalog.models import ModelKind, ModelRole, ModelSpec, WordListEntry
 from webapp.catalog.selectors import word_list_latest
 from webapp.jobs.kinds.checks import check_model, check_word_list
 from webapp.jobs.models import Checkpoint, Job
+from webapp.jobs.processes import main_first
 
 
 # -- the dpo config of the web app -----------------------------------------------------------------
@@ -297,15 +298,20 @@ def _run(
     **inputs,
 ) -> dict:
     """`resolve(config, reporter, base, base_path)`: the config the runner gets (default:
-    `config`)."""
-    _set_aside_stale_output(reporter)
-    base, base_path = _base(config, reporter)
-    if resolve is not None:
-        config = resolve(config, reporter, base, base_path)
+    `config`). In a multi-process job (webapp.jobs.processes) rank 0 prepares the output folder and
+    the merged base first, and only rank 0 registers checkpoints."""
+    with main_first(reporter) as main:
+        if main:
+            _set_aside_stale_output(reporter)
+        base, base_path = _base(config, reporter)  # merged once, by rank 0; the others reuse it
+        if resolve is not None:
+            config = resolve(config, reporter, base, base_path)
     registering = RegisteringReporter(
         reporter, kind=kind, base=base, base_path=base_path, role=role
     )
     result = runner(config, registering, model_path=base_path, **inputs)
+    if not main:
+        return result
     final = (
         Checkpoint.objects.filter(job_id=reporter.job_id, path=result["final_checkpoint"])
         .order_by("-id")
