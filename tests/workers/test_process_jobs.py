@@ -202,3 +202,24 @@ def test_a_killed_worker_takes_its_ranks_with_it_and_the_reaper_requeues(
     time.sleep(settings.JOB_STALE_SECONDS + 1)
     assert job.metrics.count() == steps  # nothing runs under the dead worker's claim
     assert jobs_reap_stale()["requeued"] == [job.pk]
+
+
+def test_a_cancel_ends_ranks_that_do_not_hear_it(start_worker, api, settings):
+    """smoke_ranks does not broadcast the stop: rank 0 stops, the others are ended after a grace."""
+    worker = start_worker(settings.CELERY_BROKER_URL, settings.DATA_DIR)
+    job = smoke(api, processes=2, steps=10_000, seconds_per_step=0.05)
+    wait_for(
+        lambda: job.metrics.exists() and len(rank_pids(job)) == 2,
+        timeout=60,
+        what=f"a step; worker log:\n{worker.log()}",
+    )
+    assert api.post(f"/api/jobs/{job.pk}/cancel/").status_code == 200
+    asked = time.monotonic()
+    wait_for(
+        lambda: status_of(job) not in (JobStatus.RUNNING, JobStatus.STOPPING),
+        timeout=40,
+        what=f"the job to stop; worker log:\n{worker.log()}",
+    )
+    assert job.status == JobStatus.STOPPED, job.error
+    assert time.monotonic() - asked < 30  # not the 10,000 steps of rank 1
+    assert not any(alive(p) for p in rank_pids(job).values())

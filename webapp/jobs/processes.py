@@ -13,9 +13,10 @@ kind's runner, as the worker does in-process: rank 0 with the job's DatabaseRepo
 worker's claim: progress, metrics, logs and checkpoints reach the job from there, and it reads the
 stop request the GRPO loop broadcasts to every rank), the others with a `RankReporter` that writes
 nothing. Rank 0 leaves its outcome (finished with the result, stopped, superseded) in the run
-folder; a rank that raises leaves its traceback there and exits non-zero, and torchrun ends the
-others. Every rank exits when the worker or torchrun dies, so a killed worker never leaves a job
-running unseen: its heartbeats stop and the reaper re-queues it as before.
+folder (ranks still running RANKS_GRACE_SECONDS later, in a runner that does not broadcast the
+stop, are ended); a rank that raises leaves its traceback there and exits non-zero, and torchrun
+ends the others. Every rank exits when the worker or torchrun dies, so a killed worker never
+leaves a job running unseen: its heartbeats stop and the reaper re-queues it as before.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ LAUNCHER_LOG = "launcher.log"
 FENCED_EXIT = 3  # rank 0 was superseded: non-zero, so torchrun ends the ranks waiting on it
 POLL_SECONDS = 0.5
 TERM_GRACE_SECONDS = 15
+RANKS_GRACE_SECONDS = 10  # how long the other ranks may run on once rank 0 has its outcome
 LOG_TAIL = 6000
 ROOT_CAUSE = re.compile(
     r"Root Cause.*?rank\s*:\s*(?P<rank>\d+).*?traceback\s*:\s*(?P<why>[^\n]*)", re.S
@@ -161,14 +163,23 @@ def run_in_processes(
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
         )
+        ended_by_worker = False
         try:
+            decided = None  # when rank 0 left its outcome
             while proc.poll() is None:
                 if superseded():
                     raise JobFenced(f"job {job.pk}: claim {claim} was superseded")
+                if decided is None and (folder / OUTCOME).is_file():
+                    decided = time.monotonic()
+                if decided is not None and time.monotonic() - decided > RANKS_GRACE_SECONDS:
+                    # rank 0 is done, e.g. stopped by a runner that does not broadcast the stop:
+                    # the other ranks are ended, not waited for
+                    _stop_launcher(proc)
+                    ended_by_worker = True
                 time.sleep(POLL_SECONDS)
         finally:  # a soft time limit, a superseded claim, a worker shutting down
             _stop_launcher(proc)
-    return read_outcome(folder, proc.returncode)
+    return read_outcome(folder, 0 if ended_by_worker else proc.returncode)
 
 
 def read_outcome(folder: Path, returncode: int | None) -> dict:
