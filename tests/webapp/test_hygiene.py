@@ -208,17 +208,6 @@ def _form_names(html: bytes) -> set[str]:
 from urllib.parse import quote  # noqa: E402
 
 
-def _no_idle_timeout() -> None:
-    """A job run in-process sets Postgres' idle-in-transaction timeout for the rest of the test's
-    transaction (the job fence's SET LOCAL); the fuzz may pause longer than that on a busy
-    machine."""
-    from django.db import connection
-
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL idle_in_transaction_session_timeout = 0")
-
-
 @pytest.fixture
 def fuzz_world(make_user):
     """Stored games, a labelling queue, a job and a word list: every id in a route resolves."""
@@ -230,7 +219,6 @@ def fuzz_world(make_user):
     seed_word_lists()
     store_games()
     job = run_disagreements(controls=0.0)
-    _no_idle_timeout()
     game = Game.objects.order_by("pk").first()
     ids = {
         "game_id": game.pk,

@@ -80,15 +80,28 @@ class Fence:
     def transaction(self) -> Iterator[None]:
         """A transaction that first takes the job row under this claim (so neither the reaper nor a
         new claim can move the job until it commits), then runs the caller's writes."""
+        nested = connection.in_atomic_block  # inside a caller's transaction (tests wrap each)
         with transaction.atomic():
+            previous = None
             if (
                 connection.vendor == "postgresql"
             ):  # a paused worker must not hold the row lock for long
                 seconds = int(settings.JOB_FENCE_IDLE_SECONDS)
                 with connection.cursor() as cursor:
+                    if nested:
+                        cursor.execute("SHOW idle_in_transaction_session_timeout")
+                        previous = cursor.fetchone()[0]
                     cursor.execute(f"SET LOCAL idle_in_transaction_session_timeout = '{seconds}s'")
             self.update(heartbeat_at=timezone.now())
             yield
+            if previous is not None:
+                # SET LOCAL outlives a released savepoint: the enclosing transaction gets its own
+                # timeout back rather than the fence's (a rolled-back one undoes it by itself)
+                with connection.cursor() as cursor:
+                    cursor.execute(
+                        "SELECT set_config('idle_in_transaction_session_timeout', %s, true)",
+                        [previous],
+                    )
 
 
 class DatabaseReporter:

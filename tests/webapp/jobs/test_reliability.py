@@ -428,6 +428,29 @@ def test_on_postgres_a_paused_worker_cannot_hold_the_job_row_past_the_idle_limit
 
 
 @pytest.mark.django_db
+def test_a_fence_inside_a_callers_transaction_leaves_it_its_own_idle_limit(settings):
+    """The fence's limit is for its own block: a caller's enclosing transaction (a test's, or a job
+    that writes games around it) must not be ended by the server for idling afterwards."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("idle_in_transaction_session_timeout is a Postgres setting")
+
+    def limit() -> str:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW idle_in_transaction_session_timeout")
+            return cursor.fetchone()[0]
+
+    settings.JOB_FENCE_IDLE_SECONDS = 7
+    job = Job.objects.create(kind="smoke", config=SMOKE, task_id="t")
+    assert services._claim(job.pk, "w1") == 1
+    before = limit()
+    with Fence(job.pk, 1).transaction():
+        assert limit() == "7s"
+    assert limit() == before != "7s"
+
+
+@pytest.mark.django_db
 def test_a_result_with_nan_or_infinity_is_stored_with_null_in_their_place():
     # PostgreSQL's JSON refuses NaN and Infinity: a diverged training loss must not fail the job
     job = Job.objects.create(kind="smoke", config=SMOKE, task_id="nan")

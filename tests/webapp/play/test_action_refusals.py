@@ -11,7 +11,6 @@ actions answer as before (the refreshed panel under htmx, else a redirect to the
 from __future__ import annotations
 
 import pytest
-from django.db import connection
 from django.test import Client
 
 from tests.webapp.arena.support import STRONG, WEAK, seed_arena
@@ -44,9 +43,6 @@ def _blinded(owner) -> Game:
     researchers), its panel would say "The word was seal" and every verdict."""
     store_games()
     run_disagreements(controls=0.0)
-    with connection.cursor() as cursor:  # the job's fence left a timeout on the test transaction
-        if connection.vendor == "postgresql":
-            cursor.execute("SET LOCAL idle_in_transaction_session_timeout = 0")
     seal = Game.objects.get(secret="seal")
     assert DisagreementItem.objects.filter(secret="seal", gold="").exists()
     Game.objects.filter(pk=seal.pk).update(player=owner)
