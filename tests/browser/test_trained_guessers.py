@@ -11,6 +11,7 @@ from tests.browser.conftest import screenshot
 from tests.webapp.play.support import truthful_verdict
 from webapp.catalog.shipped import POOL_LIST
 from webapp.play.models import Game
+from webapp.play.selectors import informative_belief
 
 pytestmark = pytest.mark.browser
 TRAINED = ("tiny-20q-sft", "tiny-20q-starpo", "tiny-20q-cia")  # all shipped: a missing one fails
@@ -70,5 +71,8 @@ def test_a_whole_game_against_a_trained_guesser_on_a_word_from_its_pool(
     assert game.n_turns == len(turns) and (game.outcome == "won" or len(turns) == QUESTIONS)
     valid = sum(t.verdict != "invalid" for t in turns)
     assert valid >= 0.8 * len(turns), [(t.question, t.verdict) for t in turns]
-    # the pool's top candidates after each answer, shown once the game is over
-    assert page.locator(".turn-list .candidates").count() == len(turns)
+    # the pool's top candidates before each answer, shown once the game is over and only where
+    # the belief is informative (its top word above 1 %)
+    informative = [t for t in turns if informative_belief(t.top_candidates)]
+    assert all(t.top_candidates for t in turns)
+    assert page.locator(".turn-list .candidates").count() == len(informative)

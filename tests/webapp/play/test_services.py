@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from games import rules
 from tests.webapp.play.support import truthful_verdict, visitor_of
 from webapp.catalog.models import ModelSpec
 from webapp.core.exceptions import ApplicationError
@@ -271,9 +272,18 @@ class TestPersonJudges:
     def test_the_confirmed_word_must_be_the_one_the_winning_question_names(self, catalog, player):
         visitor = visitor_of(player)
         game = services.game_start(visitor=visitor, role="answerer")
-        question = game.state["pending"]["question"]
+        # answer as for "cat" until the guesser names a plausible word (not a broad category,
+        # which "That's my word" is never offered for), then claim it was the word
+        while not rules.guessed_word(question := game.state["pending"]["question"]):
+            services.answer_submit(
+                game_id=game.pk,
+                visitor=visitor,
+                verdict=truthful_verdict("cat", question),
+                expected_index=game.n_turns,
+            )
+            game.refresh_from_db()
         services.answer_submit(
-            game_id=game.pk, visitor=visitor, verdict="finished", expected_index=0
+            game_id=game.pk, visitor=visitor, verdict="finished", expected_index=game.n_turns
         )
         with pytest.raises(ApplicationError, match="last question names"):
             services.game_confirm_secret(game_id=game.pk, visitor=visitor, secret="dog")
