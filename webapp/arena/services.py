@@ -267,7 +267,7 @@ def battle_abandon(*, public_id, visitor: Visitor) -> Battle:
 def namer(spec: ModelSpec):
     """word -> whether the guesser `spec` can name it: one that knows only a word pool
     (options.pool_word_list) its pool's words, a knowledge-base guesser (infogain, random) the
-    knowledge base's nouns, any other any word."""
+    knowledge base's nouns, the natural guesser its pool's words, any other any word."""
     pool = (spec.options or {}).get("pool_word_list")
     word_list = word_list_latest(pool) if pool else None
     if word_list is not None:
@@ -275,6 +275,11 @@ def namer(spec: ModelSpec):
     if spec.kind in ModelKind.POOL_GUESSERS:
         judge = kb_judge()  # built once for a whole word list
         return lambda word: kb_knows(word, judge)
+    if spec.kind == ModelKind.NATURAL:
+        from games.guessers.natural import load_data
+
+        data = load_data(spec.path or None)
+        return lambda word: data.word_id(word) is not None
     return lambda word: True
 
 

@@ -30,6 +30,8 @@ def spec_string(spec: ModelSpec) -> str:
         return f"{spec.kind}:{spec.path}" if spec.path else spec.kind  # empty: the shipped one
     if spec.kind in ModelKind.POOL_GUESSERS:
         return spec.kind
+    if spec.kind == ModelKind.NATURAL:
+        return f"natural:{spec.path}" if spec.path else "natural"  # empty: the shipped data
     if spec.kind == ModelKind.TRANSFORMERS:
         return f"hf:{spec.path}"
     if spec.kind == ModelKind.VLLM:

@@ -83,6 +83,7 @@ class ModelKind(models.TextChoices):
     LEARNED = "learned", "learned judge (trained on reference answers)"
     HYBRID = "kb+learned", "knowledge base, then learned judge"
     INFOGAIN = "infogain", "information-gain guesser"
+    NATURAL = "natural", "natural-question guesser (information gain over a learned answer model)"
     RANDOM = "random", "random guesser"
     TRANSFORMERS = "transformers", "transformers (local folder or hub id)"
     VLLM = "vllm", "vLLM (GPU workers)"

@@ -230,6 +230,18 @@ DEFAULT_MODEL_SPECS = [
         ),
     ),
     dict(
+        name="natural",
+        kind=ModelKind.NATURAL,
+        role=ModelRole.GUESSER,
+        options={},
+        description=(
+            "Natural-question guesser: asks the questions people ask (the ΔBelief-RL paper's "
+            "questioners' questions, cleaned) by expected information over about 13,000 frequent "
+            "nouns, expecting the answers a learned judge predicts, and guesses one thing when "
+            'sure; the default opponent of "The model asks".'
+        ),
+    ),
+    dict(
         name="random",
         kind=ModelKind.RANDOM,
         role=ModelRole.GUESSER,

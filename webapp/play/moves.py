@@ -102,7 +102,9 @@ def guesser_plan(game: Game, turns: list[TurnData]) -> Plan:
     a known word) are kept to store, the first one a person must judge becomes the pending one."""
     guesser = build_model(builders.guesser_for, game.guesser)
     state = guesser.start(seed=game.seed)
-    state.data["win_rule"] = GameConfig.from_dict(game.config).win_rule  # what naming a word does
+    config = GameConfig.from_dict(game.config)
+    state.data["win_rule"] = config.win_rule  # what naming a word does
+    state.data["max_turns"] = config.max_turns  # when to stop asking and guess (natural)
     for turn in turns:
         guesser.observe(state, turn)
     env = engine_of(game, HumanVerdict(), turns)

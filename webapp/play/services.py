@@ -54,7 +54,7 @@ from webapp.play.visitors import Visitor
 
 ROLE_GUESSER, ROLE_ANSWERER = "guesser", "answerer"  # the person's role in the game
 ROLES = (ROLE_GUESSER, ROLE_ANSWERER)
-DEFAULT_GUESSER, DEFAULT_WORD_LIST = "infogain", "dbrl/paper_test"
+DEFAULT_GUESSER, DEFAULT_WORD_LIST = "natural", "dbrl/paper_test"
 DEFAULT_JUDGES = (PRETRAINED_JUDGE, LEARNED_JUDGE)  # default_judge: the first that loads, else kb
 MAX_TURNS_LIMIT = 50
 HUMAN_VERDICTS = (Verdict.YES, Verdict.NO, Verdict.UNKNOWN, Verdict.INVALID, Verdict.FINISHED)

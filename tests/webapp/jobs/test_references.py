@@ -36,6 +36,7 @@ def test_kind_groups_are_not_choices():
         "learned",
         "kb+learned",
         "infogain",
+        "natural",
         "random",
         "transformers",
         "vllm",

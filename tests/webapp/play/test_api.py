@@ -80,7 +80,8 @@ def test_the_default_judge_is_the_pretrained_judge_and_its_turns_say_how_sure_it
 
 def test_a_whole_game_as_the_answerer_then_confirm_the_word(api, catalog, player):
     api.force_authenticate(player)
-    game = start(api, role="answerer")
+    assert start(api, role="answerer")["guesser"] == "natural"  # the default opponent
+    game = start(api, role="answerer", guesser="infogain")  # answered from the KB: its world
     assert (
         game["role"] == "answerer"
         and game["guesser"] == "infogain"

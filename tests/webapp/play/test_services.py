@@ -80,7 +80,7 @@ class TestGameStart:
     def test_answerer_game_asks_its_first_question_straight_away(self, catalog, player):
         game = services.game_start(visitor=visitor_of(player), role="answerer")
         assert (
-            game.guesser.name == "infogain"
+            game.guesser.name == "natural"  # the default opponent
             and game.secret == ""
             and game.state["secret_source"] == "unconfirmed"
         )
@@ -225,7 +225,7 @@ class TestPersonAsks:
 class TestPersonJudges:
     def test_truthful_answers_until_the_guesser_names_the_word_then_confirm(self, catalog, player):
         visitor = visitor_of(player)
-        game = services.game_start(visitor=visitor, role="answerer")
+        game = services.game_start(visitor=visitor, role="answerer", guesser="infogain")
         game = play_as_answerer(game, visitor, "dog")
         assert game.outcome == "won" and game.secret == ""  # not confirmed yet
         turns = list(game.turns.order_by("index"))
@@ -247,7 +247,9 @@ class TestPersonJudges:
 
     def test_the_knowledge_base_lists_every_answer_it_would_give_differently(self, catalog, player):
         visitor = visitor_of(player)
-        game = services.game_start(visitor=visitor, role="answerer", max_turns=4)
+        game = services.game_start(
+            visitor=visitor, role="answerer", guesser="infogain", max_turns=4
+        )
         game = play_as_answerer(game, visitor, "dog", lie="yes")
         game = services.game_confirm_secret(game_id=game.pk, visitor=visitor, secret="dog")
         expected = [
@@ -297,7 +299,9 @@ class TestPersonJudges:
         self, catalog, player
     ):
         visitor = visitor_of(player)
-        game = services.game_start(visitor=visitor, role="answerer", secret="dog")
+        game = services.game_start(
+            visitor=visitor, role="answerer", guesser="infogain", secret="dog"
+        )
         with pytest.raises(ApplicationError, match="does not name your word"):
             services.answer_submit(
                 game_id=game.pk, visitor=visitor, verdict="finished", expected_index=0
@@ -312,7 +316,11 @@ class TestPersonJudges:
 
     def test_a_drawn_word_is_kept_and_guest_votes_are_named_guest(self, catalog):
         game = services.game_start(
-            visitor=visitor_of(), role="answerer", word_list="dbrl/paper_test", max_turns=1
+            visitor=visitor_of(),
+            role="answerer",
+            guesser="infogain",
+            word_list="dbrl/paper_test",
+            max_turns=1,
         )
         assert game.secret and game.state["secret_source"] == "word_list"
         services.answer_submit(
@@ -335,7 +343,7 @@ class TestPersonJudges:
         monkeypatch.setattr(
             "games.guessers.infogain.InfoGainGuesser.ask", lambda self, state: Ask(next(asked))
         )
-        game = services.game_start(visitor=visitor_of(player), role="answerer")
+        game = services.game_start(visitor=visitor_of(player), role="answerer", guesser="infogain")
         only = game.turns.get()
         assert (only.verdict, only.extra["judge"], only.judged_by) == ("invalid", "rules", None)
         assert game.n_turns == 1

@@ -150,7 +150,7 @@ class TestPlayingPages:
 
     def test_the_kb_comparison_names_each_differing_answer(self, client, catalog, player):
         client.force_login(player)
-        game = start_game(client, role="answerer", max_turns=2)
+        game = start_game(client, role="answerer", guesser="infogain", max_turns=2)  # KB's forms
         for index in range(2):
             client.post(
                 f"/play/{game.pk}/answer/", {"verdict": "no", "expected_index": index}, **HTMX
@@ -280,7 +280,7 @@ class TestTrajectoryBrowser:
         other_list = WordList.objects.create(name="mini", version=1)
         won = model_game("dog", ["Is it a kind of animal?", "Is it a dog?"], job=job)
         lost = model_game("cat", ["Is it a kind of plant?"], word_list=other_list)
-        mine = services.game_start(visitor=visitor_of(player), role="answerer")
+        mine = services.game_start(visitor=visitor_of(player), role="answerer", guesser="infogain")
         Game.objects.filter(pk=lost.pk).update(created_at=timezone.now() - dt.timedelta(days=10))
         today = timezone.now().date()
         cases = {
