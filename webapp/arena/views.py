@@ -60,7 +60,9 @@ def battle_page(request, public_id):
 
 def _act(request, public_id, form_class, act, invalid="Choose one of the answers."):
     """Run one action on the battle, answer with the refreshed panel (or redirect without htmx);
-    `invalid`: what an invalid form is told."""
+    `invalid`: what an invalid form is told. A battle that is not the visitor's is 404 before
+    anything runs, as its page is."""
+    _battle_or_404(request, public_id)
     form = form_class(request.POST)
     visitor = visitor_from_request(request)
     error, status = panel_action(request, form, act, visitor, lambda _: invalid)

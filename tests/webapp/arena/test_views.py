@@ -245,3 +245,44 @@ def test_a_failing_guessers_panel_is_one_the_battle_page_swaps_in(client, player
     assert _swapped(page, panel.status_code), panel.status_code
     without_htmx = client.post(f"/arena/{battle.public_id}/answer/", answer)
     assert without_htmx.status_code == 302  # the error as a message on the page
+
+
+@pytest.mark.parametrize("visitor", ["guest", "other player"])
+def test_no_arena_action_on_someone_elses_battle_shows_or_changes_it(client, player, visitor):
+    """Every arena page and API action on another person's running battle, with and without htmx,
+    by a guest holding a CSRF token or another player: refused (403/404), and the answer names
+    neither guesser, shows no question and changes nothing."""
+    from django.test import Client
+
+    body = client.post("/api/arena/battles/", {}, content_type="application/json").json()
+    battle = Battle.objects.get()
+    questions = [
+        (g.state.get("pending") or {}).get("question") for g in (battle.game_a, battle.game_b)
+    ]
+    assert all(questions)
+    stranger = Client(enforce_csrf_checks=True)
+    if visitor == "other player":
+        stranger.force_login(get_user_model().objects.create_user("bob", password="pw-bob-12345"))
+    stranger.get("/arena/")  # a page with a form: the CSRF cookie
+    csrf = {"HTTP_X_CSRFTOKEN": stranger.cookies["csrftoken"].value}
+    page, api = f"/arena/{body['id']}/", f"/api/arena/battles/{body['id']}/"
+    answer = {"side": "a", "verdict": "yes", "expected_index": 0}
+    requests = [("get", page, {}), ("get", api, {})]
+    for htmx in ({}, {"HTTP_HX_REQUEST": "true"}):
+        requests += [
+            ("post", page + "answer/", {"data": answer, **htmx}),
+            ("post", page + "finish/", {"data": {"word": "dog"}, **htmx}),
+            ("post", page + "abandon/", htmx),
+        ]
+    requests += [
+        ("post", api + "answer/", {"data": answer, "content_type": "application/json"}),
+        ("post", api + "finish/", {"data": {"give_up": True}, "content_type": "application/json"}),
+    ]
+    for method, url, kwargs in requests:
+        response = getattr(stranger, method)(url, **kwargs, **csrf)
+        text = response.content.decode()
+        assert response.status_code in (403, 404), (url, response.status_code)
+        assert _names_in(text) == set() and not any(q in text for q in questions), url
+    battle.refresh_from_db()
+    assert battle.game_a.n_turns == battle.game_b.n_turns == 0
+    assert battle.game_a.status == battle.game_b.status == "playing"
