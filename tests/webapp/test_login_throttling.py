@@ -138,3 +138,40 @@ def test_one_address_trying_many_usernames_is_capped_before_any_hashing(
         ).status_code
         == 302
     )  # other addresses are not
+
+
+def test_one_address_has_one_login_checked_at_a_time(client, ada):
+    """While an attempt from an address is being checked (its password hashed), another from the
+    same address is a 429 before any hashing, on the form and the API; other addresses, and the
+    same address once the first is done, go through."""
+    from django.contrib.auth import base_user
+    from django.test import RequestFactory
+
+    from webapp.accounts.throttles import login_in_flight
+
+    address = "198.51.100.91"
+    hashed = []
+    real_check = base_user.check_password  # what User.check_password hashes with
+
+    def counting(*args, **kwargs):
+        hashed.append(1)
+        return real_check(*args, **kwargs)
+
+    first = RequestFactory().post("/accounts/login/", REMOTE_ADDR=address)
+    with login_in_flight(first) as alone, pytest.MonkeyPatch.context() as mp:
+        assert alone
+        mp.setattr(base_user, "check_password", counting)
+        form = client.post(
+            "/accounts/login/", {"username": "ada", "password": PASSWORD}, REMOTE_ADDR=address
+        )
+        api = _api_login(APIClient(REMOTE_ADDR=address), PASSWORD)
+        elsewhere = _api_login(APIClient(REMOTE_ADDR="198.51.100.92"), PASSWORD)
+    assert form.status_code == 429 and b"being checked" in form.content
+    assert api.status_code == 429 and "being checked" in api.json()["detail"]
+    assert elsewhere.status_code == 200 and len(hashed) == 1  # only the other address hashed
+    assert (
+        client.post(
+            "/accounts/login/", {"username": "ada", "password": PASSWORD}, REMOTE_ADDR=address
+        ).status_code
+        == 302
+    )

@@ -11,7 +11,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from webapp.accounts.throttles import TOO_MANY_LOGINS, login_attempt_allowed
+from webapp.accounts.throttles import LOGIN_IN_FLIGHT, login_in_flight, login_refusal
 
 LOCKED_OUT = "Too many failed logins for this account from this address: try again later."
 
@@ -32,8 +32,13 @@ class TokenLoginApi(APIView):
         responses={200: inline_serializer("TokenLoginOutput", {"token": serializers.CharField()})},
     )
     def post(self, request):
-        if not login_attempt_allowed(request._request):
-            return Response({"detail": TOO_MANY_LOGINS}, status=status.HTTP_429_TOO_MANY_REQUESTS)
+        with login_in_flight(request._request) as alone:
+            refusal = LOGIN_IN_FLIGHT if not alone else login_refusal(request._request)
+            if refusal:
+                return Response({"detail": refusal}, status=status.HTTP_429_TOO_MANY_REQUESTS)
+            return self._login(request)
+
+    def _login(self, request):
         data = TokenLoginInput(data=request.data)
         data.is_valid(raise_exception=True)
         django_request = (
