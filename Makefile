@@ -20,7 +20,8 @@ LOCK_TOOLS := pip-tools==7.6.2 uv==0.13.9
 TOOLS      := $(VENV)/lock-tools
 LOCK_ARGS  ?=
 
-.PHONY: setup base-models run test test-fast lint lock migrate seed bench clean browser-deps
+.PHONY: setup base-models run test test-fast lint lock migrate seed bench clean browser-deps \
+	docs docs-build
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -103,6 +104,17 @@ test-fast: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+
+# The docs site (mkdocs.yml, docs/): `make docs` serves it with live reload on DOCS_ADDR,
+# `make docs-build` builds it with --strict (a broken link or a missing page fails) into
+# var/site/. The Reference pages of configs, CLIs and the REST API are generated from the code
+# at every build (docs/gen_reference.py, an MkDocs hook).
+DOCS_ADDR ?= 127.0.0.1:8001
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve -a $(DOCS_ADDR)
+
+docs-build: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir var/site
 
 bench: setup
 	$(PY) -m bench.kb
