@@ -84,6 +84,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "webapp.accounts.context_processors.roles",
+                "webapp.core.context_processors.site",
             ],
         },
     }
@@ -256,6 +257,9 @@ JOB_FENCE_IDLE_SECONDS = int_setting("JOB_FENCE_IDLE_SECONDS", 5)
 # GRPO's generation server (rollout_backend=server): the `rollout_server` a job gets when it asks
 # for server rollouts without naming one (docker-compose.yml's `generation` service); "" = none.
 GENERATION_SERVER_URL = env.str("GENERATION_SERVER_URL", default="").strip()
+# Where the docs site is served (`make docs-build` builds it into var/site/; `make docs` serves it
+# on http://127.0.0.1:8001/): the header links to it ("Docs") when set; "" = no link.
+DOCS_URL = env.str("DOCS_URL", default="").strip()
 # Housekeeping (reaper, republish sweep) has its own queue and worker process, so it never waits
 # behind busy job slots; leaderboard refreshes (seconds of arithmetic each) have another, so they
 # never delay the reaper's re-queue of a dead job.
