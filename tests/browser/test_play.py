@@ -75,6 +75,7 @@ def test_play_a_whole_game_as_the_guesser_to_a_win(page, play_catalog, monkeypat
 
 def test_judge_the_infogain_guesser_with_buttons_and_shortcuts_then_confirm(page, play_catalog):
     page.goto("/play/")
+    page.select_option("#judge-guesser", "infogain")  # answered from the KB: its own world
     page.click("#start-judging")
     game_id = new_game_id(page)
     index, used_keys = 0, set()
