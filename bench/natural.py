@@ -1,0 +1,264 @@
+"""The natural guesser (issue 33): `python -m bench.natural [--samples 4] [--only NAME]` prints one
+JSON object and writes bench/results/natural.json.
+
+- evaluations: `python -m games eval --guesser natural --win-rule strict --json ...` (the CLI's own
+  code, `games.__main__.run_eval`, so each row's `command` reproduces it) on dbrl/paper_test and
+  on everyday/everyday100, answered by judges the guesser's answer model (the learned judge) is
+  not: the pretrained judge (a cross-encoder; the shipped folder combines its logit with the
+  learned judge's at weight 0.22 against 0.64), the same cross-encoder alone (its folder without
+  the combination, written to var/natural/cross-encoder-alone) and the knowledge-base judge;
+- reference: games on the learned judge's test secrets of the reference answers (secrets it was
+  never trained on) that are in the guesser's pool, answered by the reference answers where they
+  cover the (secret, question) pair, by the pretrained judge elsewhere; the share covered is
+  reported;
+- latency: the guesser's time from an answer to its next question (observe + ask), per turn, over
+  games on dbrl/paper_val answered by the pretrained judge, p50 / p95 / max in ms, against the
+  300 ms target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import statistics
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from bench import RESULTS_DIR, report
+from games.__main__ import make_parser, run_eval
+from games.judges.base import Judge, JudgeRequest
+from games.types import JudgeAnswer, Verdict
+
+CROSS_ENCODER_ALONE = "var/natural/cross-encoder-alone"  # the shipped judge without the learned
+EVALUATIONS = {
+    "paper_test/pretrained": ("dbrl/paper_test", "pretrained"),
+    "everyday100/pretrained": ("everyday/everyday100", "pretrained"),
+    "paper_test/cross-encoder-alone": ("dbrl/paper_test", f"pretrained:{CROSS_ENCODER_ALONE}"),
+    "everyday100/cross-encoder-alone": (
+        "everyday/everyday100",
+        f"pretrained:{CROSS_ENCODER_ALONE}",
+    ),
+    "paper_test/kb": ("dbrl/paper_test", "kb"),
+    "everyday100/kb": ("everyday/everyday100", "kb"),
+}
+LATENCY_WORDS = "dbrl/paper_val"
+TARGET_MS = 300
+
+
+def cross_encoder_alone() -> None:
+    """The shipped pretrained judge's folder without its combination with the learned judge (the
+    guesser's answer model): the cross-encoder alone, calibrated as shipped, in var/."""
+    import json
+    from pathlib import Path
+
+    from games.judges.pretrained import DEFAULT_DIR, read_meta
+
+    folder = Path(CROSS_ENCODER_ALONE)
+    folder.mkdir(parents=True, exist_ok=True)
+    meta = read_meta()
+    meta.pop("combine", None)
+    meta["held_out"] = meta.get("cross_encoder_alone", {})
+    (folder / "judge.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+    adapter = folder / "adapter"
+    if not adapter.exists():
+        adapter.symlink_to((DEFAULT_DIR / "adapter").resolve())
+
+
+def evaluation(words: str, judge: str, samples: int, guesser: str) -> dict:
+    argv = [
+        "eval",
+        "--guesser",
+        guesser,
+        "--judge",
+        judge,
+        "--words",
+        words,
+        "--win-rule",
+        "strict",
+        "--samples",
+        str(samples),
+        "--json",
+    ]
+    result = run_eval(make_parser().parse_args(argv))
+    result["command"] = "python -m games " + shlex.join(argv)
+    return result
+
+
+class ReferenceJudge(Judge):
+    """The reference answers where they cover the pair (majority; a tie falls through), the
+    fallback judge elsewhere; counts how many answers each gave."""
+
+    def __init__(self, answers: dict[tuple[str, str], str], fallback: Judge):
+        self.answers, self.fallback = answers, fallback
+        self.name = f"reference+{fallback.name}"
+        self.covered = self.other = 0
+
+    def judge_batch(self, requests: Sequence[JudgeRequest]) -> list[JudgeAnswer]:
+        out: list[JudgeAnswer | None] = [None] * len(requests)
+        todo = []
+        for i, r in enumerate(requests):
+            answer = self.answers.get((r.secret, r.question))
+            if answer in ("yes", "no"):
+                out[i] = JudgeAnswer(Verdict(answer), raw="reference")
+                self.covered += 1
+            else:
+                todo.append(i)
+        self.other += len(todo)
+        for i, answer in zip(todo, self.fallback.judge_batch([requests[i] for i in todo])):
+            out[i] = answer
+        return out  # type: ignore[return-value]
+
+
+def reference_games(guesser_spec: str) -> dict:
+    import pandas as pd
+
+    from games.metrics import summarise
+    from games.registry import build_guesser, build_judge
+    from games.rollout import rollout
+    from games.types import GameConfig
+    from training.judge.data import split_of
+
+    frame = pd.read_parquet(
+        "games/data/reference-judge/triples.parquet", columns=["secret", "question", "answer"]
+    )
+    guesser = build_guesser(guesser_spec)
+    secrets = sorted(
+        s
+        for s in set(frame["secret"])
+        if split_of(s, 10, 10) == "test" and guesser.data.word_id(s) is not None
+    )
+    answers = dict(zip(zip(frame["secret"], frame["question"]), frame["answer"]))
+    judge = ReferenceJudge(answers, build_judge("pretrained"))
+    config = GameConfig(max_turns=20, win_rule="strict")
+    start = time.perf_counter()
+    trajectories = rollout(guesser, judge, secrets, seeds=range(len(secrets)), config=config)
+    summary = summarise(trajectories, k=1).to_dict()
+    return {
+        **summary,
+        "words": "the learned judge's test secrets of the reference answers in the pool",
+        "judge": judge.name,
+        "answers_from_reference": judge.covered,
+        "answers_from_fallback": judge.other,
+        "seconds": round(time.perf_counter() - start, 1),
+    }
+
+
+def latency(guesser_spec: str, games: int) -> dict:
+    from games.engine import TwentyQuestions
+    from games.registry import build_guesser, build_judge
+    from games.types import GameConfig
+    from games.wordlists import read_words
+
+    guesser, judge = build_guesser(guesser_spec), build_judge("pretrained")
+    config = GameConfig(max_turns=20, win_rule="strict")
+    first, later = [], []
+    for seed, word in enumerate(read_words(LATENCY_WORDS)[:games]):
+        env = TwentyQuestions(judge, config)
+        env.reset(word, seed)
+        state = guesser.start(seed=seed)
+        state.data["win_rule"] = "strict"
+        turn = None
+        while not env.done:
+            start = time.perf_counter()
+            if turn is not None:
+                guesser.observe(state, turn)
+            ask = guesser.ask(state)
+            (later if turn is not None else first).append((time.perf_counter() - start) * 1000)
+            turn = env.step(ask.question).turn
+    later.sort()
+    return {
+        "games": games,
+        "words": LATENCY_WORDS,
+        "decisions": len(later),
+        "p50_ms": round(statistics.median(later), 2),
+        "p95_ms": round(later[int(0.95 * (len(later) - 1))], 2),
+        "max_ms": round(later[-1], 2),
+        "first_question_p50_ms": round(statistics.median(first), 2),
+        "target_ms": TARGET_MS,
+        "note": "observe(answer) + ask(), one game at a time, the judge's time excluded",
+    }
+
+
+TUNING = [  # natural:SETTINGS, tried on validation words only
+    "noise=0.05,guess_threshold=0.5",
+    "noise=0.05,guess_threshold=0.25",
+    "noise=0.1,guess_threshold=0.25",
+    "noise=0.05,guess_threshold=0.25,noun_cap=0",
+    "noise=0.05,guess_threshold=0.15",
+    "noise=0.02,guess_threshold=0.25",
+]
+
+
+def tune(
+    words: str = "dbrl/paper_val", judge_spec: str = "pretrained", limit: int = 100
+) -> list[dict]:
+    """Success and mean turns on validation words for each setting of TUNING (strict rule)."""
+    from games.metrics import summarise
+    from games.registry import build_guesser, build_judge
+    from games.rollout import rollout
+    from games.types import GameConfig
+    from games.wordlists import read_words
+
+    judge = build_judge(judge_spec)  # one judge: its answers are cached across the settings
+    secrets = read_words(words)[:limit]
+    config = GameConfig(max_turns=20, win_rule="strict")
+    rows = []
+    for settings in TUNING:
+        spec = f"natural:{settings}"
+        start = time.perf_counter()
+        games = rollout(
+            build_guesser(spec), judge, secrets, seeds=range(len(secrets)), config=config
+        )
+        summary = summarise(games, k=1)
+        rows.append(
+            {
+                "guesser": spec,
+                "judge": judge_spec,
+                "words": f"{words} (first {len(secrets)})",
+                "success": round(summary.strict_success_rate, 4),
+                "mean_turns": round(summary.mean_turns, 2),
+                "seconds": round(time.perf_counter() - start, 1),
+            }
+        )
+        print(rows[-1], flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.natural")
+    parser.add_argument("--samples", type=int, default=1)
+    parser.add_argument("--guesser", default="natural")
+    parser.add_argument("--only", action="append", help="evaluation names; repeatable")
+    parser.add_argument("--latency-games", type=int, default=50)
+    parser.add_argument("--no-save", action="store_true")
+    parser.add_argument("--out", help="the JSON file (default bench/results/natural.json)")
+    parser.add_argument("--tune", action="store_true", help="only the settings on validation")
+    args = parser.parse_args(argv)
+    result: dict = {"guesser": args.guesser, "evaluations": {}}
+    start = time.perf_counter()
+    cross_encoder_alone()
+    if args.tune:
+        result = {"tuning": tune()}
+        report(result, None if args.no_save else RESULTS_DIR / "natural-tuning.json")
+        return 0
+    save_as = Path(args.out) if args.out else RESULTS_DIR / "natural.json"
+    if not args.only or "latency" in args.only:
+        result["latency"] = latency(args.guesser, args.latency_games)
+    for name, (words, judge) in EVALUATIONS.items():
+        if args.only and name not in args.only:
+            continue
+        result["evaluations"][name] = evaluation(words, judge, args.samples, args.guesser)
+        if not args.no_save:  # what is measured so far, in case the run is cut short
+            save_as.parent.mkdir(parents=True, exist_ok=True)
+            save_as.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    if not args.only or "reference" in args.only:
+        result["reference"] = reference_games(args.guesser)
+    result["seconds"] = round(time.perf_counter() - start, 1)
+    report(result, None if args.no_save else save_as)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
