@@ -112,7 +112,7 @@ class ReferenceJudge(Judge):
 
 
 def reference_games(guesser_spec: str) -> dict:
-    import pandas as pd
+    import pyarrow.parquet as pq
 
     from games.metrics import summarise
     from games.registry import build_guesser, build_judge
@@ -120,9 +120,9 @@ def reference_games(guesser_spec: str) -> dict:
     from games.types import GameConfig
     from training.judge.data import split_of
 
-    frame = pd.read_parquet(
+    frame = pq.read_table(
         "games/data/reference-judge/triples.parquet", columns=["secret", "question", "answer"]
-    )
+    ).to_pydict()
     guesser = build_guesser(guesser_spec)
     secrets = sorted(
         s

@@ -97,10 +97,9 @@ def question_key(text: str) -> str:
 def candidate_questions(triples: Path, limit: int = CANDIDATES) -> list[tuple[str, int]]:
     """(question, secrets asked about) of the cleaned, deduplicated reference questions, most
     asked first."""
-    import pandas as pd
+    import pyarrow.parquet as pq
 
-    frame = pd.read_parquet(triples, columns=["secret", "question"])
-    asked = Counter(frame["question"].tolist())
+    asked = Counter(pq.read_table(triples, columns=["question"]).column("question").to_pylist())
     by_key: dict[str, tuple[str, int]] = {}
     totals: Counter = Counter()
     for question, count in asked.most_common():
