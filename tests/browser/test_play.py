@@ -279,7 +279,8 @@ def test_a_slow_guessers_first_question_shows_progress_at_once_and_is_shown_once
     asked = time.perf_counter() - began
     print(f"start: progress shown after {shown:.2f} s, question after {asked:.2f} s")
     assert page.evaluate(VISIBLE_COUNT, question) == 1  # in the panel only
-    assert page.inner_text("#announcer-next") == f"infogain asks: “{question}”"  # read out, hidden
+    # read out, hidden; the default opponent asks
+    assert page.inner_text("#announcer-next") == f"{services.DEFAULT_GUESSER} asks: “{question}”"
     assert not page.is_visible("#announcer")  # nothing answered yet
     assert refused == []
 
