@@ -85,11 +85,12 @@ browser-deps:
 	  else echo "chromium is missing: sudo apt-get install chromium"; fi; }
 
 # Gates before the suite: ruff (lint and format) over the whole tree, and every model change has
-# its migration. The suite runs in TEST_WORKERS pytest-xdist processes (2: one per core here and
-# in CI; each gets its own test database, DATA_DIR and Redis database, see
+# its migration. The suite runs in TEST_WORKERS pytest-xdist processes (3 on the 2 cores here and
+# in CI: many tests wait on worker processes, servers and the browser, so a third keeps the cores
+# busy; each gets its own test database, DATA_DIR and Redis database, see
 # webapp/settings/test.py), a module's tests on one process so its fixtures are built once.
 # TEST_WORKERS=0 runs it in this process.
-TEST_WORKERS ?= 2
+TEST_WORKERS ?= 3
 XDIST := $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadfile)
 test: setup browser-deps
 	$(VENV)/bin/ruff check .
