@@ -25,7 +25,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from games import rules
-from games.guessers.base import Ask, Guesser, GuesserState
+from games.guessers.base import Ask, GuesserState
+from games.guessers.replay import ReplayGuesser
 from games.kb import DEFAULT_SENSE, KnowledgeBase, load_kb
 from games.kb.candidates import CandidateModel, candidate_model
 from games.types import Turn, Verdict
@@ -44,7 +45,7 @@ def _entropy_bits(*parts: np.ndarray) -> np.ndarray:
     return total
 
 
-class InfoGainGuesser(Guesser):
+class InfoGainGuesser(ReplayGuesser):
     def __init__(
         self,
         kb: KnowledgeBase | None = None,
@@ -84,42 +85,21 @@ class InfoGainGuesser(Guesser):
         return FREQUENCY_EXPONENT * np.log(10.0) * zipf
 
     # -- state ---------------------------------------------------------------------------
-    def start(self, *, seed: int) -> GuesserState:
-        state = GuesserState(seed=seed)
-        self._init_data(state)
-        return state
+    notes_key = "contradictions"
 
-    def _init_data(self, state: GuesserState) -> dict:
+    def _fresh_notes(self, state: GuesserState) -> dict:
         rng = np.random.default_rng(state.seed)
-        state.data.update(
+        return dict(
             contradictions=np.zeros(len(self.model.words), dtype=np.int32),
             unknowns=np.zeros(
                 len(self.model.words), dtype=np.int32
             ),  # facts met with "I don't know"
             out=np.zeros(len(self.model.words), dtype=bool),  # named by a question, not the secret
             asked=np.zeros(len(self.model.questions), dtype=bool),
-            asked_texts=set(),
             jitter=rng.random(len(self.model.questions)) * JITTER,
-            seen=0,
         )
-        return state.data
 
-    def _data(self, state: GuesserState) -> dict:
-        data = state.data if "contradictions" in state.data else self._init_data(state)
-        while data["seen"] < len(state.history):  # turns appended without observe()
-            self._update(data, state.history[data["seen"]])
-            data["seen"] += 1
-        return data
-
-    def observe(self, state: GuesserState, turn: Turn) -> None:
-        data = self._data(state)
-        super().observe(state, turn)
-        self._update(data, turn)
-        data["seen"] = len(state.history)
-
-    def _update(self, data: dict, turn: Turn) -> None:
-        text = turn.question if isinstance(turn.question, str) else ""
-        data["asked_texts"].add(rules.normalise_question(text))
+    def _learn(self, data: dict, turn: Turn, text: str, key: str) -> None:
         q = self.model.question_id(text)
         if q is not None:
             data["asked"][q] = True
@@ -138,7 +118,7 @@ class InfoGainGuesser(Guesser):
         data["contradictions"] += contradicted & ~named
 
     def posterior(self, state: GuesserState) -> np.ndarray:
-        data = self._data(state)
+        data = self._notes(state)
         log_w = (
             self._log_prior
             + self._log_contradiction * data["contradictions"]
@@ -155,7 +135,7 @@ class InfoGainGuesser(Guesser):
         return [self._ask(state) for state in states]
 
     def _ask(self, state: GuesserState) -> Ask:
-        data = self._data(state)
+        data = self._notes(state)
         p = self.posterior(state)
         left = int(
             np.count_nonzero((data["contradictions"] == 0) & (data["unknowns"] == 0) & ~data["out"])

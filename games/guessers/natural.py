@@ -29,7 +29,8 @@ from pathlib import Path
 import numpy as np
 
 from games import rules
-from games.guessers.base import Ask, Guesser, GuesserState
+from games.guessers.base import Ask, GuesserState
+from games.guessers.replay import ReplayGuesser
 from games.loading import once_per_path
 from games.types import Turn, Verdict
 
@@ -148,7 +149,7 @@ def guess_text(word: str) -> str:
     return f"Is it {article} {word}?"
 
 
-class NaturalGuesser(Guesser):
+class NaturalGuesser(ReplayGuesser):
     def __init__(
         self,
         path: str | Path | None = None,
@@ -187,38 +188,16 @@ class NaturalGuesser(Guesser):
         return self.data.words
 
     # -- state ---------------------------------------------------------------------------
-    def start(self, *, seed: int) -> GuesserState:
-        state = GuesserState(seed=seed)
-        self._init(state)
-        return state
+    notes_key = "log_w"
 
-    def _init(self, state: GuesserState) -> dict:
-        state.data.update(
+    def _fresh_notes(self, state: GuesserState) -> dict:
+        return dict(
             log_w=self._log_prior.copy(),
             out=np.zeros(len(self.data.words), dtype=bool),
             asked=np.zeros(len(self.data.questions), dtype=bool),
-            asked_texts=set(),
-            seen=0,
         )
-        return state.data
 
-    def _state(self, state: GuesserState) -> dict:
-        data = state.data if "log_w" in state.data else self._init(state)
-        while data["seen"] < len(state.history):  # turns appended without observe()
-            self._update(data, state.history[data["seen"]])
-            data["seen"] += 1
-        return data
-
-    def observe(self, state: GuesserState, turn: Turn) -> None:
-        data = self._state(state)
-        super().observe(state, turn)
-        self._update(data, turn)
-        data["seen"] = len(state.history)
-
-    def _update(self, data: dict, turn: Turn) -> None:
-        text = turn.question if isinstance(turn.question, str) else ""
-        key = rules.normalise_question(text)
-        data["asked_texts"].add(key)
+    def _learn(self, data: dict, turn: Turn, text: str, key: str) -> None:
         thing = rules.guessed_thing(text) if text else None
         if thing is not None and turn.verdict is not Verdict.FINISHED:
             i = self.data.word_id(rules.guessed_things(text)[0][0])  # the noun, no article
@@ -236,7 +215,7 @@ class NaturalGuesser(Guesser):
         # unknown, invalid, repeated: nothing learned
 
     def posterior(self, state: GuesserState) -> np.ndarray:
-        data = self._state(state)
+        data = self._notes(state)
         log_w = np.where(data["out"], -np.inf, data["log_w"])
         if not np.isfinite(log_w).any():
             log_w = self._log_prior.copy()
@@ -248,7 +227,7 @@ class NaturalGuesser(Guesser):
         return [self._ask(state) for state in states]
 
     def _ask(self, state: GuesserState) -> Ask:
-        data = self._state(state)
+        data = self._notes(state)
         p = self.posterior(state)
         order = np.argsort(-p, kind="stable")
         top_candidates = [(self.data.words[i], float(p[i])) for i in order[: self.top_k]]

@@ -1,0 +1,55 @@
+"""A guesser whose per-game notes are kept up to date by replaying the game's turns.
+
+The notes live in `state.data`: the subclass's own (`_fresh_notes`), plus `asked_texts` (every
+question asked, normalised) and `seen` (how many turns of the history they include). Turns
+appended to the history without `observe()` are replayed before the notes are read, so a state
+built elsewhere (the web app, a test) reads the same as one the guesser followed.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+
+from games import rules
+from games.guessers.base import Guesser, GuesserState
+from games.types import Turn
+
+
+class ReplayGuesser(Guesser):
+    notes_key: str  # a key only this guesser's notes have: its presence means they are set up
+
+    def start(self, *, seed: int) -> GuesserState:
+        state = GuesserState(seed=seed)
+        self._init_notes(state)
+        return state
+
+    @abstractmethod
+    def _fresh_notes(self, state: GuesserState) -> dict:
+        """The guesser's own notes for a game no turn of which is known yet."""
+
+    @abstractmethod
+    def _learn(self, data: dict, turn: Turn, text: str, key: str) -> None:
+        """Update the notes with one judged turn (`text` its question, `key` normalised)."""
+
+    def _init_notes(self, state: GuesserState) -> dict:
+        state.data.update(self._fresh_notes(state), asked_texts=set(), seen=0)
+        return state.data
+
+    def _notes(self, state: GuesserState) -> dict:
+        data = state.data if self.notes_key in state.data else self._init_notes(state)
+        while data["seen"] < len(state.history):  # turns appended without observe()
+            self._update(data, state.history[data["seen"]])
+            data["seen"] += 1
+        return data
+
+    def observe(self, state: GuesserState, turn: Turn) -> None:
+        data = self._notes(state)
+        super().observe(state, turn)
+        self._update(data, turn)
+        data["seen"] = len(state.history)
+
+    def _update(self, data: dict, turn: Turn) -> None:
+        text = turn.question if isinstance(turn.question, str) else ""
+        key = rules.normalise_question(text)
+        data["asked_texts"].add(key)
+        self._learn(data, turn, text, key)
