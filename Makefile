@@ -32,7 +32,7 @@ $(VENV)/bin/python:
 $(STAMP): $(LOCK) pyproject.toml | $(VENV)/bin/python
 	@$(PY) -m pip install -q $(PIP_TORCH) -r $(LOCK) || { \
 	  echo "pip could not install $(LOCK). If torch's CPU build was not found, point" \
-	       "TORCH_INDEX at PyTorch's CPU index (see README, Install)."; exit 1; }
+	       "TORCH_INDEX at PyTorch's CPU index (see docs/how-to/install.md)."; exit 1; }
 	$(PY) -m pip install -q --no-deps -e .
 	$(PY) -m pip check
 	touch $(STAMP)

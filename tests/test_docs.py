@@ -91,3 +91,13 @@ def test_every_config_field_route_and_flag_is_in_the_generated_reference(site):
         flags += [(name, flag) for flag in sorted(gen.cli_flags(parser))]
     assert ("training.grpo", "--belief-coef") in flags
     assert [(name, flag) for name, flag in flags if flag not in cli] == []
+
+
+def test_the_readme_is_short_starts_with_the_two_commands_and_links_only_to_files_that_exist():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert readme.startswith("```\nmake run\nmake test\n```\n")
+    assert len(readme.splitlines()) <= 150
+    targets = re.findall(r"\]\(([^)\s]+)\)", readme)
+    local = [t.split("#")[0] for t in targets if not re.match(r"[a-z]+:", t)]
+    assert any(t.startswith("docs/") for t in local)
+    assert [t for t in local if not (ROOT / t).exists()] == []
