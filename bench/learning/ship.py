@@ -199,54 +199,76 @@ def ship_arm(
     }
 
 
-def eval_command(name: str, settings: dict, games_file: Path) -> list[str]:
-    """The `python -m games eval` run of a shipped guesser on its held-out words, as recorded."""
+def games_eval(
+    guesser: str, settings: dict, games_file: Path, win_rule: str, pool: bool
+) -> list[str]:
+    """A `python -m games eval` run on the held-out words of a shipped guesser's settings."""
     return [
         "python",
         "-m",
         "games",
         "eval",
-        f"--guesser=hf:games/data/models/{name}",
+        f"--guesser={guesser}",
         f"--judge={settings['judge']}",
         f"--words={settings['held_out']}",
-        f"--pool={settings['pool']}",
+        *([f"--pool={settings['pool']}"] if pool else []),
         f"--samples={settings['samples_per_word']}",
         f"--max-turns={settings['max_turns']}",
-        f"--win-rule={settings['win_rule']}",
+        f"--win-rule={win_rule}",
         "--seed=0",
         "--json",
         f"--save-games={games_file.relative_to(ROOT)}",
     ]
 
 
+def eval_command(name: str, settings: dict, games_file: Path) -> list[str]:
+    """The `python -m games eval` run of a shipped guesser on its held-out words, as recorded."""
+    guesser = f"hf:games/data/models/{name}"
+    return games_eval(guesser, settings, games_file, settings["win_rule"], pool=True)
+
+
+def head_commit() -> str:
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def run_eval(command: list[str], games_file: Path, commit: str) -> tuple[dict, dict]:
+    """Run a recorded `python -m games eval` command with this interpreter: its JSON summary, and
+    the index entry's provenance of the games it saved to `games_file` (file, digest, command,
+    commit, when)."""
+    import hashlib
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, *command[1:]], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    summary = json.loads(run.stdout)
+    played = {
+        "file": games_file.name,
+        "digest": hashlib.sha256(games_file.read_bytes()).hexdigest(),
+        "command": " ".join(command),
+        "commit": commit,
+        "played_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    return summary, played
+
+
 def evaluate_shipped(names: list[str]) -> dict:
     """Play every shipped guesser on its held-out words with `python -m games eval` and store the
     games (games/data/models/evaluation/<name>.jsonl.gz) and an index with each run's command,
     commit, digest and summary: the snapshot the web app's seed imports."""
-    import hashlib
-    import sys
-
     out = MODELS / "evaluation"
     out.mkdir(exist_ok=True)
     index_file = out / "evaluation.json"
     index = json.loads(index_file.read_text()) if index_file.is_file() else {"guessers": {}}
-    commit = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.strip()
+    commit = head_commit()
     for name in names:
         settings = json.loads((MODELS / name / MODEL_PLAY_SETTINGS).read_text(encoding="utf-8"))
         games_file = out / f"{name}.jsonl.gz"
-        command = eval_command(name, settings, games_file)
-        run = subprocess.run(
-            [sys.executable, *command[1:]], cwd=ROOT, capture_output=True, text=True, check=True
-        )
-        summary = json.loads(run.stdout)
+        summary, played = run_eval(eval_command(name, settings, games_file), games_file, commit)
         index["guessers"][name] = {
-            "file": games_file.name,
-            "digest": hashlib.sha256(games_file.read_bytes()).hexdigest(),
-            "command": " ".join(command),
-            "commit": commit,
-            "played_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            **played,
             "samples": settings["samples_per_word"],
             "max_turns": settings["max_turns"],
             "win_rule": settings["win_rule"],
@@ -276,48 +298,20 @@ def baseline_command(name: str, games_file: Path) -> list[str]:
     settings = json.loads(
         (MODELS / model_name("sft") / MODEL_PLAY_SETTINGS).read_text(encoding="utf-8")
     )
-    return [
-        "python",
-        "-m",
-        "games",
-        "eval",
-        f"--guesser={name}",
-        f"--judge={settings['judge']}",
-        f"--words={settings['held_out']}",
-        f"--samples={settings['samples_per_word']}",
-        f"--max-turns={settings['max_turns']}",
-        f"--win-rule={BASELINE_RULE}",
-        "--seed=0",
-        "--json",
-        f"--save-games={games_file.relative_to(ROOT)}",
-    ]
+    return games_eval(name, settings, games_file, BASELINE_RULE, pool=False)
 
 
 def evaluate_baseline(name: str) -> dict:
     """Play a baseline guesser as the shipped guessers' snapshots were played and store its games
     and index entry beside theirs (`spec_kind`: the seed imports it for the seeded spec of that
     kind only)."""
-    import hashlib
-    import sys
-
     out = MODELS / "evaluation"
     index_file = out / "evaluation.json"
     index = json.loads(index_file.read_text(encoding="utf-8"))
-    commit = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.strip()
     games_file = out / f"{name}.jsonl.gz"
-    command = baseline_command(name, games_file)
-    run = subprocess.run(
-        [sys.executable, *command[1:]], cwd=ROOT, capture_output=True, text=True, check=True
-    )
-    summary = json.loads(run.stdout)
+    summary, played = run_eval(baseline_command(name, games_file), games_file, head_commit())
     index["guessers"][name] = {
-        "file": games_file.name,
-        "digest": hashlib.sha256(games_file.read_bytes()).hexdigest(),
-        "command": " ".join(command),
-        "commit": commit,
-        "played_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        **played,
         "samples": summary["k"],
         "max_turns": summary["max_turns"],
         "win_rule": summary["win_rule"],
