@@ -19,36 +19,20 @@ One step:
 With `val_secrets`, a fixed set of secrets is played (seeded; `val_sampling`: the reference's
 validation sampling, T 0.7 / top-p 0.8 / top-k 20, or greedy) before step 1 (logged as step 0)
 and every `val_steps` steps (`val/success_rate`, `val/valid_rate`, `val/mean_turns`).
+The run's setup (devices, games, policy, resume) and its checkpoints: training.grpo.session.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from games.judges.base import Judge
-from games.llm.chat import GuesserFormat
 from games.types import Trajectory
-from training.common.data import playable_or_fail
-from training.common.models import (
-    DeviceSetup,
-    count_parameters,
-    cpu_threads,
-    device_setup,
-    load_model,
-    merge_adapter,
-    quiet_libraries,
-    run_guesser_format,
-)
-from training.common.trainer import (
-    ensure_owner,
-    resolved_config,
-    resume_checkpoint,
-    write_run_config,
-)
+from training.common.models import cpu_threads, merge_adapter, quiet_libraries, run_guesser_format
+from training.common.trainer import resume_checkpoint
 from training.grpo.advantages import (
     RewardRule,
     add_info_gain,
@@ -60,17 +44,24 @@ from training.grpo.advantages import (
     turn_rewards,
 )
 from training.grpo.batch import build_rows
-from training.grpo.checkpoints import load_policy, restore, save_checkpoint
 from training.grpo.config import GRPOConfig
 from training.grpo.diagnostics import CollapseMonitor, belief_metrics, rollout_metrics
 from training.grpo.distributed import Ranks
-from training.grpo.rollouts import (  # noqa: F401  (step_secrets, validation_secrets: the API)
+from training.grpo.rollouts import (  # noqa: F401  (validation_secrets: the API)
     Rollouts,
     game_seed,
-    infogain_model,
     step_secrets,
     validate,
     validation_secrets,
+)
+from training.grpo.session import (
+    Session,
+    announce,
+    belief_diagnosed,
+    checkpoint,
+    game_inputs,
+    open_session,
+    parallel_setup,
 )
 from training.grpo.update import Updater
 from training.reporting import Reporter, StopRequested
@@ -172,23 +163,6 @@ def train_step(
     return metrics, generated + trained
 
 
-def training_secrets(
-    config: GRPOConfig, reporter: Reporter, judge: Judge, words: Sequence[str] | None
-) -> list[str]:
-    """The secrets the judge can play among `words` (default: config.word_list)."""
-    if words is None:
-        from games.wordlists import read_words
-
-        words = read_words(config.word_list)
-    return playable_or_fail(
-        judge,
-        words,
-        reporter,
-        limit=config.limit_words,
-        none_left="no training secret can be played with this judge",
-    )
-
-
 def record(
     config: GRPOConfig,
     reporter: Reporter,
@@ -209,32 +183,6 @@ def record(
         f"{metrics['success_rate']:.0%}, reward {metrics['reward']:.3f}",
     )
     return len(messages)
-
-
-def game_inputs(
-    config: GRPOConfig,
-    reporter: Reporter,
-    judge: Judge | None,
-    words: Sequence[str] | None,
-    val_words: Sequence[str] | None,
-    pool: Sequence[str] | None,
-):
-    """(judge, training secrets, validation secrets, the KB's candidate model when
-    `infogain_coef` or the belief diagnostic needs it)."""
-    if judge is None:
-        from games.registry import build_judge
-
-        judge = build_judge(config.judge)
-    secrets = training_secrets(config, reporter, judge, words)
-    val_secrets = validation_secrets(config, judge, secrets, val_words)
-    needed = config.infogain_coef > 0 or belief_diagnosed(config)
-    narrowing = infogain_model(config, judge, secrets, pool) if needed else None
-    return judge, secrets, val_secrets, narrowing
-
-
-def belief_diagnosed(config: GRPOConfig) -> bool:
-    """Whether the run logs the belief diagnostic (ΔBelief is scored and it is asked for)."""
-    return config.belief_coef > 0 and config.belief_diagnostic
 
 
 def summary(
@@ -278,192 +226,6 @@ def summary(
 
 
 # -- the run ---------------------------------------------------------------------------------------
-def trainee(config: GRPOConfig, accelerator: Any, base_path: str, resume: str | None):
-    """(policy in train mode, tokenizer, AdamW over its trainable parameters), prepared. Across
-    processes the model is not wrapped in DDP: the updater sums the gradients itself, after the
-    rows of a whole mini-batch (training.grpo.distributed)."""
-    import torch
-    from transformers import set_seed
-
-    set_seed(config.seed)  # a fresh adapter starts the same in every run of the seed
-    model, tokenizer = load_policy(config, base_path, resume)
-    params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(
-        params,
-        lr=config.resolved_learning_rate,
-        weight_decay=config.weight_decay,
-        betas=(config.adam_beta1, config.adam_beta2),
-    )
-    if accelerator.num_processes > 1:
-        model, optimizer = model.to(accelerator.device), accelerator.prepare(optimizer)
-    else:
-        model, optimizer = accelerator.prepare(model, optimizer)
-    model.train()
-    return accelerator.unwrap_model(model), tokenizer, optimizer
-
-
-@dataclass
-class Session:
-    """What the step loop works with: the games, the policy and its optimizer, the rollout player,
-    the collapse monitor and the metrics history (restored on resume)."""
-
-    config: GRPOConfig
-    reporter: Reporter
-    out: Path
-    judge: Judge
-    secrets: list[str]
-    val_secrets: list[str]
-    narrowing: Any
-    policy: Any
-    tokenizer: Any
-    optimizer: Any
-    monitor: CollapseMonitor
-    updater: Updater
-    rollouts: Rollouts
-    resume: str | None
-    start: int
-    history: list[dict]
-    run_config: dict[str, Any] = field(default_factory=dict)
-    ranks: Ranks = field(default_factory=Ranks)
-
-
-def parallel_setup(config: GRPOConfig) -> DeviceSetup:
-    """The device, precision and processes (`accelerate launch` / torchrun: data parallel by
-    groups); the in-process vLLM engine serves one process only."""
-    setup = device_setup("fp32" if config.precision == "fp32" else config.precision)
-    if setup.world_size > 1 and config.rollout_backend == "vllm":
-        raise ValueError(
-            "rollout_backend=vllm runs its engine inside one process; with several processes "
-            "use rollout_backend=transformers"
-        )
-    if setup.world_size > 1 and config.secrets_per_step < setup.world_size:
-        raise ValueError(
-            f"secrets_per_step={config.secrets_per_step} leaves a process without a group: "
-            f"use at least {setup.world_size} (one per process)"
-        )
-    return setup
-
-
-def open_session(
-    config: GRPOConfig,
-    reporter: Reporter,
-    accelerator: Any,
-    *,
-    out: Path,
-    base_path: str,
-    chat_format: GuesserFormat,
-    resume: str | None,
-    games: tuple[Judge, list[str], list[str], Any],
-    ranks: Ranks | None = None,
-) -> Session:
-    """Load the policy (from `resume` when there is one), restore the optimizer, monitor and
-    history, and build the updater (with a frozen reference for KL without LoRA) and the
-    rollout player."""
-    judge, secrets, val_secrets, narrowing = games
-    policy, tokenizer, optimizer = trainee(config, accelerator, base_path, resume)
-    monitor = CollapseMonitor(
-        config.warn_window,
-        config.warn_drop_fraction,
-        config.warn_grad_norm_factor,
-        val_drop=config.warn_val_drop,
-    )
-    start, history = restore(resume, optimizer, monitor) if resume else (0, [])
-    if resume:
-        reporter.log(f"resuming from {resume} (step {start})")
-    ranks = ranks or Ranks()
-    ranks.same_start([p for p in policy.parameters() if p.requires_grad])
-    updater = Updater(config, policy, optimizer, accelerator, tokenizer.pad_token_id, ranks)
-    if config.beta and not config.lora:  # full fine-tuning: a frozen copy of the start
-        updater.ref_model = (
-            load_model(base_path)[0].eval().requires_grad_(False).to(accelerator.device)
-        )
-    rollouts = Rollouts(config, policy, tokenizer, base_path, out, chat_format)
-    rollouts.push_weights(start, ranks)  # rollout_backend=server: the start's adapter
-    return Session(
-        config=config,
-        reporter=reporter,
-        out=out,
-        judge=judge,
-        secrets=secrets,
-        val_secrets=val_secrets,
-        narrowing=narrowing,
-        policy=policy,
-        tokenizer=tokenizer,
-        optimizer=optimizer,
-        monitor=monitor,
-        updater=updater,
-        rollouts=rollouts,
-        resume=resume,
-        start=start,
-        history=history,
-        ranks=ranks,
-    )
-
-
-def announce(
-    session: Session,
-    setup: DeviceSetup,
-    *,
-    base_path: str,
-    adapter_path: str | None,
-    prompt_name: str,
-) -> int:
-    """Write the resolved config (kept on the session for the checkpoints) and log the run's
-    shape: the number of parameters trained."""
-    config, secrets = session.config, session.secrets
-    trainable, total = count_parameters(session.policy)
-    session.run_config = resolved_config(
-        "grpo",
-        config,
-        base_model_path=base_path,
-        adapter_path=adapter_path,
-        device=setup.device,
-        precision="bf16" if setup.bf16 else "fp32",
-        secrets=len(secrets),
-        parameters_trained=trainable,
-        parameters=total,
-        guesser_prompt=prompt_name,
-        processes=setup.world_size,
-        **config.resolved(),
-    )
-    if session.ranks.is_main:
-        write_run_config(session.out, session.run_config)
-    session.reporter.log(
-        f"grpo: {len(secrets)} secrets, {config.secrets_per_step}×{config.num_generations} "
-        f"games per step, advantage={config.advantage}, λ={config.belief_coef}, "
-        f"lr={config.resolved_learning_rate:g}, loss_agg_mode={config.aggregation}, "
-        f"{trainable:,} of {total:,} parameters trained on {setup.device}"
-        + (f" × {setup.world_size} processes" if setup.world_size > 1 else "")
-    )
-    return trainable
-
-
-def checkpoint(session: Session, step: int, metrics: dict) -> Path:
-    """Save checkpoint-<step> (weights or adapter, optimizer, monitor, config, history) and
-    report it; across processes rank 0 writes (every rank holds the same weights and optimizer
-    state) while the others wait."""
-    reporter, folder = session.reporter, session.out / f"checkpoint-{step}"
-    if not session.ranks.is_main:
-        session.ranks.barrier()
-        return folder
-    ensure_owner(reporter)  # a superseded worker must not write the checkpoint folder
-    folder = save_checkpoint(
-        folder,
-        model=session.policy,
-        tokenizer=session.tokenizer,
-        optimizer=session.optimizer,
-        step=step,
-        monitor=session.monitor,
-        run_config=session.run_config,
-        history=session.history,
-    )
-    reporter.checkpoint(
-        step, folder, metrics=metrics, config=session.run_config, is_adapter=session.config.lora
-    )
-    session.ranks.barrier()
-    return folder
-
-
 def val_sampling_text(config: GRPOConfig) -> str:
     """How the validation games are sampled, for the log: "paper sampling: T 0.7, top-p 0.8,
     top-k 20" or "greedy"."""

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from training.grpo import rollouts as grpo_rollouts
+from training.grpo import session as grpo_session
 from training.grpo import trainer as grpo_trainer
 from training.grpo import update as grpo_update
 from training.grpo.config import GRPOConfig
@@ -383,14 +384,14 @@ def test_the_papers_defaults_run_on_a_step_with_fewer_games_than_mini_batches(
     weight decay 0.01 and the dual clip on 1 secret × 2 games: two mini-batches of one game each,
     never an empty one; the resolved config and the metrics say what was in force."""
     optimizers = []
-    real_trainee = grpo_trainer.trainee
+    real_trainee = grpo_session.trainee
 
     def recording_trainee(*args):
         policy, tokenizer, optimizer = real_trainee(*args)
         optimizers.append(optimizer)
         return policy, tokenizer, optimizer
 
-    monkeypatch.setattr(grpo_trainer, "trainee", recording_trainee)
+    monkeypatch.setattr(grpo_session, "trainee", recording_trainee)
     defaults = GRPOConfig()
     config = _config(
         steps=1,
