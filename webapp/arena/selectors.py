@@ -10,7 +10,7 @@ from games import rules
 from webapp.arena.models import ArenaExclusion, Battle, person_name
 from webapp.arena.services import SIDES, games_over
 from webapp.play.models import Game, GameOutcome, GameStatus
-from webapp.play.selectors import ANSWER_LABELS
+from webapp.play.question_checks import ANSWER_LABELS
 
 TOP_CANDIDATES = 3  # candidates shown per turn at the end
 

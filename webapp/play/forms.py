@@ -7,7 +7,8 @@ from django import forms
 from games import rules
 from games.types import GameConfig
 from webapp.play.models import GameMode, GameOutcome
-from webapp.play.selectors import SHOW_CHOICES, invalid_advice, question_warning
+from webapp.play.question_checks import invalid_advice, question_warning
+from webapp.play.selectors import SHOW_CHOICES
 from webapp.play.services import HUMAN_VERDICTS, MAX_TURNS_LIMIT, ROLES
 
 MAX_QUESTION_INPUT = (
@@ -49,8 +50,9 @@ class GameActionForm(forms.Form):
 class QuestionForm(GameActionForm):
     """A person's question. What the rules would call invalid for its form alone (no "?", several
     questions, too long), a repeat of an earlier question and a guess of several things
-    (selectors.question_warning) are refused here with what to ask instead, so they cost no turn;
-    a question with no question word is an invalid turn with its reason (selectors.rule_note)."""
+    (question_checks.question_warning) are refused here with what to ask instead, so they cost
+    no turn; a question with no question word is an invalid turn with its reason
+    (question_checks.rule_note)."""
 
     question = forms.CharField(max_length=MAX_QUESTION_INPUT, label="Your question")
     expected_index = forms.IntegerField(min_value=0, widget=forms.HiddenInput)

@@ -1,6 +1,6 @@
 from django import template
 
-from webapp.play.selectors import ANSWER_LABELS
+from webapp.play.question_checks import ANSWER_LABELS
 
 register = template.Library()
 
