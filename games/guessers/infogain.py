@@ -20,13 +20,13 @@ base and sense mode.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 import numpy as np
 
 from games import rules
 from games.guessers.base import Ask, GuesserState
-from games.guessers.replay import ReplayGuesser
+from games.guessers.replay import ReplayGuesser, posterior_of
 from games.kb import DEFAULT_SENSE, KnowledgeBase, load_kb
 from games.kb.candidates import CandidateModel, candidate_model
 from games.types import Turn, Verdict
@@ -124,16 +124,9 @@ class InfoGainGuesser(ReplayGuesser):
             + self._log_contradiction * data["contradictions"]
             + self._log_unknown * data["unknowns"]
         )
-        log_w = np.where(data["out"], -np.inf, log_w)
-        if not np.isfinite(log_w).any():  # every candidate named already: start afresh
-            log_w = self._log_prior.copy()
-        w = np.exp(log_w - log_w.max())
-        return w / w.sum()
+        return posterior_of(log_w, data["out"], self._log_prior)
 
     # -- decisions ------------------------------------------------------------------------
-    def ask_batch(self, states: Sequence[GuesserState]) -> list[Ask]:
-        return [self._ask(state) for state in states]
-
     def _ask(self, state: GuesserState) -> Ask:
         data = self._notes(state)
         p = self.posterior(state)

@@ -30,7 +30,7 @@ import numpy as np
 
 from games import rules
 from games.guessers.base import Ask, GuesserState
-from games.guessers.replay import ReplayGuesser
+from games.guessers.replay import ReplayGuesser, posterior_of
 from games.loading import once_per_path
 from games.types import Turn, Verdict
 
@@ -216,16 +216,9 @@ class NaturalGuesser(ReplayGuesser):
 
     def posterior(self, state: GuesserState) -> np.ndarray:
         data = self._notes(state)
-        log_w = np.where(data["out"], -np.inf, data["log_w"])
-        if not np.isfinite(log_w).any():
-            log_w = self._log_prior.copy()
-        w = np.exp(log_w - log_w.max())
-        return w / w.sum()
+        return posterior_of(data["log_w"], data["out"], self._log_prior)
 
     # -- decisions ------------------------------------------------------------------------
-    def ask_batch(self, states: Sequence[GuesserState]) -> list[Ask]:
-        return [self._ask(state) for state in states]
-
     def _ask(self, state: GuesserState) -> Ask:
         data = self._notes(state)
         p = self.posterior(state)
