@@ -34,24 +34,13 @@ from games.judges.pretrained import (
     secret_text,
 )
 from training.judge.config import PretrainedJudgeJobConfig
-from training.judge.data import Row, read_rows, reference_rows, split_of
+from training.judge.data import Row, load_rows, split_of
 from training.reporting import Reporter, StopRequested
 
 LORA_TARGETS = ["query", "key", "value", "dense"]  # BERT's attention and feed-forward linears
 HEAD = ["classifier", "pooler"]  # trained in full and saved with the adapter
 SORT_WINDOW = 64  # batches shuffled together, then cut by length (less padding, same rows)
 EVAL_BATCH = 256
-
-
-def load_rows(config: PretrainedJudgeJobConfig) -> list[Row]:
-    if config.dataset == "reference":
-        return reference_rows()
-    if config.dataset == "file":
-        return read_rows(config.data_path)
-    raise ValueError(
-        f"dataset={config.dataset} reads the web app's database: start it as a job "
-        "(Jobs → New judge job) or pass the rows"
-    )
 
 
 def split_rows(rows: Sequence[Row], config) -> dict[str, list[Row]]:

@@ -72,6 +72,19 @@ def reference_rows() -> list[Row]:
     return read_rows(REFERENCE_TRIPLES, source="reference")
 
 
+def load_rows(config) -> list[Row]:
+    """The rows a command-line run can read itself (reference answers and files): `config` is a
+    judge job's (its `dataset` and `data_path`)."""
+    if config.dataset == "reference":
+        return reference_rows()
+    if config.dataset == "file":
+        return read_rows(config.data_path)
+    raise ValueError(
+        f"dataset={config.dataset} reads the web app's database: start it as a job "
+        "(Jobs → New judge job) or pass the rows"
+    )
+
+
 def write_rows(rows: Iterable[Row], path: str | Path) -> Path:
     """JSON lines that read_rows reads back."""
     path = Path(path)

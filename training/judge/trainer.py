@@ -21,23 +21,11 @@ import numpy as np
 from games.judge_eval import agreement
 from games.kb import KnowledgeBase, load_kb
 from training.judge.config import LearnedJudgeJobConfig
-from training.judge.data import Examples, Row, Tables, featurize, read_rows, reference_rows
+from training.judge.data import Examples, Row, Tables, featurize, load_rows
 from training.reporting import Reporter, StopRequested
 
 WEIGHTS_FILE = "learned_judge.npz"
 EVAL_BATCH = 8192
-
-
-def load_rows(config: LearnedJudgeJobConfig) -> list[Row]:
-    """The rows a command-line run can read itself (reference answers and files)."""
-    if config.dataset == "reference":
-        return reference_rows()
-    if config.dataset == "file":
-        return read_rows(config.data_path)
-    raise ValueError(
-        f"dataset={config.dataset} reads the web app's database: start it as a job "
-        "(Jobs → New judge job) or pass the rows"
-    )
 
 
 def _predict(net, tables_bags, examples: Examples) -> np.ndarray:
