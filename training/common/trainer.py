@@ -5,7 +5,8 @@
 - `ReporterCallback`: forwards every log (TRL's names: loss, grad_norm, learning_rate,
   rewards/margins, ...) plus tokens_per_second to `reporter.metrics`, reports progress, writes the
   resolved config into each checkpoint folder and registers it with `reporter.checkpoint`, and
-  stops cooperatively (saving first) when `reporter.should_stop()`.
+  stops cooperatively (saving first) when `reporter.should_stop()` (rank 0's, across processes:
+  training.common.ranks).
 - `resume_checkpoint(reporter)`: the checkpoint to continue from, if any.
 - `stored_rows` / `store_rows`: a resumed run's training rows, kept in its output directory.
 - `fit(trainer, callback, resume_from)`: trains, raising StopRequested after a requested stop.
@@ -32,6 +33,7 @@ from games.llm.chat import MODEL_RUN_CONFIG
 from training.common.config import TrainConfig
 from training.common.data import read_jsonl, write_jsonl
 from training.common.models import DeviceSetup, count_parameters, peft_config
+from training.common.ranks import main_says
 from training.reporting import Reporter, StopRequested
 
 RUN_CONFIG = (
@@ -255,7 +257,7 @@ class ReporterCallback(TrainerCallback):
 
     # -- stopping and checkpoints -----------------------------------------------------------------
     def on_step_end(self, args, state, control, **kwargs):
-        if self.reporter.should_stop():
+        if main_says(self.reporter.should_stop()):  # across processes: rank 0's, for every rank
             self.stopped = True
             control.should_save = True  # resume continues from exactly here
             control.should_training_stop = True

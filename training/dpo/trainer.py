@@ -20,6 +20,7 @@ from training.common.data import (
     split_run_inputs,
 )
 from training.common.models import DeviceSetup, loaded_model, run_guesser_format
+from training.common.ranks import from_rank_zero
 from training.common.trainer import (
     store_rows,
     stored_rows,
@@ -253,6 +254,33 @@ def stored_or_new_pairs(
     rows = stored_rows(reporter, PAIRS_FILE, "pairs")
     if rows is not None:
         return rows
+    # across processes: rank 0 samples and scores the pairs, every rank trains on them
+    return from_rank_zero(
+        lambda: new_pairs(
+            config,
+            reporter,
+            model,
+            tokenizer,
+            model_path=model_path,
+            adapter_path=adapter_path,
+            chat_format=chat_format,
+            sources=sources,
+        )
+    )
+
+
+def new_pairs(
+    config: DPOJobConfig,
+    reporter: Reporter,
+    model: Any,
+    tokenizer: Any,
+    *,
+    model_path: str,
+    adapter_path: str | None,
+    chat_format: GuesserFormat,
+    sources: GameSources,
+) -> list[dict]:
+    """Pairs built from the selected games, stored as the dpo-pairs artifact."""
     pool = sources.get("pool")
     if pool is None and config.pool_word_list and sources.get("words") is None:
         from games.wordlists import read_words

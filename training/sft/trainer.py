@@ -32,6 +32,7 @@ from training.common.models import (
     loaded_model,
     run_guesser_format,
 )
+from training.common.ranks import from_rank_zero
 from training.common.trainer import (
     store_rows,
     stored_rows,
@@ -254,14 +255,14 @@ def new_examples(
 
 def run(config: SFTJobConfig, reporter: Reporter, **inputs: Unpack[RunInputs]) -> dict[str, Any]:
     """Turn-level SFT on the selected games (`inputs`: training.common.data.RunInputs). A resumed
-    run reuses its stored examples."""
+    run reuses its stored examples; across processes rank 0 builds them (training.common.ranks)."""
     base, adapter_path, sources = split_run_inputs(config, inputs)
     chat_format = run_guesser_format(
         config.guesser_prompt, adapter_path, base, max_turns=config.max_turns
     )[0]
     rows = stored_rows(reporter, EXAMPLES_FILE, "examples")
-    if rows is None:
-        rows, n_games = new_examples(config, reporter, chat_format, sources)
+    if rows is None:  # across processes: rank 0's rows, on every rank
+        rows, n_games = from_rank_zero(lambda: new_examples(config, reporter, chat_format, sources))
     else:
         n_games = len({r["game"] for r in rows})
     result = train_sft(
