@@ -11,12 +11,15 @@ run. The trainers still build their `Accelerator`, which joins the group each ra
 Each rank (workers/rank.py → `rank_main`) sets up Django, rebuilds the job's config and calls the
 kind's runner, as the worker does in-process: rank 0 with the job's DatabaseReporter (fenced by the
 worker's claim: progress, metrics, logs and checkpoints reach the job from there, and it reads the
-stop request the GRPO loop broadcasts to every rank), the others with a `RankReporter` that writes
-nothing. Rank 0 leaves its outcome (finished with the result, stopped, superseded) in the run
-folder (ranks still running RANKS_GRACE_SECONDS later, in a runner that does not broadcast the
-stop, are ended); a rank that raises leaves its traceback there and exits non-zero, and torchrun
-ends the others. Every rank exits when the worker or torchrun dies, so a killed worker never
-leaves a job running unseen: its heartbeats stop and the reaper re-queues it as before.
+stop request the GRPO loop, and the SFT / DPO trainers' callback, broadcast to every rank), the
+others with a `RankReporter` that writes nothing. The kinds with `processes`: grpo, sft and dpo
+(SFT and DPO build their training rows on rank 0 alone: training.common.ranks).
+
+Rank 0 leaves its outcome (finished with the result, stopped, superseded) in the run folder (ranks
+still running RANKS_GRACE_SECONDS later, in a runner that does not broadcast the stop, are ended);
+a rank that raises leaves its traceback there and exits non-zero, and torchrun ends the others.
+Every rank exits when the worker or torchrun dies, so a killed worker never leaves a job running
+unseen: its heartbeats stop and the reaper re-queues it as before.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -45,6 +49,10 @@ from webapp.jobs.reporter import DatabaseReporter, Fence, JobFenced, json_safe
 ROOT = Path(__file__).resolve().parents[2]
 OUTCOME = "outcome.json"
 LAUNCHER_LOG = "launcher.log"
+# how long a collective waits for a rank: rank 0 alone builds SFT / DPO training rows (teacher
+# games, scored pairs) while the others wait for them (torch's default would end them at 30 min,
+# NCCL's at 10; a rank that dies ends the others through torchrun whatever this is)
+GROUP_TIMEOUT = timedelta(hours=6)
 FENCED_EXIT = 3  # rank 0 was superseded: non-zero, so torchrun ends the ranks waiting on it
 POLL_SECONDS = 0.5
 TERM_GRACE_SECONDS = 15
@@ -74,7 +82,9 @@ def processes_of(config) -> int:
 
 def check_processes(config, errors: dict) -> None:
     """`processes` within what this deployment's nodes run (JOBS_MAX_PROCESSES per job); for GRPO
-    at least one group per process and no in-process vLLM engine (it serves one process)."""
+    at least one group per process and no in-process vLLM engine (it serves one process); for SFT
+    and DPO at least one per-device batch per process in each global batch (more would train on
+    a larger batch than asked)."""
     n = processes_of(config)
     if n <= 1:
         return
@@ -89,6 +99,13 @@ def check_processes(config, errors: dict) -> None:
         problems.append(
             f"secrets_per_step={config.secrets_per_step} leaves a process without a group: "
             f"use at most {config.secrets_per_step} processes"
+        )
+    per_device = getattr(config, "per_device_batch_size", 0)
+    if per_device and per_device * n > config.global_batch_size:
+        problems.append(
+            f"global_batch_size={config.global_batch_size} is less than per_device_batch_size="
+            f"{per_device} × {n} processes: use per_device_batch_size at most "
+            f"{max(1, config.global_batch_size // n)} (or fewer processes)"
         )
     if getattr(config, "rollout_backend", "") == "vllm":
         problems.append("rollout_backend=vllm runs its engine inside one process: use 1 process")
@@ -304,9 +321,9 @@ def _join_group() -> None:
         return
     if torch.cuda.is_available():
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
-        dist.init_process_group("nccl")
+        dist.init_process_group("nccl", timeout=GROUP_TIMEOUT)
     else:
-        dist.init_process_group("gloo")
+        dist.init_process_group("gloo", timeout=GROUP_TIMEOUT)
 
 
 def _write(path: Path, data: dict) -> None:

@@ -144,7 +144,7 @@ register_web_kind(
 )
 register_web_kind(
     "sft",
-    "training.sft.config:SFTJobConfig",
+    "webapp.jobs.kinds.training:SFTWebConfig",
     "training",
     "Turn-level SFT on a teacher's (or stored) games, or on the ΔBelief-RL paper's SFT turns "
     "(source=reference): only each turn's question is trained.",

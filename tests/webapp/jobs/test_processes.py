@@ -5,6 +5,7 @@ other than 0. The runs themselves: tests/workers/test_process_jobs.py."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from unittest import mock
 
 import pytest
@@ -20,6 +21,7 @@ from webapp.jobs.processes import (
     RanksFailed,
     launch_command,
     read_outcome,
+    run_folder,
 )
 from webapp.jobs.reporter import Fence, JobFenced
 from webapp.jobs.services import job_submit
@@ -54,9 +56,9 @@ def submit(kind="grpo", **params) -> Job:
         return job_submit(kind=kind, params=params)
 
 
-def refused(**params) -> list[str]:
+def refused(kind="grpo", **params) -> list[str]:
     with pytest.raises(ValidationError) as err:
-        submit(**params)
+        submit(kind, **params)
     assert Job.objects.count() == 0
     return err.value.message_dict["processes"]
 
@@ -173,3 +175,49 @@ def test_server_rollouts_take_a_checked_url_or_the_deployments(seeded, settings)
     named = submit(word_list="g/words", rollout_backend="server", rollout_server="http://gen2:80")
     assert named.config["rollout_server"] == "http://gen2:80"
     assert submit(word_list="g/words").config["rollout_server"] == ""
+
+
+@pytest.mark.parametrize("kind", ["sft", "dpo"])
+def test_sft_and_dpo_processes_are_validated_before_queueing(seeded, settings, kind):
+    settings.JOBS_MAX_PROCESSES = 4
+    words = dict(word_list="g/words", pool_word_list="g/words")
+    job = submit(kind, **words, processes=4, global_batch_size=32, per_device_batch_size=8)
+    assert job.config["processes"] == 4 and submit(kind, **words).config["processes"] == 1
+    Job.objects.all().delete()
+    assert refused(kind=kind, **words, processes=0) == ["processes must be between 1 and 64"]
+    assert "at most 4 processes per job" in refused(kind=kind, **words, processes=5)[0]
+    batch = dict(global_batch_size=8, per_device_batch_size=8)
+    assert refused(kind=kind, **words, processes=2, **batch) == [
+        "global_batch_size=8 is less than per_device_batch_size=8 × 2 processes: use "
+        "per_device_batch_size at most 4 (or fewer processes)"
+    ]
+
+
+@pytest.mark.django_db(transaction=True)  # job_run closes the database connection
+def test_a_dpo_job_in_processes_runs_under_torchrun_and_takes_rank_zeros_result(seeded, settings):
+    """The multi-process path is the kind's runner in each rank (tests/workers/test_process_jobs.py
+    runs it for sft); for dpo: the launch and what the worker makes of rank 0's outcome."""
+    from webapp.jobs.services import job_run
+
+    settings.JOB_HEARTBEAT_SECONDS = 3600
+    job = submit("dpo", word_list="g/words", pool_word_list="g/words", processes=2)
+    Job.objects.filter(pk=job.pk).update(task_id="t")
+    launched = []
+
+    class Ranks:  # torchrun as far as the worker sees it: rank 0 finished, every rank exited 0
+        returncode = 0
+
+        def __init__(self, command, **options):
+            launched.append(command)
+            folder = Path(command[-1].removeprefix("--folder="))
+            write(folder, OUTCOME, {"status": "finished", "result": {"model_spec": "dpo-x"}})
+
+        def poll(self):
+            return 0
+
+    with mock.patch("webapp.jobs.processes.subprocess.Popen", Ranks):
+        assert job_run(job_id=job.pk) == "finished"
+    job.refresh_from_db()
+    assert job.result == {"model_spec": "dpo-x"}
+    assert launched == [launch_command(job.pk, job.claim, run_folder(job.pk, job.claim), 2)]
+    assert job.logs.filter(message__endswith="in 2 processes").exists()

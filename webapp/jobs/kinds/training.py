@@ -5,6 +5,10 @@ base plus the checkpoint as LoRA adapter), so it can be played, evaluated and tr
 
 dpo's `rating_model` is a model-spec name too (`DPOWebConfig`): checked before queueing and resolved
 to the games registry spec the trainer expects when the job runs.
+
+sft and dpo jobs take `processes` (`SFTWebConfig`, `DPOWebConfig`): more than 1 runs the trainer
+data parallel under torchrun (webapp.jobs.processes), rank 0 building the training rows
+(training.common.ranks), reporting and registering the checkpoints.
 """
 
 from __future__ import annotations
@@ -19,22 +23,35 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from training.common.config import knob
+from training.common.config import check_between, knob
 from training.dpo.config import DPOJobConfig
+from training.sft.config import SFTJobConfig
 from webapp.catalog.models import ModelKind, ModelRole, ModelSpec, WordListEntry
 from webapp.catalog.selectors import word_list_latest
-from webapp.jobs.kinds.checks import check_model, check_word_list
+from webapp.jobs.kinds.checks import check_model, check_word_list, processes_knob
 from webapp.jobs.models import Checkpoint, Job
-from webapp.jobs.processes import main_first
+from webapp.jobs.processes import check_processes, is_main, main_first
 
 
-# -- the dpo config of the web app -----------------------------------------------------------------
+# -- the sft and dpo configs of the web app --------------------------------------------------------
+@dataclass(frozen=True)
+class SFTWebConfig(SFTJobConfig):
+    """SFTJobConfig plus how many processes the job runs in (data parallel: each process trains
+    on its share of every global batch)."""
+
+    processes: int = processes_knob()
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_between(self, "processes")
+
+
 @dataclass(frozen=True)
 class DPOWebConfig(DPOJobConfig):
     """DPOJobConfig whose `rating_model` is a model-spec name, like `base_model` and `judge`:
     check_dpo looks it up before queueing and run_dpo hands the trainer a DPOJobConfig holding its
     games registry spec. Every other check is DPOJobConfig's (only the spec syntax check of
-    `rating_model` is skipped: a name is not KIND:TARGET)."""
+    `rating_model` is skipped: a name is not KIND:TARGET). `processes` as SFTWebConfig's."""
 
     rating_model: str = knob(
         "",
@@ -43,6 +60,12 @@ class DPOWebConfig(DPOJobConfig):
             "vLLM or OpenAI-compatible model; the base model's own spec reuses the policy)"
         ),
     )
+
+    processes: int = processes_knob()
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_between(self, "processes")
 
     def check_rating_model(self, spec: str) -> None:
         """A name: check_dpo looks it up in the catalog."""
@@ -143,22 +166,23 @@ def check_games_job(config) -> None:
 
 def check_sft(config) -> None:
     """check_games_job; source=reference reads the shipped turns (or `reference_file` on the
-    worker), so only the base model is looked up."""
-    if config.source != "reference":
-        check_games_job(config)
-        return
+    worker), so only the base model is looked up; `processes` within the deployment's."""
     errors: dict = {}
     check_base(config, errors)
+    if config.source != "reference":
+        _check_games(config, errors)
+    check_processes(config, errors)
     if errors:
         raise ValidationError(errors)
 
 
 def check_dpo(config) -> None:
-    """check_games_job plus the rating judge (`rating_model`, when named)."""
+    """check_games_job plus the rating judge (`rating_model`, when named) and `processes`."""
     errors: dict = {}
     check_base(config, errors)
     _check_games(config, errors)
     _check_rating_model(config, errors)
+    check_processes(config, errors)
     if errors:
         raise ValidationError(errors)
 
@@ -247,11 +271,15 @@ def _base(config, reporter) -> tuple[ModelSpec, str]:
     )
 
 
-def _game_inputs(config) -> dict[str, Any]:
+def _game_inputs(config, reporter) -> dict[str, Any]:
+    """The judge, teacher, words or stored games the trainer builds its rows from (none for the
+    ranks other than 0 of a multi-process job: rank 0 builds the rows)."""
     from games.registry import build_guesser
     from webapp.catalog.builders import guesser_for, judge_for
     from webapp.play.records import trajectory_of
 
+    if not is_main(reporter):
+        return {}
     inputs: dict[str, Any] = {"judge": judge_for(ModelSpec.objects.get(name=config.judge))}
     if config.pool_word_list:
         inputs["pool"] = words_of(config.pool_word_list)
@@ -341,7 +369,7 @@ def run_knowledge(config, reporter) -> dict:
 def run_sft(config, reporter) -> dict:
     from training.sft.trainer import run
 
-    inputs = {} if config.source == "reference" else _game_inputs(config)
+    inputs = {} if config.source == "reference" else _game_inputs(config, reporter)
     return _run("sft", run, config, reporter, **inputs)
 
 
@@ -382,10 +410,14 @@ def dpo_training_config(
 def run_dpo(config, reporter) -> dict:
     from training.dpo.trainer import run
 
-    return _run("dpo", run, config, reporter, resolve=dpo_training_config, **_game_inputs(config))
+    return _run(
+        "dpo", run, config, reporter, resolve=dpo_training_config, **_game_inputs(config, reporter)
+    )
 
 
 def run_judge_sft(config, reporter) -> dict:
     from training.sft.judge import run
 
-    return _run("judge_sft", run, config, reporter, role=ModelRole.JUDGE, **_game_inputs(config))
+    return _run(
+        "judge_sft", run, config, reporter, role=ModelRole.JUDGE, **_game_inputs(config, reporter)
+    )
