@@ -78,6 +78,15 @@ class WorkerProcess:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
+    def wait_ready(self) -> WorkerProcess:
+        wait_for(
+            lambda: " ready." in self.log() or self.proc.poll() is not None,
+            timeout=60,
+            what="the worker to be ready",
+        )
+        assert self.proc.poll() is None, self.log()
+        return self
+
     def kill(self, sig: int) -> None:
         self.proc.send_signal(sig)
         self.proc.wait(timeout=30)
@@ -102,13 +111,7 @@ def start_worker(tmp_path):
             broker_url, data_dir or tmp_path, tmp_path / f"worker-{len(workers)}.log", purge=purge
         )
         workers.append(worker)
-        wait_for(
-            lambda: " ready." in worker.log() or worker.proc.poll() is not None,
-            timeout=60,
-            what="the worker to be ready",
-        )
-        assert worker.proc.poll() is None, worker.log()
-        return worker
+        return worker.wait_ready()
 
     yield start
     for w in workers:

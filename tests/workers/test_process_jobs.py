@@ -1,6 +1,8 @@
-"""A GRPO job in 2 processes, from the API through a real worker (issue 35): the worker starts the
-ranks under torchrun; rank 0 reports metrics and checkpoints, a cancel stops every rank, the job
-resumes to the end, and a rank that dies fails the job with what killed it."""
+"""Jobs in 2 processes, from the API through a real worker (issue 35): the worker starts the ranks
+under torchrun; rank 0 reports metrics and checkpoints, a cancel stops every rank, a GRPO job
+resumes to the end, an SFT job ends with its model stored, and a rank that dies fails the job with
+what killed it. One worker serves the module (starting one per test cost seconds each); a test that
+kills it leaves the next test a new one."""
 
 from __future__ import annotations
 
@@ -10,36 +12,56 @@ import time
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 
-from tests.workers.conftest import wait_for
+from tests.training.sft.helpers import tiny_model
+from tests.webapp.jobs.test_grpo_kind import FAST as GRPO_FAST
+from tests.workers.conftest import WorkerProcess, wait_for
 from webapp.catalog.models import ModelSpec, Split
 from webapp.catalog.services import SeedEntry, seed_model_specs, word_list_create
 from webapp.jobs.models import Checkpoint, Job, JobStatus, Metric
 from webapp.jobs.processes import run_folder
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-CONFIG = dict(
-    word_list="p/words",
-    split="rl",
-    processes=2,
-    secrets_per_step=2,  # one group per process
-    num_generations=2,
-    max_turns=2,
-    max_completion_length=6,
-    learning_rate=3e-3,
-    save_steps=1,
-    rollout_filter_ratio=1.0,
-    cpu_threads=1,
-)
+GRPO = {**GRPO_FAST, "word_list": "p/words", "split": "rl", "processes": 2, "steps": 3}
+GRPO["secrets_per_step"] = 2  # one group per process
+# the cheapest SFT: 4 of the paper's turns (no teacher games), one step of 2 examples per process
+SFT = dict(source="reference", max_turn_examples=4, max_steps=1, processes=2, cpu_threads=1)
+SFT |= dict(global_batch_size=4, per_device_batch_size=2, learning_rate=1e-3)
+ENDED = (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED)
+LOG_TAIL = 6000
+
+
+class ModuleWorker:
+    """The module's worker: started on first use, and again after a test killed it."""
+
+    def __init__(self, folder: Path):
+        self.folder, self.current, self.started = folder, None, 0
+
+    def alive(self) -> WorkerProcess:
+        if self.current is None or self.current.proc.poll() is not None:
+            self.stop()
+            self.started += 1
+            log = self.folder / f"worker-{self.started}.log"
+            self.current = WorkerProcess(settings.CELERY_BROKER_URL, Path(settings.DATA_DIR), log)
+            self.current.wait_ready()
+        return self.current
+
+    def stop(self) -> None:
+        if self.current is not None:
+            self.current.stop()
 
 
 @pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    from training.tiny import build_tiny_model
+def module_worker(django_db_setup, tmp_path_factory):
+    workers = ModuleWorker(tmp_path_factory.mktemp("process-jobs"))
+    yield workers
+    workers.stop()
 
-    return build_tiny_model(
-        tmp_path_factory.mktemp("process-jobs") / "tiny", hidden=32, intermediate=64, seed=0
-    )
+
+@pytest.fixture
+def worker(module_worker) -> WorkerProcess:
+    return module_worker.alive()
 
 
 @pytest.fixture
@@ -49,12 +71,20 @@ def api(client, researcher):
 
 
 @pytest.fixture
-def seeded(tiny_model):
-    seed_model_specs(tiny_model)
+def seeded(tmp_path_factory):
+    seed_model_specs(tiny_model(tmp_path_factory))
     word_list_create(
         name="p/words",
         entries=[SeedEntry(w, split=Split.RL) for w in ("dog", "apple", "car", "table")],
     )
+
+
+def submit(api, kind: str, **config) -> Job:
+    response = api.post(
+        "/api/jobs/", {"kind": kind, "config": config}, content_type="application/json"
+    )
+    assert response.status_code == 202, response.json()
+    return Job.objects.get(pk=response.json()["id"])
 
 
 def status_of(job: Job) -> str:
@@ -62,88 +92,18 @@ def status_of(job: Job) -> str:
     return job.status
 
 
-def submit(api, **overrides) -> Job:
-    response = api.post(
-        "/api/jobs/",
-        {"kind": "grpo", "config": {**CONFIG, **overrides}},
-        content_type="application/json",
-    )
-    assert response.status_code == 202, response.json()
-    return Job.objects.get(pk=response.json()["id"])
+def until(worker: WorkerProcess, predicate, what: str, timeout: float = 60):
+    """wait_for, with the worker's log (as it is then) when it times out."""
+    try:
+        return wait_for(predicate, timeout=timeout, what=what)
+    except TimeoutError as exc:
+        raise TimeoutError(f"{exc}; worker log:\n{worker.log()[-LOG_TAIL:]}") from None
 
 
-def test_a_two_process_grpo_job_reports_stops_and_resumes(start_worker, api, seeded, settings):
-    started = time.monotonic()
-    worker = start_worker(settings.CELERY_BROKER_URL, settings.DATA_DIR)
-    job = submit(api, steps=4)
-
-    def checkpointed() -> bool:
-        assert status_of(job) in (JobStatus.QUEUED, JobStatus.RUNNING), worker.log()[-3000:]
-        return Checkpoint.objects.filter(job=job).exists()
-
-    wait_for(checkpointed, timeout=120, what=f"a checkpoint; worker log:\n{worker.log()}")
-    assert api.post(f"/api/jobs/{job.pk}/cancel/").status_code == 200
-    wait_for(
-        lambda: status_of(job) in (JobStatus.STOPPED, JobStatus.FAILED, JobStatus.FINISHED),
-        timeout=60,
-        what=f"the job to stop; worker log:\n{worker.log()}",
-    )
-    assert job.status == JobStatus.STOPPED, (job.error, list(job.logs.values_list("message")))
-    assert job.logs.filter(message__endswith="in 2 processes").exists()
-    stopped_at = max(Checkpoint.objects.filter(job=job).values_list("step", flat=True))
-    assert 1 <= stopped_at < 4
-    # rank 0 reported once per step, and saved (and registered) the checkpoints
-    assert list(
-        Metric.objects.filter(job=job, name="reward")
-        .order_by("step")
-        .values_list("step", flat=True)
-    ) == list(range(1, stopped_at + 1))
-    assert job.logs.filter(message__contains="× 2 processes").count() == 1
-    assert job.logs.filter(message="stopped on request").exists()
-
-    assert api.post(f"/api/jobs/{job.pk}/resume/").status_code == 202
-    wait_for(
-        lambda: status_of(job) in (JobStatus.FINISHED, JobStatus.FAILED),
-        timeout=120,
-        what=f"the resumed job to finish; worker log:\n{worker.log()}",
-    )
-    assert job.status == JobStatus.FINISHED, (job.error, list(job.logs.values_list("message")))
-    assert job.result["global_step"] == 4 and job.result["resumed_from"] == stopped_at
-    assert list(
-        Metric.objects.filter(job=job, name="reward")
-        .order_by("step")
-        .values_list("step", flat=True)
-    ) == [1, 2, 3, 4]
-    final = Checkpoint.objects.get(job=job, step=4)
-    assert final.is_adapter and final.config["resolved"]["processes"] == 2
-    assert ModelSpec.objects.get(name=job.result["model_spec"]) == final.model_spec
-    # the ranks were gone when the worker marked the job
-    for pid_file in run_folder(job.pk, job.claim).glob("rank-*.pid"):
-        with pytest.raises(ProcessLookupError):
-            os.kill(int(pid_file.read_text()), 0)
-    print(f"2-process GRPO job: run, stop, resume in {time.monotonic() - started:.1f}s")
-
-
-def smoke(api, **config) -> Job:
-    response = api.post(
-        "/api/jobs/", {"kind": "smoke_ranks", "config": config}, content_type="application/json"
-    )
-    assert response.status_code == 202, response.json()
-    return Job.objects.get(pk=response.json()["id"])
-
-
-def test_a_rank_that_raises_fails_the_job_with_its_traceback(start_worker, api, settings):
-    worker = start_worker(settings.CELERY_BROKER_URL, settings.DATA_DIR)
-    job = smoke(api, processes=2, steps=2, fail_on_rank=1)
-    wait_for(
-        lambda: status_of(job) in (JobStatus.FAILED, JobStatus.FINISHED),
-        timeout=60,
-        what=f"the job to fail; worker log:\n{worker.log()}",
-    )
-    assert job.status == JobStatus.FAILED
-    assert job.error == "rank 1 failed: RuntimeError: smoke: rank 1 fails at step 2, as asked"
-    trace = job.logs.get(level="error").message
-    assert "Traceback" in trace and "training/smoke.py" in trace and "rank_main" in trace
+def ended(job: Job, worker: WorkerProcess, timeout: float = 60) -> str:
+    """The job's status once it has ended (its fields refreshed)."""
+    until(worker, lambda: status_of(job) in ENDED, f"job {job.pk} to end", timeout)
+    return job.status
 
 
 def rank_pids(job: Job) -> dict[int, int]:
@@ -152,6 +112,12 @@ def rank_pids(job: Job) -> dict[int, int]:
         int(p.name.split("-")[1].split(".")[0]): int(p.read_text())
         for p in folder.glob("rank-*.pid")
     }
+
+
+def stepping(job: Job, worker: WorkerProcess) -> dict[int, int]:
+    """The pids of the job's 2 ranks, once rank 0 has reported a step."""
+    until(worker, lambda: job.metrics.exists() and len(rank_pids(job)) == 2, "a step")
+    return rank_pids(job)
 
 
 def alive(pid: int) -> bool:
@@ -164,62 +130,97 @@ def alive(pid: int) -> bool:
     return status != "Z"
 
 
-def test_a_rank_that_dies_fails_the_job_with_its_cause(start_worker, api, settings):
-    worker = start_worker(settings.CELERY_BROKER_URL, settings.DATA_DIR)
-    job = smoke(api, processes=2, steps=1000, seconds_per_step=0.05)
-    wait_for(
-        lambda: job.metrics.exists() and len(rank_pids(job)) == 2,
-        timeout=60,
-        what=f"a step; worker log:\n{worker.log()}",
+def steps_of(job: Job, metric: str) -> list[int]:
+    return list(
+        Metric.objects.filter(job=job, name=metric).order_by("step").values_list("step", flat=True)
     )
-    os.kill(rank_pids(job)[1], signal.SIGKILL)
-    wait_for(
-        lambda: status_of(job) in (JobStatus.FAILED, JobStatus.FINISHED),
-        timeout=60,
-        what=f"the job to fail; worker log:\n{worker.log()}",
-    )
-    assert job.status == JobStatus.FAILED
+
+
+def test_a_two_process_grpo_job_reports_stops_and_resumes(worker, api, seeded):
+    started = time.monotonic()
+    job = submit(api, "grpo", **GRPO)
+
+    def checkpointed() -> bool:
+        assert status_of(job) in (JobStatus.QUEUED, JobStatus.RUNNING), job.error
+        return Checkpoint.objects.filter(job=job).exists()
+
+    until(worker, checkpointed, "a checkpoint", timeout=120)
+    assert api.post(f"/api/jobs/{job.pk}/cancel/").status_code == 200
+    assert ended(job, worker) == JobStatus.STOPPED, (job.error, list(job.logs.values_list()))
+    assert job.logs.filter(message__endswith="in 2 processes").exists()
+    stopped_at = max(Checkpoint.objects.filter(job=job).values_list("step", flat=True))
+    assert 1 <= stopped_at < 3
+    # rank 0 reported once per step, and saved (and registered) the checkpoints
+    assert steps_of(job, "reward") == list(range(1, stopped_at + 1))
+    assert job.logs.filter(message__contains="× 2 processes").count() == 1
+    assert job.logs.filter(message="stopped on request").exists()
+
+    assert api.post(f"/api/jobs/{job.pk}/resume/").status_code == 202
+    assert ended(job, worker, 120) == JobStatus.FINISHED, (job.error, list(job.logs.values_list()))
+    assert job.result["global_step"] == 3 and job.result["resumed_from"] == stopped_at
+    assert steps_of(job, "reward") == [1, 2, 3]
+    final = Checkpoint.objects.get(job=job, step=3)
+    assert final.is_adapter and final.config["resolved"]["processes"] == 2
+    assert ModelSpec.objects.get(name=job.result["model_spec"]) == final.model_spec
+    # the ranks were gone when the worker marked the job
+    for pid in rank_pids(job).values():
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    print(f"2-process GRPO job: run, stop, resume in {time.monotonic() - started:.1f}s")
+
+
+def test_a_two_process_sft_job_ends_with_its_model_stored(worker, api, seeded):
+    started = time.monotonic()
+    job = submit(api, "sft", **SFT)
+    assert ended(job, worker, 120) == JobStatus.FINISHED, (job.error, list(job.logs.values_list()))
+    assert job.logs.filter(message__endswith="in 2 processes").exists()
+    assert job.result["global_step"] == 1 and job.result["examples"] == 4
+    # one step of 2 examples in each process: no accumulation; rank 0 alone reported and saved
+    final = Checkpoint.objects.get(job=job)
+    resolved = final.config["resolved"]
+    assert (resolved["world_size"], resolved["gradient_accumulation_steps"]) == (2, 1)
+    assert steps_of(job, "loss") == [1] and job.artifacts.filter(kind="sft-examples").count() == 1
+    spec = ModelSpec.objects.get(name=job.result["model_spec"])
+    assert final.model_spec == spec and spec.path == final.path
+    assert (Path(spec.path) / "model.safetensors").is_file()
+    print(f"2-process SFT job: {time.monotonic() - started:.1f}s")
+
+
+def test_a_rank_that_raises_fails_the_job_with_its_traceback(worker, api):
+    job = submit(api, "smoke_ranks", processes=2, steps=2, fail_on_rank=1)
+    assert ended(job, worker) == JobStatus.FAILED
+    assert job.error == "rank 1 failed: RuntimeError: smoke: rank 1 fails at step 2, as asked"
+    trace = job.logs.get(level="error").message
+    assert "Traceback" in trace and "training/smoke.py" in trace and "rank_main" in trace
+
+
+def test_a_rank_that_dies_fails_the_job_with_its_cause(worker, api):
+    job = submit(api, "smoke_ranks", processes=2, steps=1000, seconds_per_step=0.05)
+    os.kill(stepping(job, worker)[1], signal.SIGKILL)
+    assert ended(job, worker) == JobStatus.FAILED
     assert job.error.startswith("rank 1 died: Signal 9 (SIGKILL)"), job.error
     assert not alive(rank_pids(job)[0])
 
 
-def test_a_killed_worker_takes_its_ranks_with_it_and_the_reaper_requeues(
-    start_worker, api, settings
-):
+def test_a_cancel_ends_ranks_that_do_not_hear_it(worker, api):
+    """smoke_ranks does not broadcast the stop: rank 0 stops, the others are ended after a grace."""
+    job = submit(api, "smoke_ranks", processes=2, steps=10_000, seconds_per_step=0.05)
+    stepping(job, worker)
+    assert api.post(f"/api/jobs/{job.pk}/cancel/").status_code == 200
+    asked = time.monotonic()
+    assert ended(job, worker, 40) == JobStatus.STOPPED, job.error
+    assert time.monotonic() - asked < 30  # not the 10,000 steps of rank 1
+    assert not any(alive(p) for p in rank_pids(job).values())
+
+
+def test_a_killed_worker_takes_its_ranks_with_it_and_the_reaper_requeues(worker, api):
     from webapp.jobs.services import jobs_reap_stale
 
-    worker = start_worker(settings.CELERY_BROKER_URL, settings.DATA_DIR)
-    job = smoke(api, processes=2, steps=1000, seconds_per_step=0.05)
-    wait_for(
-        lambda: job.metrics.exists() and len(rank_pids(job)) == 2,
-        timeout=60,
-        what=f"a step; worker log:\n{worker.log()}",
-    )
-    pids = rank_pids(job)
-    worker.kill(signal.SIGKILL)
+    job = submit(api, "smoke_ranks", processes=2, steps=1000, seconds_per_step=0.05)
+    pids = stepping(job, worker)
+    worker.kill(signal.SIGKILL)  # the module's next test (if any) gets a new worker
     wait_for(lambda: not any(alive(p) for p in pids.values()), timeout=10, what="the ranks to end")
     steps = job.metrics.count()
     time.sleep(settings.JOB_STALE_SECONDS + 1)
     assert job.metrics.count() == steps  # nothing runs under the dead worker's claim
     assert jobs_reap_stale()["requeued"] == [job.pk]
-
-
-def test_a_cancel_ends_ranks_that_do_not_hear_it(start_worker, api, settings):
-    """smoke_ranks does not broadcast the stop: rank 0 stops, the others are ended after a grace."""
-    worker = start_worker(settings.CELERY_BROKER_URL, settings.DATA_DIR)
-    job = smoke(api, processes=2, steps=10_000, seconds_per_step=0.05)
-    wait_for(
-        lambda: job.metrics.exists() and len(rank_pids(job)) == 2,
-        timeout=60,
-        what=f"a step; worker log:\n{worker.log()}",
-    )
-    assert api.post(f"/api/jobs/{job.pk}/cancel/").status_code == 200
-    asked = time.monotonic()
-    wait_for(
-        lambda: status_of(job) not in (JobStatus.RUNNING, JobStatus.STOPPING),
-        timeout=40,
-        what=f"the job to stop; worker log:\n{worker.log()}",
-    )
-    assert job.status == JobStatus.STOPPED, job.error
-    assert time.monotonic() - asked < 30  # not the 10,000 steps of rank 1
-    assert not any(alive(p) for p in rank_pids(job).values())
