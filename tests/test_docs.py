@@ -101,3 +101,102 @@ def test_the_readme_is_short_starts_with_the_two_commands_and_links_only_to_file
     local = [t.split("#")[0] for t in targets if not re.match(r"[a-z]+:", t)]
     assert any(t.startswith("docs/") for t in local)
     assert [t for t in local if not (ROOT / t).exists()] == []
+
+
+def test_every_judge_and_guesser_spec_kind_is_in_the_generated_spec_reference(site):
+    from games.kb.knowledge import SENSE_MODES
+    from games.registry import GUESSER_KINDS, JUDGE_KINDS, NATURAL_SETTINGS
+    from webapp.catalog.models import ModelKind
+
+    specs = page(site, "reference/specs")
+    names = [*GUESSER_KINDS, *JUDGE_KINDS, *SENSE_MODES, *NATURAL_SETTINGS, *ModelKind.values]
+    assert [n for n in names if f"<code>{n}</code>" not in specs] == []
+    assert "<code>openai:URL#MODEL</code>" in specs and "<code>kb:any:closed</code>" in specs
+
+
+def test_a_kind_added_to_the_registry_without_a_description_fails_the_build(monkeypatch):
+    import games.registry
+
+    gen = generator()
+    monkeypatch.setattr(games.registry, "JUDGE_KINDS", (*games.registry.JUDGE_KINDS, "oracle"))
+    with pytest.raises(RuntimeError, match="undocumented \\['oracle'\\]"):
+        gen.specs_page()
+
+
+def test_the_config_reference_shows_the_papers_values(site):
+    text = page(site, "reference/configs")
+
+    def cells(field: str) -> list[str]:
+        grpo = text[text.index('id="grpo"') :]
+        row = re.search(rf"<tr>\s*<td><code>{field}</code></td>.*?</tr>", grpo, re.S)
+        return re.findall(r"<td>(.*?)</td>", row[0], re.S)
+
+    assert cells("num_generations")[4] == "<code>16</code>"  # the paper's group; ours is 8
+    assert cells("learning_rate")[4] == "CIA <code>3e-05</code>, StarPO <code>1e-05</code>"
+    assert cells("steps")[4] == ""  # the paper's epochs are not steps: no value claimed
+
+
+def glossary() -> str:
+    return (ROOT / "docs/reference/metrics.md").read_text(encoding="utf-8")
+
+
+def source_metric_names() -> set[str]:
+    """The metric names the runners report, read from their source: "group/name" strings, and
+    the keys of the dicts that hold one (GRPO's step metrics, DPO's candidate statistics)."""
+    import ast
+
+    files = [
+        *sorted((ROOT / "training/grpo").glob("*.py")),
+        ROOT / "training/dpo/pairs.py",
+        ROOT / "training/dpo/trainer.py",
+        ROOT / "training/evaluation/runner.py",
+        ROOT / "training/curation/stages.py",
+        ROOT / "webapp/jobs/kinds/disagreements.py",
+    ]
+    slash = re.compile(r"^[a-z_]+/[a-z_0-9]+$")
+    names: set[str] = set()
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                names.update([node.value] if slash.match(node.value) else [])
+            if isinstance(node, ast.Dict):
+                keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
+                if any(isinstance(k, str) and slash.match(k) for k in keys):
+                    names.update(k for k in keys if isinstance(k, str))
+    from training.grpo.rollouts import VALIDATION_METRICS
+
+    names.update(f"val/{k}" for k in VALIDATION_METRICS)  # GRPO's f"val/{k}"
+    not_metrics = ("dbrl/", "lmrl/", "everyday/", "application/", "text/")  # word lists, MIME types
+    return {n for n in names if not n.startswith(not_metrics)}
+
+
+def test_the_metrics_glossary_defines_every_metric_the_code_shows():
+    from games.agreement import TAXONOMY
+    from games.judge_eval import agreement
+    from games.metrics import EvalSummary
+    from webapp.arena.api import ArenaRowSerializer
+    from webapp.leaderboards.serializers import (
+        AbilityRowSerializer,
+        HumanRowSerializer,
+        ModelRowSerializer,
+    )
+
+    text = glossary()
+    names = source_metric_names()
+    assert {"reward", "loss", "clip_ratio/dual_mean", "candidates/win_rate", "eval/mean_turns"} <= (
+        names
+    )
+    names |= {f.name for f in dataclasses.fields(EvalSummary)}
+    names |= set(agreement(["yes", "no"], ["yes", "yes"])) | set(TAXONOMY)
+    for serializer in (ModelRowSerializer, HumanRowSerializer, AbilityRowSerializer):
+        names |= set(serializer().fields) - {
+            "rank",
+            "id",
+            "guesser_id",
+            "player_id",
+            "name",
+            "kind",
+        }
+        names -= {"word_list", "word_list_version", "word_list_key"}
+    names |= set(ArenaRowSerializer().fields) - {"rank", "name"}
+    assert sorted(n for n in names if f"`{n}`" not in text) == []

@@ -40,7 +40,9 @@ def knob(
     **metadata: Any,
 ) -> Any:
     """A config field: its default (or `factory`), help text and the rest of its metadata
-    (choices, bounds "min"/"max", ...), as the launch forms and check_between read them."""
+    (choices, bounds "min"/"max", ...), as the launch forms and check_between read them.
+    `paper=` records the ΔBelief-RL paper's setting where its scripts fix one (a value, or
+    {run: value} where its CIA and StarPO runs differ); the docs' config reference shows it."""
     metadata = {"help": help, **metadata} if help else metadata
     if factory is not dataclasses.MISSING:
         return field(default_factory=factory, metadata=metadata)
@@ -203,9 +205,10 @@ def limit_words_knob() -> Any:
     return knob(0, "only the first N words (0 = all)", min=0)
 
 
-def max_turns_knob(help_text: str = "questions per game") -> Any:
-    """The `max_turns` field of the jobs that play games: 20 questions, at most 200."""
-    return knob(20, help_text, min=1, max=200)
+def max_turns_knob(help_text: str = "questions per game", **metadata: Any) -> Any:
+    """The `max_turns` field of the jobs that play games: 20 questions, at most 200 (`metadata`:
+    more of it, such as the paper's value)."""
+    return knob(20, help_text, min=1, max=200, **metadata)
 
 
 def win_rule_knob(help_text: str) -> Any:
@@ -218,14 +221,14 @@ def lockstep_batch_knob(default: int) -> Any:
     return knob(default, "games played in lock-step", min=1, max=4096)
 
 
-def question_tokens_knob(help_text: str, high: int) -> Any:
+def question_tokens_knob(help_text: str, high: int, **metadata: Any) -> Any:
     """The most tokens of a sampled question: 32 by default, at most `high`."""
-    return knob(32, help_text, min=1, max=high)
+    return knob(32, help_text, min=1, max=high, **metadata)
 
 
-def temperature_knob(help_text: str, high: float) -> Any:
+def temperature_knob(help_text: str, high: float, **metadata: Any) -> Any:
     """A sampling temperature: 1 by default, in (0, `high`]."""
-    return knob(1.0, help_text, min=0, max=high, min_open=True)
+    return knob(1.0, help_text, min=0, max=high, min_open=True, **metadata)
 
 
 def check_limit_words(config: Any) -> None:
@@ -280,13 +283,13 @@ LORA_BOUNDS = {  # read by check_lora and the launch forms' number inputs
 }
 
 
-def lora_field(name: str, default: Any = None) -> Any:
+def lora_field(name: str, default: Any = None, **metadata: Any) -> Any:
     """The dataclass field of the LoRA knob `name` with its help and bounds (and `default` if
-    given)."""
+    given; `metadata`: more of it, such as the paper's value)."""
     shared_default, help_text = LORA_FIELDS[name]
     return field(
         default=shared_default if default is None else default,
-        metadata={"help": help_text, **LORA_BOUNDS.get(name, {})},
+        metadata={"help": help_text, **LORA_BOUNDS.get(name, {}), **metadata},
     )
 
 

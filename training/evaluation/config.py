@@ -24,8 +24,8 @@ class EvaluationConfig:
     judge: str = judge_knob("name of the judge model spec")
     word_list: str = knob("dbrl/paper_test", "word list name (newest version)")
     split: str = split_knob("only words of this split (sft, rl, val, test); empty = all")
-    samples: int = knob(8, "k: games per word (mean@k, pass@k)", min=1, max=256)
-    max_turns: int = max_turns_knob()
+    samples: int = knob(8, "k: games per word (mean@k, pass@k)", min=1, max=256, paper=8)
+    max_turns: int = max_turns_knob(paper=20)
     win_rule: str = win_rule_knob(
         "which questions win: reference (the paper's scripts: the secret as a word "
         "anywhere in the question), strict (a guess of the thing itself) or lemma "

@@ -90,9 +90,9 @@ class GRPOConfig(LoraSettings):
     limit_words: int = limit_words_knob()
     # -- rollouts ------------------------------------------------------------------------------
     steps: int = knob(100, "GRPO steps (one batch of rollouts each)", min=1, max=100_000)
-    secrets_per_step: int = knob(8, "secrets (groups) per step", min=1, max=4096)
-    num_generations: int = knob(8, "G: rollouts per secret (the group)", min=2, max=256)
-    max_turns: int = max_turns_knob("questions per game (also stated in the prompt)")
+    secrets_per_step: int = knob(8, "secrets (groups) per step", min=1, max=4096, paper=240)
+    num_generations: int = knob(8, "G: rollouts per secret (the group)", min=2, max=256, paper=16)
+    max_turns: int = max_turns_knob("questions per game (also stated in the prompt)", paper=20)
     win_rule: str = win_rule_knob(
         "which questions win (games.rules): reference, "
         "the paper's (the secret anywhere in the question, by token, "
@@ -100,9 +100,11 @@ class GRPOConfig(LoraSettings):
     )
     guesser_prompt: str = guesser_prompt_field()
     temperature: float = temperature_knob(
-        "sampling temperature; log-probs in the loss use the same temperature", high=10
+        "sampling temperature; log-probs in the loss use the same temperature", high=10, paper=1.0
     )
-    max_completion_length: int = question_tokens_knob("most tokens per question", high=4096)
+    max_completion_length: int = question_tokens_knob(
+        "most tokens per question", high=4096, paper=50
+    )
     # -- rewards and advantages ---------------------------------------------------------------
     advantage: str = knob(
         "turn",
@@ -111,6 +113,7 @@ class GRPOConfig(LoraSettings):
             "trajectory: normalise the return over the group (StarPO)"
         ),
         choices=ADVANTAGES,
+        paper={"CIA": "turn", "StarPO": "trajectory"},
     )
     belief_coef: float = knob(
         0.1,
@@ -120,6 +123,7 @@ class GRPOConfig(LoraSettings):
         ),
         min=0,
         max=100,
+        paper={"CIA": 0.1, "StarPO": 0.0},
     )
     turn_penalty_at: str = knob(
         "end",
@@ -167,10 +171,10 @@ class GRPOConfig(LoraSettings):
             "noun), belief/relu_per_game, belief/net_per_game, belief/cancelling_share"
         ),
     )
-    win_reward: float = knob(2.0, "r_end of a won game (added to every turn)")
-    turn_penalty: float = knob(-0.05, "reward of every turn")
-    invalid_penalty: float = knob(-5.0, "reward of an invalid question")
-    repeated_penalty: float = knob(-1.0, "reward of a repeated question")
+    win_reward: float = knob(2.0, "r_end of a won game (added to every turn)", paper=2.0)
+    turn_penalty: float = knob(-0.05, "reward of every turn", paper=-0.05)
+    invalid_penalty: float = knob(-5.0, "reward of an invalid question", paper=-5.0)
+    repeated_penalty: float = knob(-1.0, "reward of a repeated question", paper=-1.0)
     unknown_penalty: float = knob(
         0.0,
         (
@@ -193,9 +197,11 @@ class GRPOConfig(LoraSettings):
     )
     # -- the loss ----------------------------------------------------------------------------------
     epsilon: float = knob(
-        0.2, "lower clip range ε_low: ratios below 1 − ε are clipped", **UNIT_FRACTION
+        0.2, "lower clip range ε_low: ratios below 1 − ε are clipped", **UNIT_FRACTION, paper=0.2
     )
-    epsilon_high: float = knob(0.28, "upper clip range ε_high (clip-higher, DAPO)", min=0, max=10)
+    epsilon_high: float = knob(
+        0.28, "upper clip range ε_high (clip-higher, DAPO)", min=0, max=10, paper=0.28
+    )
     clip_ratio_c: float = knob(
         3.0,
         (
@@ -204,12 +210,14 @@ class GRPOConfig(LoraSettings):
         ),
         min=0,
         max=100,
+        paper=3.0,
     )
     beta: float = knob(
         0.0,
         ("KL coefficient to the frozen start model (k3 estimator); 0 = no KL, no reference model"),
         min=0,
         max=100,
+        paper=0.0,
     )
     use_bias_correction_kl: bool = knob(
         False,
@@ -226,8 +234,9 @@ class GRPOConfig(LoraSettings):
             "the paper's for the advantage (turn: token-mean, trajectory: seq-mean-token-mean)"
         ),
         choices=("", *LOSS_AGG_MODES),
+        paper={"CIA": "token-mean", "StarPO": "seq-mean-token-mean"},
     )
-    num_iterations: int = knob(1, "μ: passes over each batch of rollouts", min=1, max=64)
+    num_iterations: int = knob(1, "μ: passes over each batch of rollouts", min=1, max=64, paper=1)
     mini_batches: int = knob(
         3,
         (
@@ -237,6 +246,7 @@ class GRPOConfig(LoraSettings):
         ),
         min=1,
         max=1024,
+        paper=3,
     )
     forward_batch_size: int = knob(
         32,
@@ -251,19 +261,20 @@ class GRPOConfig(LoraSettings):
             "(turn: 3e-5, its CIA run; trajectory: 1e-5, its StarPO run)"
         ),
         **UNIT_FRACTION,
+        paper={"CIA": 3e-5, "StarPO": 1e-5},
     )
-    adam_beta1: float = knob(0.9, "AdamW β1 (the reference: 0.9)", **UNIT_FRACTION)
-    adam_beta2: float = knob(0.95, "AdamW β2 (the reference: 0.95)", **UNIT_FRACTION)
+    adam_beta1: float = knob(0.9, "AdamW β1 (the reference: 0.9)", **UNIT_FRACTION, paper=0.9)
+    adam_beta2: float = knob(0.95, "AdamW β2 (the reference: 0.95)", **UNIT_FRACTION, paper=0.95)
     weight_decay: float = knob(
-        0.01, "AdamW weight decay (verl's default, the reference's)", **UNIT_FRACTION
+        0.01, "AdamW weight decay (verl's default, the reference's)", **UNIT_FRACTION, paper=0.01
     )
-    max_grad_norm: float = knob(1.0, "gradient clipping norm (0 = none)", min=0)
+    max_grad_norm: float = knob(1.0, "gradient clipping norm (0 = none)", min=0, paper=1.0)
     # -- model -------------------------------------------------------------------------------------
-    lora: bool = lora_field("lora", True)
-    lora_rank: int = lora_field("lora_rank", 64)  # the reference's scripts: r 64, α 64
-    lora_alpha: int = lora_field("lora_alpha", 64)
+    lora: bool = lora_field("lora", True, paper=True)
+    lora_rank: int = lora_field("lora_rank", 64, paper=64)  # the reference's scripts: r 64, α 64
+    lora_alpha: int = lora_field("lora_alpha", 64, paper=64)
     lora_dropout: float = lora_field("lora_dropout", 0.0)
-    lora_target_modules: str = lora_field("lora_target_modules")
+    lora_target_modules: str = lora_field("lora_target_modules", paper="all-linear")
     rollout_backend: str = knob(
         "transformers",
         (
@@ -326,6 +337,7 @@ class GRPOConfig(LoraSettings):
             "temperature 0.7, top-p 0.8, top-k 20, seeded) or greedy"
         ),
         choices=VAL_SAMPLINGS,
+        paper="paper",
     )
     warn_val_drop: float = knob(
         0.15,
