@@ -288,28 +288,24 @@ def pretrained_description(meta: dict, *, trained_on: str) -> str:
     )
 
 
+def _paper_answers(meta: dict) -> str:
+    """What a shipped judge was trained on, for its description."""
+    rows = (meta.get("rows") or {}).get("train")
+    return "the ΔBelief-RL paper's LLM judge's answers" + (f" ({rows:,} pairs)" if rows else "")
+
+
 def _shipped_pretrained_description() -> str:
     from games.judges.pretrained import read_meta
 
     meta = read_meta()
-    rows = (meta.get("rows") or {}).get("train")
-    return pretrained_description(
-        meta,
-        trained_on="the ΔBelief-RL paper's LLM judge's answers"
-        + (f" ({rows:,} pairs)" if rows else ""),
-    )
+    return pretrained_description(meta, trained_on=_paper_answers(meta))
 
 
 def _shipped_learned_description() -> str:
     from games.judges.learned import weights_meta
 
     meta = weights_meta()
-    rows = (meta.get("rows") or {}).get("train")
-    return learned_description(
-        meta,
-        trained_on="the ΔBelief-RL paper's LLM judge's answers"
-        + (f" ({rows:,} pairs)" if rows else ""),
-    )
+    return learned_description(meta, trained_on=_paper_answers(meta))
 
 
 # a model that plays only in jobs (a training base), never offered as an opponent on /play/
