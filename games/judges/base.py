@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from games.types import JudgeAnswer, Turn
+from games.types import JudgeAnswer, Turn, Verdict
 
 
 class UnknownSecretError(ValueError):
@@ -50,3 +50,14 @@ def playable_words(judge: Judge, words: Iterable[str]) -> tuple[list[str], list[
         except UnknownSecretError:
             skipped.append(word)
     return ok, skipped
+
+
+def probability_answer(p: float, threshold: float, abstain: float, source: str) -> JudgeAnswer:
+    """A judge's P(yes) as its answer: yes from `threshold` on, else no; unknown within `abstain`
+    of the threshold (0: never). `source` names the judge in the raw text."""
+    p = float(p)
+    if abstain and abs(p - threshold) < abstain:
+        verdict = Verdict.UNKNOWN
+    else:
+        verdict = Verdict.YES if p >= threshold else Verdict.NO
+    return JudgeAnswer(verdict, raw=f"{source}: p(yes)={p:.3f}", p_yes=round(p, 4))

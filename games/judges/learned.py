@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from games.judges.base import Judge, JudgeRequest, UnknownSecretError
+from games.judges.base import Judge, JudgeRequest, UnknownSecretError, probability_answer
 from games.judges.facts import MATCH_DIM, Featurizer, QuestionText, SecretFacts
 from games.kb import KnowledgeBase, load_kb, store
 from games.types import JudgeAnswer, Verdict
@@ -225,10 +225,4 @@ class LearnedJudge(Judge):
         return answers  # type: ignore[return-value]
 
     def _answer(self, p: float) -> JudgeAnswer:
-        p = float(p)
-        threshold = self.model.threshold
-        if self.abstain and abs(p - threshold) < self.abstain:
-            verdict = Verdict.UNKNOWN
-        else:
-            verdict = Verdict.YES if p >= threshold else Verdict.NO
-        return JudgeAnswer(verdict, raw=f"learned: p(yes)={p:.3f}", p_yes=round(p, 4))
+        return probability_answer(p, self.model.threshold, self.abstain, "learned")

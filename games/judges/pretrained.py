@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from games.judges.base import Judge, JudgeRequest
+from games.judges.base import Judge, JudgeRequest, probability_answer
 from games.loading import once_per_path
 from games.types import JudgeAnswer, Verdict
 
@@ -309,9 +309,4 @@ class PretrainedJudge(Judge):
         return answers  # type: ignore[return-value]
 
     def _answer(self, p: float) -> JudgeAnswer:
-        threshold = self.model.threshold
-        if self.abstain and abs(p - threshold) < self.abstain:
-            verdict = Verdict.UNKNOWN
-        else:
-            verdict = Verdict.YES if p >= threshold else Verdict.NO
-        return JudgeAnswer(verdict, raw=f"pretrained: p(yes)={p:.3f}", p_yes=round(p, 4))
+        return probability_answer(p, self.model.threshold, self.abstain, "pretrained")
