@@ -21,7 +21,7 @@ TOOLS      := $(VENV)/lock-tools
 LOCK_ARGS  ?=
 
 .PHONY: setup base-models run test test-fast lint lock migrate seed bench clean browser-deps \
-	docs docs-build
+	docs docs-build docs-screenshots
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -116,6 +116,17 @@ docs: $(STAMP)
 
 docs-build: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir var/site
+
+# The pictures of the docs and the README (docs/assets/screenshots/*.png, 1280×800): the browser
+# tests that show them save them when DOCS_SCREENSHOTS=1 (tests/browser/conftest.py
+# docs_screenshot); an ordinary test run writes none. Commit the PNGs that changed.
+DOCS_SHOTS := \
+	"tests/browser/test_play.py::test_judge_the_infogain_guesser_with_buttons_and_shortcuts_then_confirm[desktop]" \
+	"tests/browser/test_play.py::test_the_trajectory_page_renders_its_charts[desktop]" \
+	"tests/browser/test_layout.py::test_no_page_is_wider_than_the_screen[desktop]" \
+	"tests/browser/test_labelling.py::test_label_with_the_keyboard_alone_including_undo_and_skip[desktop]"
+docs-screenshots: setup browser-deps
+	DOCS_SCREENSHOTS=1 $(PY) -m pytest -p no:xdist -q $(DOCS_SHOTS)
 
 bench: setup
 	$(PY) -m bench.kb

@@ -22,6 +22,9 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+# the docs' and the README's pictures, written only with DOCS_SCREENSHOTS=1 (make docs-screenshots)
+DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "assets" / "screenshots"
+DOCS_SHOT = {"x": 0, "y": 0, "width": 1280, "height": 800}
 
 
 def browser_unavailable(reason: str) -> None:
@@ -93,4 +96,23 @@ def screenshot(page, name: str) -> Path:
     phone = page.viewport_size["width"] == VIEWPORTS["phone"]["viewport"]["width"]
     path = SCREENSHOTS / f"{name}{'-phone' if phone else ''}.png"
     page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def docs_screenshot(page, name: str, *, at: str = "") -> Path | None:
+    """With DOCS_SCREENSHOTS=1 (`make docs-screenshots`), 1280×800 pixels of the desktop page as
+    docs/assets/screenshots/<name>.png, from the top of the window (`at`: scrolled first so that
+    this selector, or "top", the page's top, starts it); otherwise, and on the phone, nothing, so
+    an ordinary test run leaves the tree as it was."""
+    if os.environ.get("DOCS_SCREENSHOTS") != "1":
+        return None
+    if page.viewport_size["width"] != VIEWPORTS["desktop"]["viewport"]["width"]:
+        return None
+    if at == "top":
+        page.evaluate("window.scrollTo(0, 0)")
+    elif at:
+        page.locator(at).evaluate("el => el.scrollIntoView()")
+    DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = DOCS_SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), clip=DOCS_SHOT)
     return path

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import browser_unavailable
+from tests.browser.conftest import browser_unavailable, docs_screenshot
 
 SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 
@@ -119,6 +119,7 @@ def test_label_with_the_keyboard_alone_including_undo_and_skip(
     expect(page.locator("#reveal")).to_contain_text("kb-any-sense: yes")
     expect(announce).to_contain_text("Saved “yes”. The judges said: kb no, kb-any-sense yes.")
     expect(question).to_have_text("“Is it an organism?”")
+    docs_screenshot(page, "labelling")
 
     page.keyboard.press("n")
     expect(labelled).to_have_text("2")
@@ -169,3 +170,4 @@ def test_label_with_the_keyboard_alone_including_undo_and_skip(
     expect(kb.nth(8)).to_have_text("1")  # one wrong negative: "no" to the seal being an animal
     expect(page.locator("#accuracy-chart")).to_be_visible()
     page.screenshot(path=str(SHOTS / "labelling-judges.png"), full_page=True)
+    docs_screenshot(page, "labelling-judges")

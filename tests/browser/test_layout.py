@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser.conftest import docs_screenshot
+
 pytestmark = pytest.mark.browser
 
 # the widest elements sticking out past the right edge, for the failure message
@@ -81,6 +83,10 @@ def walkthrough(play_catalog, make_user):
     }
 
 
+# pages `make docs-screenshots` keeps for the docs: name, where the picture starts
+DOCS_PAGES = {"/jobs/": ("jobs", "#runs-h"), "/leaderboards/": ("leaderboards", "#ability")}
+
+
 def test_no_page_is_wider_than_the_screen(page, live_server, walkthrough):
     too_wide = []
     shared = ["/", "/games/", f"/games/{walkthrough['game'].pk}/", "/leaderboards/"]
@@ -116,6 +122,9 @@ def test_no_page_is_wider_than_the_screen(page, live_server, walkthrough):
         *shared,
     ):
         too_wide.append(overflow(page, path))
+        if path in DOCS_PAGES:
+            name, start = DOCS_PAGES[path]
+            docs_screenshot(page, name, at=start)
     assert [t for t in too_wide if t] == []
 
 

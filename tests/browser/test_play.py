@@ -8,7 +8,7 @@ import time
 import pytest
 
 from games import rules
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import docs_screenshot, screenshot
 from tests.webapp.play.support import model_game, slow_guessers, truthful_verdict
 from webapp.play import services
 from webapp.play.models import Game
@@ -94,6 +94,8 @@ def test_judge_the_infogain_guesser_with_buttons_and_shortcuts_then_confirm(page
             page.click(f"#game-panel button[value={verdict}]")
         if index == 2:
             screenshot(page, "04-answerer-playing")
+        if index == 4:
+            docs_screenshot(page, "game")
         index = wait_past_turn(page, index)
         assert index < 25, "the guesser should find 'dog' well within 25 questions"
     assert used_keys >= {"y", "n"}
@@ -213,6 +215,7 @@ def test_the_trajectory_page_renders_its_charts(page, play_catalog):
     highlight = page.evaluate("getComputedStyle(document.getElementById('turn-2')).backgroundColor")
     assert highlight == "rgb(255, 244, 194)"
     screenshot(page, "08-trajectory")
+    docs_screenshot(page, "trajectory", at="top")
 
 
 def test_a_list_of_words_is_refused_unasked_and_a_wrong_guess_is_no_with_the_reason_shown(
