@@ -462,7 +462,8 @@ def specs_page() -> str:
         "`python -m games eval --guesser SPEC --judge SPEC`, the training commands' `--teacher` "
         "and `--judge`, and, in the web app, the model specs of the catalog (each row "
         "becomes a spec, below). Grammar: `KIND` or `KIND:TARGET`; the kind is case-insensitive. "
-        "Generated from `games/registry.py` and `webapp/catalog` by `docs/gen_reference.py`.",
+        "Generated from `games/registry.py` and `webapp/catalog` by `docs/gen_reference.py`. "
+        "[Add a judge or guesser backend](../how-to/backends.md) shows them in use.",
         "",
         "## Kinds",
         "",
