@@ -125,8 +125,23 @@ def model_card(name: str, settings: dict) -> str:
         "```",
         *cli_lines(settings),
         "",
+        *MORE,
     ]
     return "\n".join(lines)
+
+
+# the card's last section: where the docs say the rest (paths from games/data/models/<name>/)
+DOCS = "../../../../docs"
+MORE = [
+    "## More",
+    "",
+    "This guesser beside the other two and the information-gain baseline, and how they were "
+    f"shipped: [Shipped trained guessers]({DOCS}/explanation/guessers.md#shipped-trained-guessers)."
+    " The protocol and why held-out naming fails: "
+    f"[The learning benchmark]({DOCS}/explanation/learning-benchmark.md). Every metric above: "
+    f"[the metrics glossary]({DOCS}/reference/metrics.md).",
+    "",
+]
 
 
 def cli_lines(settings: dict) -> list[str]:
