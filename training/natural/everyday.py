@@ -26,9 +26,14 @@ CONCRETE = ("noun.artifact", "noun.animal", "noun.food", "noun.plant")
 NOUN_USE = 3.6
 
 
-def everyday_words(kb, n: int = 100) -> list[str]:
+def everyday_words(
+    kb, n: int = 100, *, skip: int = 0, exclude: frozenset[str] = frozenset()
+) -> list[str]:
+    """The first `n` words of the rule after its first `skip`, leaving out `exclude` (and,
+    with `skip`, a word whose plural is listed before it: "egg" after "eggs")."""
     out: list[str] = []
     seen: set[int] = set()
+    rank = 0
     for word in kb.top_nouns:
         if not word.isalpha() or len(word) < 3 or not word.islower():
             continue
@@ -44,6 +49,11 @@ def everyday_words(kb, n: int = 100) -> list[str]:
             continue
         if counts.sum() < 10 ** (float(kb.noun_zipf[noun]) - NOUN_USE):
             continue
+        rank += 1
+        if rank <= skip or word in exclude:
+            continue
+        if skip and kb.lookup(rules.plural(word)) in seen - {noun}:
+            continue
         out.append(word)
         if len(out) == n:
             break
@@ -52,12 +62,16 @@ def everyday_words(kb, n: int = 100) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     from games.kb import load_kb
+    from games.wordlists import read_words
 
     parser = argparse.ArgumentParser(prog="python -m training.natural.everyday")
     parser.add_argument("--n", type=int, default=100)
+    parser.add_argument("--skip", type=int, default=0, help="leave out the rule's first SKIP")
+    parser.add_argument("--exclude", action="append", default=[], help="a word list to leave out")
     parser.add_argument("--out", default=str(OUT / "everyday100.txt"))
     args = parser.parse_args(argv)
-    words = everyday_words(load_kb(), args.n)
+    exclude = frozenset(w for name in args.exclude for w in read_words(name))
+    words = everyday_words(load_kb(), args.n, skip=args.skip, exclude=exclude)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text("".join(f"{w}\n" for w in words), encoding="utf-8")
     print(f"{len(words)} words -> {args.out}")

@@ -74,3 +74,15 @@ def test_everyday_words_are_frequent_concrete_nouns(kb):
     words = everyday_words(kb, 100)
     assert len(words) == 100 and {"car", "dog", "chair", "bottle"} <= set(words)
     assert not {"well", "young", "round", "time", "idea"} & set(words)
+
+
+def test_the_everyday_validation_list_is_the_rules_next_words_and_no_test_word(kb):
+    from games.wordlists import read_words
+
+    shipped = read_words("everyday/everyday_val")
+    test_words = set(read_words("dbrl/paper_test")) | set(read_words("everyday/everyday100"))
+    assert shipped == everyday_words(
+        kb, 200, skip=100, exclude=frozenset(read_words("dbrl/paper_test"))
+    )
+    assert len(shipped) == 200 and not set(shipped) & test_words
+    assert "egg" not in shipped  # "eggs" is in everyday100
