@@ -43,6 +43,62 @@ def pytest_sessionfinish(session, exitstatus):
             shutil.rmtree(folder, ignore_errors=True)
 
 
+# The shipped word lists are in every test database from the start: seeding them (about 11,000
+# rows) took 2 to 5 s in each of the 200-odd tests that need them. seed_word_lists() stays
+# idempotent, so those tests still call it. A transactional test empties the database when it
+# ends; the lists come back before the next test that runs inside a transaction.
+_catalog = {"emptied": False}
+
+
+def _db_use(item) -> str:
+    """ "transactional", "db" or "" for a test item (pytest-django's own classification)."""
+    from pytest_django.fixtures import validate_django_db
+
+    fixtures = getattr(item, "fixturenames", [])
+    marker = item.get_closest_marker("django_db")
+    transaction = marker is not None and any(validate_django_db(marker)[:2])
+    if transaction or "transactional_db" in fixtures or "live_server" in fixtures:
+        return "transactional"
+    return "db" if marker is not None or "db" in fixtures else ""
+
+
+def _seed_committed(config) -> None:
+    from pytest_django.plugin import blocking_manager_key
+
+    from webapp.catalog.services import seed_word_lists
+
+    with config.stash[blocking_manager_key].unblock():
+        seed_word_lists()
+    _catalog["emptied"] = False
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, request):
+    _seed_committed(request.config)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    if _catalog["emptied"] and _db_use(item) == "db":
+        _seed_committed(item.config)
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item):
+    yield
+    if _db_use(item) == "transactional":
+        _catalog["emptied"] = True
+
+
+@pytest.fixture
+def no_word_lists(db):
+    """A catalog without the shipped word lists, for the tests of seeding them."""
+    from webapp.catalog.models import WordList
+
+    WordList.objects.all().delete()
+
+
 @pytest.fixture
 def make_user(db):
     from webapp.accounts.services import user_create

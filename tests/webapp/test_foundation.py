@@ -12,7 +12,7 @@ from webapp.play.models import Game, Turn
 pytestmark = pytest.mark.django_db
 
 
-def test_seed_imports_word_lists_once_with_attribution_and_splits():
+def test_seed_imports_word_lists_once_with_attribution_and_splits(no_word_lists):
     created = seed_word_lists()
     assert "dbrl/paper_test" in created and "lmrl/objects" in created
     assert seed_word_lists() == []  # idempotent

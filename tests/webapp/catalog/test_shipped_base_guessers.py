@@ -71,7 +71,7 @@ def ship(tmp_path):
     return folder, evaluation
 
 
-def test_a_snapshot_whose_word_list_is_not_seeded_is_skipped(tmp_path):
+def test_a_snapshot_whose_word_list_is_not_seeded_is_skipped(tmp_path, no_word_lists):
     from webapp.jobs.models import Job
 
     seed_model_specs()  # no word lists

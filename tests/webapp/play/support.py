@@ -8,25 +8,17 @@ from functools import lru_cache
 from games import rules
 from games.types import Verdict
 from webapp.catalog import builders
-from webapp.catalog.services import (
-    WORDLISTS_DIR,
-    read_word_file,
-    seed_model_specs,
-    word_list_create,
-)
+from webapp.catalog.services import seed_model_specs, seed_word_lists
 from webapp.play.visitors import Visitor, guest_key_for
 
 GUEST_IP = "127.0.0.1"  # REMOTE_ADDR of Django's test client and of the live server's browser
 
 
 def seed_play_catalog() -> None:
-    """The default model specs and the default word list (dbrl/paper_test)."""
+    """The default model specs and the shipped word lists, the default one (dbrl/paper_test)
+    among them (already there unless a transactional test emptied the database)."""
     seed_model_specs()
-    word_list_create(
-        name="dbrl/paper_test",
-        version=1,
-        entries=read_word_file(WORDLISTS_DIR / "dbrl" / "paper_test.txt"),
-    )
+    seed_word_lists()
 
 
 def visitor_of(user=None, *games) -> Visitor:
