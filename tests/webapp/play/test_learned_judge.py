@@ -21,9 +21,11 @@ def judge_named(check: dict, name: str) -> dict:
     return next(j for j in check["judges"] if j["judge"] == name)
 
 
-def answer_no_then_confirm(client, player, secret: str = "dog", turns: int = 3) -> tuple[Game, str]:
+def answer_no_then_confirm(
+    client, player, secret: str = "dog", turns: int = 3, guesser: str = ""
+) -> tuple[Game, str]:
     client.force_login(player)
-    game = start_from_page(client, role="answerer", max_turns=turns)
+    game = start_from_page(client, role="answerer", max_turns=turns, guesser=guesser)
     for index in range(turns):
         client.post(f"/play/{game.pk}/answer/", {"verdict": "no", "expected_index": index}, **HTMX)
     html = client.post(f"/play/{game.pk}/confirm/", {"secret": secret}, **HTMX).content.decode()
@@ -103,7 +105,10 @@ def test_a_knowledge_base_answer_has_no_percentage(client, catalog, fixed_secret
 
 
 def test_the_end_screen_compares_the_answers_with_every_cheap_judge(client, catalog, player):
-    game, html = answer_no_then_confirm(client, player)
+    # the information-gain guesser asks about kinds and parts (the default, natural, spends its
+    # last five questions of any game on guesses, which every judge answers No for a dog)
+    game, html = answer_no_then_confirm(client, player, guesser="infogain")
+    assert game.guesser.name == "infogain"
     check = game.state["kb_check"]
     assert [(j["judge"], j["available"]) for j in check["judges"]] == [
         ("kb", True),
