@@ -339,17 +339,11 @@ def main(argv: list[str] | None = None) -> int:
         result = {"paired": paired(args.guesser, args.previous)}
         report(result, None if args.no_save else RESULTS_DIR / "natural-paired.json")
         return 0
-    if args.tune_final:
+    if args.tune_final or args.tune:  # one part of natural-tuning.json, the rest kept
         path = RESULTS_DIR / "natural-tuning.json"
         saved = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-        result = {**saved, "final_guesses": tune_final()}
-        report(result, None if args.no_save else path)
-        return 0
-    if args.tune:
-        path = RESULTS_DIR / "natural-tuning.json"
-        saved = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-        result = {**saved, "tuning": tune()}
-        report(result, None if args.no_save else path)
+        part = {"final_guesses": tune_final()} if args.tune_final else {"tuning": tune()}
+        report({**saved, **part}, None if args.no_save else path)
         return 0
     save_as = Path(args.out) if args.out else RESULTS_DIR / "natural.json"
     if not args.only or "latency" in args.only:

@@ -132,6 +132,13 @@ def annotator(make_user):
 
 
 @pytest.fixture
+def rclient(client, researcher):
+    """The test client signed in as a researcher (the jobs pages and API)."""
+    client.force_login(researcher)
+    return client
+
+
+@pytest.fixture
 def client_for(client):
     def login(user):
         client.force_login(user)

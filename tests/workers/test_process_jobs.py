@@ -67,12 +67,6 @@ def worker(module_worker) -> WorkerProcess:
 
 
 @pytest.fixture
-def api(client, researcher):
-    client.force_login(researcher)
-    return client
-
-
-@pytest.fixture
 def seeded(tmp_path_factory):
     seed_model_specs(tiny_model(tmp_path_factory))
     word_list_create(
@@ -81,8 +75,8 @@ def seeded(tmp_path_factory):
     )
 
 
-def submit(api, kind: str, **config) -> Job:
-    response = api.post(
+def submit(client, kind: str, **config) -> Job:
+    response = client.post(
         "/api/jobs/", {"kind": kind, "config": config}, content_type="application/json"
     )
     assert response.status_code == 202, response.json()
@@ -138,16 +132,16 @@ def steps_of(job: Job, metric: str) -> list[int]:
     )
 
 
-def test_a_two_process_grpo_job_reports_stops_and_resumes(worker, api, seeded):
+def test_a_two_process_grpo_job_reports_stops_and_resumes(worker, rclient, seeded):
     started = time.monotonic()
-    job = submit(api, "grpo", **GRPO)
+    job = submit(rclient, "grpo", **GRPO)
 
     def checkpointed() -> bool:
         assert status_of(job) in (JobStatus.QUEUED, JobStatus.RUNNING), job.error
         return Checkpoint.objects.filter(job=job).exists()
 
     until(worker, checkpointed, "a checkpoint", timeout=120)
-    assert api.post(f"/api/jobs/{job.pk}/cancel/").status_code == 200
+    assert rclient.post(f"/api/jobs/{job.pk}/cancel/").status_code == 200
     assert ended(job, worker) == JobStatus.STOPPED, (job.error, list(job.logs.values_list()))
     assert job.logs.filter(message__endswith="in 2 processes").exists()
     stopped_at = max(Checkpoint.objects.filter(job=job).values_list("step", flat=True))
@@ -157,7 +151,7 @@ def test_a_two_process_grpo_job_reports_stops_and_resumes(worker, api, seeded):
     assert job.logs.filter(message__contains="× 2 processes").count() == 1
     assert job.logs.filter(message="stopped on request").exists()
 
-    assert api.post(f"/api/jobs/{job.pk}/resume/").status_code == 202
+    assert rclient.post(f"/api/jobs/{job.pk}/resume/").status_code == 202
     assert ended(job, worker, 120) == JobStatus.FINISHED, (job.error, list(job.logs.values_list()))
     assert job.result["global_step"] == 5 and job.result["resumed_from"] == stopped_at
     assert steps_of(job, "reward") == [1, 2, 3, 4, 5]
@@ -171,9 +165,9 @@ def test_a_two_process_grpo_job_reports_stops_and_resumes(worker, api, seeded):
     print(f"2-process GRPO job: run, stop, resume in {time.monotonic() - started:.1f}s")
 
 
-def test_a_two_process_sft_job_ends_with_its_model_stored(worker, api, seeded):
+def test_a_two_process_sft_job_ends_with_its_model_stored(worker, rclient, seeded):
     started = time.monotonic()
-    job = submit(api, "sft", **SFT)
+    job = submit(rclient, "sft", **SFT)
     assert ended(job, worker, 120) == JobStatus.FINISHED, (job.error, list(job.logs.values_list()))
     assert job.logs.filter(message__endswith="in 2 processes").exists()
     assert job.result["global_step"] == 1 and job.result["examples"] == 4
@@ -188,37 +182,37 @@ def test_a_two_process_sft_job_ends_with_its_model_stored(worker, api, seeded):
     print(f"2-process SFT job: {time.monotonic() - started:.1f}s")
 
 
-def test_a_rank_that_raises_fails_the_job_with_its_traceback(worker, api):
-    job = submit(api, "smoke_ranks", processes=2, steps=2, fail_on_rank=1)
+def test_a_rank_that_raises_fails_the_job_with_its_traceback(worker, rclient):
+    job = submit(rclient, "smoke_ranks", processes=2, steps=2, fail_on_rank=1)
     assert ended(job, worker) == JobStatus.FAILED
     assert job.error == "rank 1 failed: RuntimeError: smoke: rank 1 fails at step 2, as asked"
     trace = job.logs.get(level="error").message
     assert "Traceback" in trace and "training/smoke.py" in trace and "rank_main" in trace
 
 
-def test_a_rank_that_dies_fails_the_job_with_its_cause(worker, api):
-    job = submit(api, "smoke_ranks", processes=2, steps=1000, seconds_per_step=0.05)
+def test_a_rank_that_dies_fails_the_job_with_its_cause(worker, rclient):
+    job = submit(rclient, "smoke_ranks", processes=2, steps=1000, seconds_per_step=0.05)
     os.kill(stepping(job, worker)[1], signal.SIGKILL)
     assert ended(job, worker) == JobStatus.FAILED
     assert job.error.startswith("rank 1 died: Signal 9 (SIGKILL)"), job.error
     assert not alive(rank_pids(job)[0])
 
 
-def test_a_cancel_ends_ranks_that_do_not_hear_it(worker, api):
+def test_a_cancel_ends_ranks_that_do_not_hear_it(worker, rclient):
     """smoke_ranks does not broadcast the stop: rank 0 stops, the others are ended after a grace."""
-    job = submit(api, "smoke_ranks", processes=2, steps=10_000, seconds_per_step=0.05)
+    job = submit(rclient, "smoke_ranks", processes=2, steps=10_000, seconds_per_step=0.05)
     stepping(job, worker)
-    assert api.post(f"/api/jobs/{job.pk}/cancel/").status_code == 200
+    assert rclient.post(f"/api/jobs/{job.pk}/cancel/").status_code == 200
     asked = time.monotonic()
     assert ended(job, worker, 40) == JobStatus.STOPPED, job.error
     assert time.monotonic() - asked < 30  # not the 10,000 steps of rank 1
     assert not any(alive(p) for p in rank_pids(job).values())
 
 
-def test_a_killed_worker_takes_its_ranks_with_it_and_the_reaper_requeues(worker, api):
+def test_a_killed_worker_takes_its_ranks_with_it_and_the_reaper_requeues(worker, rclient):
     from webapp.jobs.services import jobs_reap_stale
 
-    job = submit(api, "smoke_ranks", processes=2, steps=1000, seconds_per_step=0.05)
+    job = submit(rclient, "smoke_ranks", processes=2, steps=1000, seconds_per_step=0.05)
     pids = stepping(job, worker)
     worker.kill(signal.SIGKILL)  # the module's next test (if any) gets a new worker
     wait_for(lambda: not any(alive(p) for p in pids.values()), timeout=10, what="the ranks to end")

@@ -254,53 +254,31 @@ def stored_or_new_pairs(
     rows = stored_rows(reporter, PAIRS_FILE, "pairs")
     if rows is not None:
         return rows
-    # across processes: rank 0 samples and scores the pairs, every rank trains on them
-    return from_rank_zero(
-        lambda: new_pairs(
+
+    def new_pairs() -> list[dict]:
+        pool = sources.get("pool")
+        if pool is None and config.pool_word_list and sources.get("words") is None:
+            from games.wordlists import read_words
+
+            pool = read_words(config.pool_word_list)
+        games = gather_games(config, reporter, **{**sources, "pool": pool})
+        games = select_games(games, config.selection)
+        rows = build_pairs(
             config,
             reporter,
             model,
             tokenizer,
-            model_path=model_path,
-            adapter_path=adapter_path,
+            games,
+            judge=sources.get("judge"),
+            pool=pool,
+            policy_path=None if adapter_path else model_path,
             chat_format=chat_format,
-            sources=sources,
         )
-    )
+        store_rows(reporter, PAIRS_FILE, rows, artifact="dpo-pairs", meta={"pairs": len(rows)})
+        return rows
 
-
-def new_pairs(
-    config: DPOJobConfig,
-    reporter: Reporter,
-    model: Any,
-    tokenizer: Any,
-    *,
-    model_path: str,
-    adapter_path: str | None,
-    chat_format: GuesserFormat,
-    sources: GameSources,
-) -> list[dict]:
-    """Pairs built from the selected games, stored as the dpo-pairs artifact."""
-    pool = sources.get("pool")
-    if pool is None and config.pool_word_list and sources.get("words") is None:
-        from games.wordlists import read_words
-
-        pool = read_words(config.pool_word_list)
-    games = gather_games(config, reporter, **{**sources, "pool": pool})
-    games = select_games(games, config.selection)
-    rows = build_pairs(
-        config,
-        reporter,
-        model,
-        tokenizer,
-        games,
-        judge=sources.get("judge"),
-        pool=pool,
-        policy_path=None if adapter_path else model_path,
-        chat_format=chat_format,
-    )
-    store_rows(reporter, PAIRS_FILE, rows, artifact="dpo-pairs", meta={"pairs": len(rows)})
-    return rows
+    # across processes: rank 0 samples, scores and stores the pairs, every rank trains on them
+    return from_rank_zero(new_pairs)
 
 
 def fitting_pairs(config: DPOJobConfig, tokenizer: Any, rows: Sequence[dict]) -> list[dict]:

@@ -1,5 +1,5 @@
-"""Fixtures of the jobs tests: a signed-in researcher, the seeded catalog the launch forms offer,
-and a broker that is never reached."""
+"""Fixtures of the jobs tests: the seeded catalog the launch forms offer and a broker that is
+never reached (`rclient`, a signed-in researcher, is tests/conftest.py's)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,6 @@ from unittest import mock
 import pytest
 
 from webapp.catalog.services import seed_model_specs, seed_word_lists
-
-
-@pytest.fixture
-def rclient(client, researcher):
-    client.force_login(researcher)
-    return client
 
 
 @pytest.fixture
