@@ -144,11 +144,11 @@ def test_typing_over_a_slow_suggestions_request_logs_no_console_error(
 ):
     """Issue 34 item 8: a pause while typing sends a suggestions request; typing on while it runs
     used to abort it, and htmx logs an aborted request as two console errors."""
-    from webapp.play import selectors
+    from webapp.play import suggestions
 
-    suggest = selectors.question_suggestions
+    suggest = suggestions.question_suggestions
     monkeypatch.setattr(
-        selectors,
+        suggestions,
         "question_suggestions",
         lambda **kw: time.sleep(0.5) or suggest(**kw),  # a busy server
     )

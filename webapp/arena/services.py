@@ -28,7 +28,7 @@ from webapp.core.exceptions import ApplicationError
 from webapp.core.ratelimit import RateLimitUnavailable, window_hit
 from webapp.play import services as play
 from webapp.play.models import Game, GameOutcome, GameStatus
-from webapp.play.selectors import kb_judge
+from webapp.play.suggestions import kb_judge
 from webapp.play.visitors import Visitor
 
 SIDES = ("a", "b")

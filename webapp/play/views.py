@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 from webapp.core.exceptions import ApplicationError
 from webapp.core.panels import panel_action, panel_status, redirect_without_htmx
 from webapp.labelling.selectors import BLINDED, game_blinded, games_not_blinded
-from webapp.play import selectors, services
+from webapp.play import selectors, services, suggestions
 from webapp.play.forms import (
     AbandonForm,
     AnswerForm,
@@ -209,7 +209,7 @@ def first_question(request, game_id: int):
 @require_GET
 def question_suggestions(request, game_id: int):
     game, _ = _shown_game_or_404(request, game_id)
-    options = selectors.question_suggestions(game=game, text=request.GET.get("question", ""))
+    options = suggestions.question_suggestions(game=game, text=request.GET.get("question", ""))
     return render(request, "play/partials/suggestions.html", {"options": options})
 
 
