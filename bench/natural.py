@@ -13,9 +13,12 @@ JSON object and writes bench/results/natural.json.
   reported;
 - paired: the guesser against its previous version (`--previous`, a natural:SETTINGS spec) on
   the same words and judge, games played under the strict rule, the per-word difference in wins
-  with a 95% interval (`--paired`, written to bench/results/natural-paired.json);
-- tuning (`--tune-final`): the number of final guesses on validation words only (everyday_val and
-  dbrl/paper_val), each against 2 on the same words, pooled (bench/results/natural-tuning.json);
+  with a 95% interval (`--paired`, written to bench/results/natural-paired.json); against the
+  knowledge-base guesser it replaced as the default opponent with `--previous infogain --out
+  bench/results/natural-vs-infogain.json`;
+- tuning, on validation words only (everyday_val and dbrl/paper_val, pooled; written to
+  bench/results/natural-tuning.json): `--tune-final`, the number of final guesses, each against 2
+  on the same words; `--tune`, the other settings, each against the default;
 - latency: the guesser's time from an answer to its next question (observe + ask), per turn, over
   games on dbrl/paper_val answered by the pretrained judge, p50 / p95 / max in ms, against the
   300 ms target.
@@ -186,44 +189,45 @@ def latency(guesser_spec: str, games: int) -> dict:
     }
 
 
-TUNING = [  # natural:SETTINGS, tried on validation words only
-    "noise=0.05,guess_threshold=0.5",
-    "noise=0.05,guess_threshold=0.25",
-    "noise=0.1,guess_threshold=0.25",
-    "noise=0.05,guess_threshold=0.25,noun_cap=0",
-    "noise=0.05,guess_threshold=0.15",
-    "noise=0.02,guess_threshold=0.25",
+TUNING = [  # natural:SETTINGS, each tried on the validation words against the default
+    "noise=0.03",
+    "noise=0.08",
+    "noise=0.12",
+    "guess_threshold=0.07",
+    "guess_threshold=0.1",
+    "guess_threshold=0.25",
+    "guess_threshold=0.4",
+    "prior_exponent=0.25",
+    "prior_exponent=1.0",
 ]
 
 
-def tune(
-    words: str = "dbrl/paper_val", judge_spec: str = "pretrained", limit: int = 100
-) -> list[dict]:
-    """Success and mean turns on validation words for each setting of TUNING (strict rule)."""
-    from games.metrics import summarise
-    from games.registry import build_guesser, build_judge
-    from games.rollout import rollout
-    from games.types import GameConfig
+def tune(judge_spec: str = "pretrained") -> list[dict]:
+    """Each setting of TUNING on the validation lists (pooled), paired against the default."""
+    from games.registry import build_judge
     from games.wordlists import read_words
 
     judge = build_judge(judge_spec)  # one judge: its answers are cached across the settings
-    secrets = read_words(words)[:limit]
-    config = GameConfig(max_turns=20, win_rule="strict")
+    lists = {name: read_words(name) for name in VALIDATION}
+
+    def wins(spec: str) -> dict[str, list[bool]]:
+        return {name: wins_by_word(spec, words, judge) for name, words in lists.items()}
+
+    default = wins("natural")
     rows = []
     for settings in TUNING:
         spec = f"natural:{settings}"
         start = time.perf_counter()
-        games = rollout(
-            build_guesser(spec), judge, secrets, seeds=range(len(secrets)), config=config
-        )
-        summary = summarise(games, k=1)
+        new = wins(spec)
         rows.append(
             {
                 "guesser": spec,
                 "judge": judge_spec,
-                "words": f"{words} (first {len(secrets)})",
-                "success": round(summary.strict_success_rate, 4),
-                "mean_turns": round(summary.mean_turns, 2),
+                "success": {n: round(statistics.fmean(map(float, new[n])), 4) for n in VALIDATION},
+                "pooled_vs_default": paired_difference(
+                    [w for n in VALIDATION for w in new[n]],
+                    [w for n in VALIDATION for w in default[n]],
+                ),
                 "seconds": round(time.perf_counter() - start, 1),
             }
         )
@@ -263,7 +267,7 @@ PAIRED = {  # test words, reported once settings are fixed
     "everyday100/pretrained": ("everyday/everyday100", "pretrained"),
     "paper_test/pretrained": ("dbrl/paper_test", "pretrained"),
 }
-FINAL_GUESSES = [2, 3, 4, 5, 6, 7]
+FINAL_GUESSES = list(range(2, 11))
 VALIDATION = ["everyday/everyday_val", "dbrl/paper_val"]
 
 
@@ -324,8 +328,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", help="evaluation names; repeatable")
     parser.add_argument("--latency-games", type=int, default=50)
     parser.add_argument("--no-save", action="store_true")
-    parser.add_argument("--out", help="the JSON file (default bench/results/natural.json)")
-    parser.add_argument("--tune", action="store_true", help="only the settings on validation")
+    parser.add_argument(
+        "--out", help="the JSON file (default bench/results/natural.json, natural-paired.json)"
+    )
+    parser.add_argument("--tune", action="store_true", help="only TUNING on validation")
     parser.add_argument(
         "--tune-final", action="store_true", help="only final_guesses on validation"
     )
@@ -337,7 +343,8 @@ def main(argv: list[str] | None = None) -> int:
     cross_encoder_alone()
     if args.paired:
         result = {"paired": paired(args.guesser, args.previous)}
-        report(result, None if args.no_save else RESULTS_DIR / "natural-paired.json")
+        save_as = Path(args.out) if args.out else RESULTS_DIR / "natural-paired.json"
+        report(result, None if args.no_save else save_as)
         return 0
     if args.tune_final or args.tune:  # one part of natural-tuning.json, the rest kept
         path = RESULTS_DIR / "natural-tuning.json"

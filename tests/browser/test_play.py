@@ -8,6 +8,7 @@ import time
 import pytest
 
 from games import rules
+from games.types import Verdict
 from tests.browser.conftest import docs_screenshot, screenshot
 from tests.webapp.play.support import model_game, slow_guessers, truthful_verdict
 from webapp.play import services
@@ -189,6 +190,44 @@ def test_a_shortcut_pressed_before_the_panel_settles_stays_on_the_page(
     page.wait_for_selector("#play-turn-2 .verdict-no")
     assert page.evaluate("window.samePage === true")  # no reload
     assert page.inner_text("#announcer") == "Question 2: “Is it a kind of drum?” — Answer: No."
+
+
+@pytest.fixture(scope="module")
+def person():
+    """Answers as a person would, in natural terms: the pretrained judge, not the learned judge
+    the natural guesser's P(yes) matrix comes from (it must not grade itself)."""
+    from games.registry import build_judge
+
+    return build_judge("pretrained")
+
+
+@pytest.mark.parametrize("viewport", ["desktop"])  # a whole game is the point, not the layout
+@pytest.mark.parametrize("secret", ["apple", "hammer", "dog"])
+def test_the_default_opponent_finds_everyday_words_answered_as_a_person_would(
+    page, play_catalog, person, secret
+):
+    page.goto("/play/")
+    assert page.input_value("#judge-guesser") == services.DEFAULT_GUESSER == "natural"
+    page.click("#start-judging")
+    game_id = new_game_id(page)
+    index, guesses = 0, []
+    while page.locator("#game-panel").get_attribute("data-over") == "false":
+        question = page.inner_text("#pending-question")
+        if rules.guessed_thing(question):
+            guesses.append(question)
+        if rules.wins(question, secret, "strict"):
+            verdict = "finished"  # "That's my word!"
+        else:
+            answer = person.judge(secret, question).verdict
+            verdict = answer.value if answer in (Verdict.YES, Verdict.NO) else "unknown"
+        page.click(f"#game-panel button[value={verdict}]")
+        index = wait_past_turn(page, index)
+        assert index <= 20
+    assert "found your word in" in page.inner_text(".end-screen"), guesses
+    game = Game.objects.get(pk=game_id)
+    assert (game.outcome, game.n_turns, game.guesser.name) == ("won", index, "natural")
+    assert rules.wins(game.turns.get(index=index - 1).question, secret, "strict")
+    screenshot(page, f"12-natural-finds-{secret}")
 
 
 def test_the_trajectory_page_renders_its_charts(page, play_catalog):

@@ -106,7 +106,7 @@ def test_a_knowledge_base_answer_has_no_percentage(client, catalog, fixed_secret
 
 def test_the_end_screen_compares_the_answers_with_every_cheap_judge(client, catalog, player):
     # the information-gain guesser asks about kinds and parts (the default, natural, spends its
-    # last five questions of any game on guesses, which every judge answers No for a dog)
+    # last seven questions of any game on guesses, which every judge answers No for a dog)
     game, html = answer_no_then_confirm(client, player, guesser="infogain")
     assert game.guesser.name == "infogain"
     check = game.state["kb_check"]
