@@ -1,5 +1,6 @@
 """The natural guesser (issue 33): `python -m bench.natural [--samples 4] [--only NAME]` prints one
-JSON object and writes bench/results/natural.json.
+JSON object and writes bench/results/natural.json (with --only, the named parts replace theirs in
+the file and the rest is kept).
 
 - evaluations: `python -m games eval --guesser natural --win-rule strict --json ...` (the CLI's own
   code, `games.__main__.run_eval`, so each row's `command` reproduces it) on dbrl/paper_test and
@@ -19,6 +20,8 @@ JSON object and writes bench/results/natural.json.
 - tuning, on validation words only (everyday_val and dbrl/paper_val, pooled; written to
   bench/results/natural-tuning.json): `--tune-final`, the number of final guesses, each against 2
   on the same words; `--tune`, the other settings, each against the default;
+- own-matrix: validation words in the pool answered by the guesser's own matrix (yes where
+  P(yes) >= 0.5), an answerer that never contradicts it: the ceiling search alone sets;
 - latency: the guesser's time from an answer to its next question (observe + ask), per turn, over
   games on dbrl/paper_val answered by the pretrained judge, p50 / p95 / max in ms, against the
   300 ms target.
@@ -151,6 +154,50 @@ def reference_games(guesser_spec: str) -> dict:
         "answers_from_fallback": judge.other,
         "seconds": round(time.perf_counter() - start, 1),
     }
+
+
+class OwnMatrixJudge(Judge):
+    """Answers as the natural guesser expects: yes where its matrix's P(yes) >= 0.5, no
+    elsewhere (and for a word or question outside it)."""
+
+    name = "own-matrix"
+
+    def __init__(self, data):
+        self.data = data
+
+    def judge_batch(self, requests: Sequence[JudgeRequest]) -> list[JudgeAnswer]:
+        from games import rules
+
+        out = []
+        for r in requests:
+            i = self.data.word_id(r.secret)
+            q = self.data.question_index.get(rules.normalise_question(r.question))
+            yes = i is not None and q is not None and self.data.p_yes[i, q] >= 0.5
+            out.append(JudgeAnswer(Verdict.YES if yes else Verdict.NO, raw="matrix"))
+        return out
+
+
+def own_matrix_games(guesser_spec: str) -> dict:
+    """The ceiling search alone sets: validation words in the pool, answered by the guesser's
+    own matrix (an answerer that never contradicts it)."""
+    from games.registry import build_guesser
+    from games.rollout import rollout
+    from games.types import GameConfig
+    from games.wordlists import read_words
+
+    guesser = build_guesser(guesser_spec)
+    judge = OwnMatrixJudge(guesser.data)
+    config = GameConfig(max_turns=20, win_rule="strict")
+    out = {"judge": judge.name, "note": "yes where the guesser's P(yes) >= 0.5, else no"}
+    for name in VALIDATION:
+        words = [w for w in read_words(name) if guesser.data.word_id(w) is not None]
+        games = rollout(guesser, judge, words, seeds=range(len(words)), config=config)
+        out[name] = {
+            "words_in_pool": len(words),
+            "strict_success_rate": round(statistics.fmean(g.won for g in games), 4),
+            "mean_turns": round(statistics.fmean(len(g.turns) for g in games), 2),
+        }
+    return out
 
 
 def latency(guesser_spec: str, games: int) -> dict:
@@ -353,6 +400,9 @@ def main(argv: list[str] | None = None) -> int:
         report({**saved, **part}, None if args.no_save else path)
         return 0
     save_as = Path(args.out) if args.out else RESULTS_DIR / "natural.json"
+    if args.only and save_as.is_file():  # a part measured again: the rest of the file kept
+        saved = json.loads(save_as.read_text(encoding="utf-8"))
+        result = {**saved, "guesser": args.guesser, "evaluations": dict(saved["evaluations"])}
     if not args.only or "latency" in args.only:
         result["latency"] = latency(args.guesser, args.latency_games)
     for name, (words, judge) in EVALUATIONS.items():
@@ -364,7 +414,10 @@ def main(argv: list[str] | None = None) -> int:
             save_as.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     if not args.only or "reference" in args.only:
         result["reference"] = reference_games(args.guesser)
-    result["seconds"] = round(time.perf_counter() - start, 1)
+    if not args.only or "own-matrix" in args.only:
+        result["own_matrix"] = own_matrix_games(args.guesser)
+    if not args.only:
+        result["seconds"] = round(time.perf_counter() - start, 1)
     report(result, None if args.no_save else save_as)
     return 0
 
