@@ -372,7 +372,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.natural")
     parser.add_argument("--samples", type=int, default=1)
     parser.add_argument("--guesser", default="natural")
-    parser.add_argument("--only", action="append", help="evaluation names; repeatable")
+    parser.add_argument(
+        "--only",
+        action="append",
+        help="parts: evaluation names, latency, reference, own-matrix; repeatable",
+    )
     parser.add_argument("--latency-games", type=int, default=50)
     parser.add_argument("--no-save", action="store_true")
     parser.add_argument(

@@ -210,11 +210,10 @@ def test_the_default_opponent_finds_everyday_words_answered_as_a_person_would(
     assert page.input_value("#judge-guesser") == services.DEFAULT_GUESSER == "natural"
     page.click("#start-judging")
     game_id = new_game_id(page)
-    index, guesses = 0, []
+    index, asked = 0, []
     while page.locator("#game-panel").get_attribute("data-over") == "false":
         question = page.inner_text("#pending-question")
-        if rules.guessed_thing(question):
-            guesses.append(question)
+        asked.append(question)
         if rules.wins(question, secret, "strict"):
             verdict = "finished"  # "That's my word!"
         else:
@@ -223,7 +222,7 @@ def test_the_default_opponent_finds_everyday_words_answered_as_a_person_would(
         page.click(f"#game-panel button[value={verdict}]")
         index = wait_past_turn(page, index)
         assert index <= 20
-    assert "found your word in" in page.inner_text(".end-screen"), guesses
+    assert "found your word in" in page.inner_text(".end-screen"), asked
     game = Game.objects.get(pk=game_id)
     assert (game.outcome, game.n_turns, game.guesser.name) == ("won", index, "natural")
     assert rules.wins(game.turns.get(index=index - 1).question, secret, "strict")
