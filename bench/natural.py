@@ -38,9 +38,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench import RESULTS_DIR, report
+from games import rules
 from games.__main__ import make_parser, run_eval
 from games.judges.base import Judge, JudgeRequest
-from games.types import JudgeAnswer, Verdict
+from games.types import GameConfig, JudgeAnswer, Verdict
 
 CROSS_ENCODER_ALONE = "var/natural/cross-encoder-alone"  # the shipped judge without the learned
 EVALUATIONS = {
@@ -55,6 +56,7 @@ EVALUATIONS = {
     "everyday100/kb": ("everyday/everyday100", "kb"),
 }
 LATENCY_WORDS = "dbrl/paper_val"
+STRICT = GameConfig(max_turns=20, win_rule="strict")  # every game of this benchmark
 TARGET_MS = 300
 
 
@@ -128,7 +130,6 @@ def reference_games(guesser_spec: str) -> dict:
     from games.metrics import summarise
     from games.registry import build_guesser, build_judge
     from games.rollout import rollout
-    from games.types import GameConfig
     from training.judge.data import split_of
 
     frame = pq.read_table(
@@ -142,9 +143,8 @@ def reference_games(guesser_spec: str) -> dict:
     )
     answers = dict(zip(zip(frame["secret"], frame["question"]), frame["answer"]))
     judge = ReferenceJudge(answers, build_judge("pretrained"))
-    config = GameConfig(max_turns=20, win_rule="strict")
     start = time.perf_counter()
-    trajectories = rollout(guesser, judge, secrets, seeds=range(len(secrets)), config=config)
+    trajectories = rollout(guesser, judge, secrets, seeds=range(len(secrets)), config=STRICT)
     summary = summarise(trajectories, k=1).to_dict()
     return {
         **summary,
@@ -166,8 +166,6 @@ class OwnMatrixJudge(Judge):
         self.data = data
 
     def judge_batch(self, requests: Sequence[JudgeRequest]) -> list[JudgeAnswer]:
-        from games import rules
-
         out = []
         for r in requests:
             i = self.data.word_id(r.secret)
@@ -182,16 +180,14 @@ def own_matrix_games(guesser_spec: str) -> dict:
     own matrix (an answerer that never contradicts it)."""
     from games.registry import build_guesser
     from games.rollout import rollout
-    from games.types import GameConfig
     from games.wordlists import read_words
 
     guesser = build_guesser(guesser_spec)
     judge = OwnMatrixJudge(guesser.data)
-    config = GameConfig(max_turns=20, win_rule="strict")
     out = {"judge": judge.name, "note": "yes where the guesser's P(yes) >= 0.5, else no"}
     for name in VALIDATION:
         words = [w for w in read_words(name) if guesser.data.word_id(w) is not None]
-        games = rollout(guesser, judge, words, seeds=range(len(words)), config=config)
+        games = rollout(guesser, judge, words, seeds=range(len(words)), config=STRICT)
         out[name] = {
             "words_in_pool": len(words),
             "strict_success_rate": round(statistics.fmean(g.won for g in games), 4),
@@ -203,14 +199,12 @@ def own_matrix_games(guesser_spec: str) -> dict:
 def latency(guesser_spec: str, games: int) -> dict:
     from games.engine import TwentyQuestions
     from games.registry import build_guesser, build_judge
-    from games.types import GameConfig
     from games.wordlists import read_words
 
     guesser, judge = build_guesser(guesser_spec), build_judge("pretrained")
-    config = GameConfig(max_turns=20, win_rule="strict")
     first, later = [], []
     for seed, word in enumerate(read_words(LATENCY_WORDS)[:games]):
-        env = TwentyQuestions(judge, config)
+        env = TwentyQuestions(judge, STRICT)
         env.reset(word, seed)
         state = guesser.start(seed=seed)
         state.data["win_rule"] = "strict"
@@ -249,47 +243,17 @@ TUNING = [  # natural:SETTINGS, each tried on the validation words against the d
 ]
 
 
-def tune(judge_spec: str = "pretrained") -> list[dict]:
-    """Each setting of TUNING on the validation lists (pooled), paired against the default."""
-    from games.registry import build_judge
-    from games.wordlists import read_words
-
-    judge = build_judge(judge_spec)  # one judge: its answers are cached across the settings
-    lists = {name: read_words(name) for name in VALIDATION}
-
-    def wins(spec: str) -> dict[str, list[bool]]:
-        return {name: wins_by_word(spec, words, judge) for name, words in lists.items()}
-
-    default = wins("natural")
-    rows = []
-    for settings in TUNING:
-        spec = f"natural:{settings}"
-        start = time.perf_counter()
-        new = wins(spec)
-        rows.append(
-            {
-                "guesser": spec,
-                "judge": judge_spec,
-                "success": {n: round(statistics.fmean(map(float, new[n])), 4) for n in VALIDATION},
-                "pooled_vs_default": paired_difference(
-                    [w for n in VALIDATION for w in new[n]],
-                    [w for n in VALIDATION for w in default[n]],
-                ),
-                "seconds": round(time.perf_counter() - start, 1),
-            }
-        )
-        print(rows[-1], flush=True)
-    return rows
+def tune() -> list[dict]:
+    """Each setting of TUNING on the validation lists, paired against the default."""
+    return validation_rows([f"natural:{settings}" for settings in TUNING], "natural", "default")
 
 
 def wins_by_word(spec: str, words: Sequence[str], judge) -> list[bool]:
     """One strict-rule game per word (seed = its index), in word order: won or not."""
     from games.registry import build_guesser
     from games.rollout import rollout
-    from games.types import GameConfig
 
-    config = GameConfig(max_turns=20, win_rule="strict")
-    games = rollout(build_guesser(spec), judge, list(words), seeds=range(len(words)), config=config)
+    games = rollout(build_guesser(spec), judge, list(words), seeds=range(len(words)), config=STRICT)
     won = {g.secret: g.won for g in games}
     return [won[w] for w in words]
 
@@ -333,35 +297,40 @@ def paired(new_spec: str, old_spec: str) -> dict:
     return out
 
 
-def tune_final(judge_spec: str = "pretrained") -> list[dict]:
-    """final_guesses on the validation lists, each against 2 on the same words (pooled)."""
+def tune_final() -> list[dict]:
+    """final_guesses on the validation lists, each against 2."""
+    specs = [f"natural:final_guesses={f}" for f in FINAL_GUESSES]
+    return validation_rows(specs, "natural:final_guesses=2", "final_guesses_2")
+
+
+def validation_rows(
+    specs: Sequence[str], baseline: str, baseline_name: str, judge_spec: str = "pretrained"
+) -> list[dict]:
+    """Each guesser spec on the validation lists answered by one judge: success per list, and
+    the wins pooled over the lists paired against the baseline spec's on the same words."""
     from games.registry import build_judge
     from games.wordlists import read_words
 
-    judge = build_judge(judge_spec)
+    judge = build_judge(judge_spec)  # one judge: its answers are cached across the specs
     lists = {name: read_words(name) for name in VALIDATION}
-    wins = {
-        f: {
-            name: wins_by_word(f"natural:final_guesses={f}", words, judge)
-            for name, words in lists.items()
-        }
-        for f in FINAL_GUESSES
-    }
+
+    def wins(spec: str) -> dict[str, list[bool]]:
+        return {name: wins_by_word(spec, words, judge) for name, words in lists.items()}
+
+    old = wins(baseline)
     rows = []
-    for f in FINAL_GUESSES:
-        pooled = paired_difference(
-            [w for name in VALIDATION for w in wins[f][name]],
-            [w for name in VALIDATION for w in wins[2][name]],
-        )
-        per_list = {
-            name: round(statistics.fmean(map(float, wins[f][name])), 4) for name in VALIDATION
-        }
+    for spec in specs:
+        start = time.perf_counter()
+        new = old if spec == baseline else wins(spec)
         rows.append(
             {
-                "guesser": f"natural:final_guesses={f}",
+                "guesser": spec,
                 "judge": judge_spec,
-                "success": per_list,
-                "pooled_vs_final_guesses_2": pooled,
+                "success": {n: round(statistics.fmean(map(float, new[n])), 4) for n in lists},
+                f"pooled_vs_{baseline_name}": paired_difference(
+                    [w for n in lists for w in new[n]], [w for n in lists for w in old[n]]
+                ),
+                "seconds": round(time.perf_counter() - start, 1),
             }
         )
         print(rows[-1], flush=True)

@@ -83,3 +83,29 @@ def test_a_whole_run_without_only_starts_the_file_afresh(tmp_path, monkeypatch, 
     assert "notes" not in result and "old" not in result["evaluations"]
     assert part in result or part in result["evaluations"]
     assert set(result["evaluations"]) == set(bench.EVALUATIONS)
+
+
+def test_validation_rows_pool_the_lists_and_play_the_baseline_once(monkeypatch):
+    lists = {"everyday/everyday_val": ["dog", "cat"], "dbrl/paper_val": ["oak"]}
+    won = {  # spec: the words it wins
+        "natural": {"dog"},
+        "natural:x=1": {"dog", "cat", "oak"},
+    }
+    played: list[str] = []
+
+    def wins_by_word(spec, words, judge):
+        played.append(spec)
+        return [w in won[spec] for w in words]
+
+    monkeypatch.setattr(bench, "wins_by_word", wins_by_word)
+    monkeypatch.setattr("games.registry.build_judge", lambda spec: object())
+    monkeypatch.setattr("games.wordlists.read_words", lambda name: lists[name])
+    rows = bench.validation_rows(["natural", "natural:x=1"], "natural", "default")
+    assert played == ["natural", "natural", "natural:x=1", "natural:x=1"]  # once per list
+    assert [r["success"] for r in rows] == [
+        {"everyday/everyday_val": 0.5, "dbrl/paper_val": 0.0},
+        {"everyday/everyday_val": 1.0, "dbrl/paper_val": 1.0},
+    ]
+    assert rows[0]["pooled_vs_default"]["difference"] == 0.0
+    pooled = rows[1]["pooled_vs_default"]  # differences 0, 1, 1 over the three words
+    assert (pooled["words"], pooled["difference"], pooled["new_only"]) == (3, 0.6667, 2)
