@@ -23,9 +23,10 @@ from webapp.jobs.models import Checkpoint, Job, JobStatus, Metric
 from webapp.jobs.processes import run_folder
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-# five steps: after the first checkpoint the cancel (polled each second by rank 0) must land
-# before the last step on a quiet machine too (three raced it there: about 1 s a step)
-GRPO = {**GRPO_FAST, "word_list": "p/words", "split": "rl", "processes": 2, "steps": 5}
+# STEPS: after the first checkpoint the cancel (polled each second by rank 0) must land before the
+# last step on a quiet machine too, where a step takes about 0.3 s (five raced it there)
+STEPS = 12
+GRPO = {**GRPO_FAST, "word_list": "p/words", "split": "rl", "processes": 2, "steps": STEPS}
 GRPO["secrets_per_step"] = 2  # one group per process
 # the cheapest SFT: 4 of the paper's turns (no teacher games), one step of 2 examples per process
 SFT = dict(source="reference", max_turn_examples=4, max_steps=1, processes=2, cpu_threads=1)
@@ -145,7 +146,7 @@ def test_a_two_process_grpo_job_reports_stops_and_resumes(worker, rclient, seede
     assert ended(job, worker) == JobStatus.STOPPED, (job.error, list(job.logs.values_list()))
     assert job.logs.filter(message__endswith="in 2 processes").exists()
     stopped_at = max(Checkpoint.objects.filter(job=job).values_list("step", flat=True))
-    assert 1 <= stopped_at < 5
+    assert 1 <= stopped_at < STEPS
     # rank 0 reported once per step, and saved (and registered) the checkpoints
     assert steps_of(job, "reward") == list(range(1, stopped_at + 1))
     assert job.logs.filter(message__contains="× 2 processes").count() == 1
@@ -153,9 +154,9 @@ def test_a_two_process_grpo_job_reports_stops_and_resumes(worker, rclient, seede
 
     assert rclient.post(f"/api/jobs/{job.pk}/resume/").status_code == 202
     assert ended(job, worker, 120) == JobStatus.FINISHED, (job.error, list(job.logs.values_list()))
-    assert job.result["global_step"] == 5 and job.result["resumed_from"] == stopped_at
-    assert steps_of(job, "reward") == [1, 2, 3, 4, 5]
-    final = Checkpoint.objects.get(job=job, step=5)
+    assert job.result["global_step"] == STEPS and job.result["resumed_from"] == stopped_at
+    assert steps_of(job, "reward") == list(range(1, STEPS + 1))
+    final = Checkpoint.objects.get(job=job, step=STEPS)
     assert final.is_adapter and final.config["resolved"]["processes"] == 2
     assert ModelSpec.objects.get(name=job.result["model_spec"]) == final.model_spec
     # the ranks were gone when the worker marked the job

@@ -221,3 +221,24 @@ def test_a_dpo_job_in_processes_runs_under_torchrun_and_takes_rank_zeros_result(
     assert job.result == {"model_spec": "dpo-x"}
     assert launched == [launch_command(job.pk, job.claim, run_folder(job.pk, job.claim), 2)]
     assert job.logs.filter(message__endswith="in 2 processes").exists()
+
+
+def test_a_rank_leaves_its_process_group_however_it_ends(tmp_path, monkeypatch):
+    """Left open, gloo can abort a rank (SIGABRT) when another rank exits first."""
+    import socket
+
+    import torch.distributed as dist
+
+    from webapp.jobs import processes
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for name, value in {"WORLD_SIZE": "1", "RANK": "0", "MASTER_ADDR": "127.0.0.1"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("MASTER_PORT", str(port))
+    monkeypatch.delenv("JOB_WORKER_PID", raising=False)
+    assert processes.rank_main(999_999, 1, tmp_path) == 1  # no such job: this rank's error
+    error = json.loads((tmp_path / "rank-0.error.json").read_text())["error"]
+    assert "DoesNotExist" in error
+    assert not dist.is_initialized()
