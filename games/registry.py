@@ -8,7 +8,9 @@ Specs: `kb` (or `kb:any`, `kb:first` for other sense modes; `:closed` appended, 
 (games.pretrained), or a hub id), `openai:URL#MODEL`, `vllm:PATH`, and for judges `pretrained`
 (the shipped cross-encoder judge) or `pretrained:PATH` (a folder a judge job wrote), `learned`
 (the shipped weights) or `learned:PATH`, `kb+learned` (or `kb+learned:PATH`) and
-`ensemble:SPEC,SPEC,...`. Heavy modules are imported only when a spec needs them. LLM guessers
+`ensemble:SPEC,SPEC,...`. A spec of a kind that runs a local model (`hf`, `vllm`, `pretrained`)
+may end in `?precision=auto|float32|bfloat16` (games.precision; the `precision=` option does the
+same). Heavy modules are imported only when a spec needs them. LLM guessers
 take `question_extraction=` (`reply`, the default, or `first_question`; games.llm.chat) and
 `candidate_pool=` (words whose guesses the model scores after each answer: its top candidates); a
 shipped guesser's folder (games/data/models/*) gives its sampling unless `sampling=` does.
@@ -34,6 +36,9 @@ NATURAL_SETTINGS = {
 JUDGE_KINDS = ("kb", "pretrained", "learned", "kb+learned", "hf", "openai", "vllm", "ensemble")
 
 
+PRECISION_KINDS = ("hf", "vllm", "pretrained")  # kinds whose model runs here, at a precision
+
+
 class SpecError(ValueError):
     pass
 
@@ -42,6 +47,43 @@ def _split(spec: str) -> tuple[str, str]:
     spec = (spec or "").strip()
     kind, _, target = spec.partition(":")
     return kind.lower(), target
+
+
+def split_precision(spec: str) -> tuple[str, str | None]:
+    """(the spec without its `?precision=` suffix, the precision named there or None)."""
+    from games.precision import PrecisionError, normalise
+
+    spec = (spec or "").strip()
+    head, sep, tail = spec.rpartition("?precision=")
+    if not sep:
+        return spec, None
+    try:
+        return head, normalise(tail)
+    except PrecisionError as err:
+        raise SpecError(str(err)) from err
+
+
+def _precision_option(spec: str, options: dict[str, Any]) -> str:
+    """The spec without its precision suffix; the precision (suffix or option) moved into
+    `options`, checked: only kinds that run a model take one."""
+    from games.precision import PrecisionError, normalise
+
+    spec, named = split_precision(spec)
+    given = options.pop("precision", None)
+    precision = named or given
+    if precision is None:
+        return spec
+    kind = _split(spec)[0]
+    if kind not in PRECISION_KINDS:
+        raise SpecError(
+            f"{kind or spec!r} runs no model here: precision applies to "
+            f"{', '.join(PRECISION_KINDS)} specs only"
+        )
+    try:
+        options["precision"] = normalise(precision)
+    except PrecisionError as err:
+        raise SpecError(str(err)) from err
+    return spec
 
 
 def _backend(kind: str, target: str, options: dict[str, Any]):
@@ -54,6 +96,7 @@ def _backend(kind: str, target: str, options: dict[str, Any]):
 
 
 def build_judge(spec: str, **options: Any) -> Judge:
+    spec = _precision_option(spec, options)
     kind, target = _split(spec)
     if kind == "kb":
         return _kb_judge(target, options)
@@ -61,7 +104,8 @@ def build_judge(spec: str, **options: Any) -> Judge:
         from games.judges.pretrained import PretrainedJudge
 
         path = target or options.pop("path", None) or None
-        return PretrainedJudge(path, abstain=float(options.pop("abstain", 0.0)))
+        extra = {"precision": options.pop("precision")} if "precision" in options else {}
+        return PretrainedJudge(path, abstain=float(options.pop("abstain", 0.0)), **extra)
     if kind in ("learned", "kb+learned"):
         from games.judges.learned import LearnedJudge
 
@@ -105,6 +149,7 @@ def _kb_judge(target: str, options: dict[str, Any]) -> Judge:
 
 
 def build_guesser(spec: str, *, pool: Iterable[str] | None = None, **options: Any) -> Guesser:
+    spec = _precision_option(spec, options)
     kind, target = _split(spec)
     if kind == "infogain":
         from games.guessers.infogain import InfoGainGuesser

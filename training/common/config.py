@@ -14,6 +14,7 @@ from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from games import precision as precision_policy
 from games.types import WIN_RULES
 
 # bounds in field metadata (read by check_between and the launch forms' number inputs)
@@ -21,7 +22,7 @@ UNIT_FRACTION = {"min": 0, "max": 1, "max_open": True}  # [0, 1)
 OPEN_UNIT_INTERVAL = {"min": 0, "max": 1, "min_open": True, "max_open": True}  # (0, 1)
 POSITIVE_FRACTION = {"min": 0, "max": 1, "min_open": True}  # (0, 1]
 SCHEDULERS = ("cosine", "linear", "constant", "constant_with_warmup")
-PRECISIONS = ("auto", "bf16", "fp16", "fp32")
+PRECISIONS = precision_policy.PRECISIONS  # auto | float32 | bfloat16 (bf16, fp32 accepted)
 SOURCES = ("teacher", "games")
 SELECTIONS = ("fastest", "won", "all")
 SPLITS = ("", "sft", "rl", "val", "test")
@@ -141,6 +142,23 @@ def check_choice(config: Any, name: str, choices: tuple[str, ...] | None = None)
     if choices is None:
         choices = tuple(field_metadata(config, name)["choices"])
     _check(getattr(config, name) in choices, f"{name} must be one of {', '.join(choices)}", name)
+
+
+def precision_knob(paper: str | None = None) -> Any:
+    """The `precision` field every config that trains or plays a model has (games.precision)."""
+    extra = {"paper": paper} if paper else {}
+    return knob("auto", precision_policy.HELP, choices=PRECISIONS, **extra)
+
+
+def check_precision(config: Any, name: str = "precision") -> None:
+    """The field `name` is a precision (its spelling normalised: bf16 → bfloat16), else a
+    ValueError listing them."""
+    try:
+        value = precision_policy.normalise(getattr(config, name))
+    except precision_policy.PrecisionError as err:
+        _check(False, f"{name}: {err}", name)
+        return
+    object.__setattr__(config, name, value)  # frozen dataclasses: the one normalising write
 
 
 def check_named(config: Any, name: str, what: str) -> None:
