@@ -368,9 +368,7 @@ class TrainConfig(LoraSettings):
     lora_alpha: int = lora_field("lora_alpha")
     lora_dropout: float = lora_field("lora_dropout", 0.05)
     lora_target_modules: str = lora_field("lora_target_modules")
-    precision: str = knob(
-        "auto", "auto = bf16 on a bf16-capable GPU, else fp32", choices=PRECISIONS
-    )
+    precision: str = precision_knob()
     gradient_checkpointing: bool = knob(
         False, "recompute activations in the backward pass (less memory, ~20% slower)"
     )
@@ -405,7 +403,7 @@ class TrainConfig(LoraSettings):
         )
         check_between(self, "max_tokens")
         self.check_lora()
-        check_choice(self, "precision", PRECISIONS)
+        check_precision(self)
         check_between(
             self, "save_steps", message="save_steps must be 0 (only the last step) or positive"
         )

@@ -32,7 +32,13 @@ from transformers import TrainerCallback
 from games.llm.chat import MODEL_RUN_CONFIG
 from training.common.config import TrainConfig
 from training.common.data import read_jsonl, write_jsonl
-from training.common.models import DeviceSetup, count_parameters, peft_config
+from training.common.models import (
+    DeviceSetup,
+    count_parameters,
+    lora_inputs_uncast,
+    peft_config,
+    train_at,
+)
 from training.common.ranks import main_says
 from training.reporting import Reporter, StopRequested
 
@@ -61,8 +67,7 @@ def trainer_arguments(
         gradient_accumulation_steps=setup.accumulation(
             config.global_batch_size, config.per_device_batch_size
         ),
-        bf16=setup.bf16,
-        fp16=setup.fp16,
+        bf16=setup.bf16,  # autocast through accelerate (CPU too); weights: train_at
         use_cpu=setup.device == "cpu",
         # the name transformers 5.18-5.20 (vLLM's pin on GPU workers) know; 5.23+ take it as the
         # deprecated alias of activation_checkpointing (a FutureWarning) until v6
@@ -96,11 +101,12 @@ def trl_trainer(
 ) -> Any:
     """TRL's `trainer_class` on `dataset`: its `args_class` built from trainer_arguments,
     max_length = config.max_tokens and the trainer's own `arguments`; a LoRA adapter when
-    config.lora (peft_config); `keywords` (e.g. DPO's ref_model) passed on."""
+    config.lora (peft_config); `keywords` (e.g. DPO's ref_model) passed on. At bf16 the frozen
+    weights (LoRA's base, a reference model) are cast to bf16 once the adapter is on (train_at)."""
     args = args_class(
         **trainer_arguments(config, setup, output_dir), max_length=config.max_tokens, **arguments
     )
-    return trainer_class(
+    trainer = trainer_class(
         model=model,
         args=args,
         train_dataset=dataset,
@@ -109,6 +115,10 @@ def trl_trainer(
         callbacks=list(callbacks),
         **keywords,
     )
+    train_at(trainer.model, setup)
+    if getattr(trainer, "ref_model", None) is not None:
+        train_at(trainer.ref_model, setup)
+    return trainer
 
 
 def resolved_config(kind: str, config: TrainConfig, **resolved: Any) -> dict[str, Any]:
@@ -141,14 +151,16 @@ def trl_run_config(
     adapter_path: str | None,
     **resolved: Any,
 ) -> dict[str, Any]:
-    """resolved_config of a TRL run: the weights it starts from and the devices it runs on (with
-    the gradient accumulation they make of the global batch), then `resolved`."""
+    """resolved_config of a TRL run: the weights it starts from, the devices it runs on (with
+    the gradient accumulation they make of the global batch) and the precision it trains at
+    (config.precision resolved: float32 or bfloat16), then `resolved`."""
     return resolved_config(
         kind,
         config,
         model_path=model_path,
         adapter_path=adapter_path,
         device=setup.device,
+        precision=setup.precision,
         world_size=setup.world_size,
         gradient_accumulation_steps=setup.accumulation(
             config.global_batch_size, config.per_device_batch_size
@@ -310,7 +322,7 @@ def fit(trainer: Any, callback: ReporterCallback, resume_from: str | None) -> An
     trainer.remove_callback(PrinterCallback)  # logs go to the reporter, not to stdout
     if resume_from:
         callback.reporter.log(f"resuming from {resume_from}")
-    with compact_lm_head_on_cpu():
+    with compact_lm_head_on_cpu(), lora_inputs_uncast(trainer.model, trainer.args.bf16):
         output = trainer.train(resume_from_checkpoint=resume_from)
     if callback.stopped:
         raise StopRequested()

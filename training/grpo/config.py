@@ -31,6 +31,7 @@ from training.common.config import (
     check_guesser_prompt,
     check_limit_words,
     check_named,
+    check_precision,
     check_split,
     guesser_prompt_field,
     judge_knob,
@@ -38,6 +39,7 @@ from training.common.config import (
     limit_words_knob,
     lora_field,
     max_turns_knob,
+    precision_knob,
     question_tokens_knob,
     split_knob,
     temperature_knob,
@@ -56,7 +58,6 @@ PENALTY_AT = ("end", "turn")
 TURN_NORMALISATIONS = ("padded", "reached")
 SCALE_REWARDS = ("group", "none")
 ROLLOUT_BACKENDS = ("transformers", "vllm", "server")
-PRECISIONS = ("auto", "bf16", "fp32")
 
 
 def _is_http_url(url: str) -> bool:
@@ -295,7 +296,7 @@ class GRPOConfig(LoraSettings):
     vllm_gpu_memory_utilization: float = knob(
         0.4, "vLLM's share of GPU memory", **OPEN_UNIT_INTERVAL
     )
-    precision: str = knob("auto", "auto = bf16 on a bf16 GPU, else fp32", choices=PRECISIONS)
+    precision: str = precision_knob()
     cpu_threads: int = knob(0, "torch threads on a CPU (0 = every core)", min=0, max=1024)
     # -- checkpoints and warnings ------------------------------------------------------------------
     save_steps: int = knob(10, "checkpoint every N steps (the last step always)", min=1)
@@ -470,7 +471,7 @@ class GRPOConfig(LoraSettings):
             "vllm_gpu_memory_utilization",
             message="vllm_gpu_memory_utilization must be in (0, 1)",
         )
-        check_choice(self, "precision", PRECISIONS)
+        check_precision(self)
         check_between(self, "cpu_threads")
 
     def _check_monitoring(self) -> None:

@@ -12,7 +12,13 @@ from typing import Any
 from games.judges.base import Judge
 from games.llm.chat import GuesserFormat
 from training.common.data import playable_or_fail
-from training.common.models import DeviceSetup, count_parameters, device_setup, load_model
+from training.common.models import (
+    DeviceSetup,
+    count_parameters,
+    device_setup,
+    load_model,
+    train_at,
+)
 from training.common.trainer import ensure_owner, resolved_config, write_run_config
 from training.grpo.checkpoints import load_policy, restore, save_checkpoint
 from training.grpo.config import GRPOConfig
@@ -71,7 +77,7 @@ def belief_diagnosed(config: GRPOConfig) -> bool:
 def parallel_setup(config: GRPOConfig) -> DeviceSetup:
     """The device, precision and processes (`accelerate launch` / torchrun: data parallel by
     groups); the in-process vLLM engine serves one process only."""
-    setup = device_setup("fp32" if config.precision == "fp32" else config.precision)
+    setup = device_setup(config.precision)
     if setup.world_size > 1 and config.rollout_backend == "vllm":
         raise ValueError(
             "rollout_backend=vllm runs its engine inside one process; with several processes "
@@ -85,8 +91,16 @@ def parallel_setup(config: GRPOConfig) -> DeviceSetup:
     return setup
 
 
+def accelerator_setup(accelerator: Any) -> DeviceSetup:
+    """The device and precision an Accelerator runs at (its mixed precision: bf16 or none)."""
+    precision = "bfloat16" if accelerator.mixed_precision == "bf16" else "float32"
+    return DeviceSetup(accelerator.device.type, precision)
+
+
 def trainee(config: GRPOConfig, accelerator: Any, base_path: str, resume: str | None):
-    """(policy in train mode, tokenizer, AdamW over its trainable parameters), prepared. Across
+    """(policy in train mode, tokenizer, AdamW over its trainable parameters), prepared; at bf16
+    (the accelerator's mixed precision) the frozen base weights are bf16, the trained ones and
+    their optimiser state float32 (training.common.models.train_at). Across
     processes the model is not wrapped in DDP: the updater sums the gradients itself, after the
     rows of a whole mini-batch (training.grpo.distributed)."""
     import torch
@@ -94,6 +108,7 @@ def trainee(config: GRPOConfig, accelerator: Any, base_path: str, resume: str | 
 
     set_seed(config.seed)  # a fresh adapter starts the same in every run of the seed
     model, tokenizer = load_policy(config, base_path, resume)
+    train_at(model, accelerator_setup(accelerator))  # bf16: the frozen base in bf16
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(
         params,
@@ -165,8 +180,9 @@ def open_session(
     ranks.same_start([p for p in policy.parameters() if p.requires_grad])
     updater = Updater(config, policy, optimizer, accelerator, tokenizer.pad_token_id, ranks)
     if config.beta and not config.lora:  # full fine-tuning: a frozen copy of the start
-        updater.ref_model = (
-            load_model(base_path)[0].eval().requires_grad_(False).to(accelerator.device)
+        reference = load_model(base_path)[0].eval().requires_grad_(False)
+        updater.ref_model = train_at(reference, accelerator_setup(accelerator)).to(
+            accelerator.device
         )
     rollouts = Rollouts(config, policy, tokenizer, base_path, out, chat_format)
     rollouts.push_weights(start, ranks)  # rollout_backend=server: the start's adapter
@@ -209,7 +225,7 @@ def announce(
         base_model_path=base_path,
         adapter_path=adapter_path,
         device=setup.device,
-        precision="bf16" if setup.bf16 else "fp32",
+        precision=setup.precision,
         secrets=len(secrets),
         parameters_trained=trainable,
         parameters=total,

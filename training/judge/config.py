@@ -14,7 +14,9 @@ from training.common.config import (
     _check,
     check_between,
     check_choice,
+    check_precision,
     knob,
+    precision_knob,
 )
 
 DATASETS = ("reference", "gold", "reference+gold", "games", "reference+games", "file")
@@ -99,6 +101,7 @@ def check_dataset(config: Any) -> None:
         "val_percent and test_percent: 0-50 each, 60 at most",
     )
     check_between(config, "cpu_threads", message="cpu_threads must be between 0 and 256")
+    check_precision(config)
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,7 @@ class LearnedJudgeJobConfig:
     val_percent: int = val_percent_knob()
     test_percent: int = test_percent_knob()
     cpu_threads: int = cpu_threads_knob()
+    precision: str = precision_knob()
     seed: int = knob(0, "seed of the initialisation and the row order")
 
     def __post_init__(self) -> None:
@@ -211,6 +215,7 @@ class PretrainedJudgeJobConfig:
     val_percent: int = val_percent_knob()
     test_percent: int = test_percent_knob()
     cpu_threads: int = cpu_threads_knob()
+    precision: str = precision_knob()
     seed: int = knob(0, "seed of the head, the adapters and the row order")
 
     def __post_init__(self) -> None:

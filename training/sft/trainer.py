@@ -152,7 +152,6 @@ def train_sft(
             setup,
             model_path=model_path,
             adapter_path=adapter_path,
-            precision="bf16" if setup.bf16 else "fp16" if setup.fp16 else "fp32",
             examples=len(kept),
             dropped_too_long=dropped,
             loss="completion (question) tokens" if completion_only else "every token",

@@ -15,7 +15,7 @@ from training.common.models import DeviceSetup, load_model
 from training.dpo.config import DPOJobConfig
 from training.reporting import ConsoleReporter
 
-CPU = DeviceSetup("cpu", False, False, 1, 0)
+CPU = DeviceSetup("cpu", "float32")
 
 
 def config(**overrides) -> DPOJobConfig:

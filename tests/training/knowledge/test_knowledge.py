@@ -135,7 +135,7 @@ def test_plain_text_labels_are_the_input_ids(tiny_dir, rows, tmp_path):
         tok,
         rows[:1],
         output_dir=tmp_path,
-        setup=DeviceSetup("cpu", False, False, 1, 0),
+        setup=DeviceSetup("cpu", "float32"),
         completion_only=False,
     )
     row = trainer.train_dataset[0]

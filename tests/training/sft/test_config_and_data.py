@@ -63,8 +63,8 @@ def test_bad_values_are_refused_naming_the_field(field, value):
 
 
 def test_gradient_accumulation_makes_up_the_global_batch():
-    cpu = DeviceSetup("cpu", False, False, world_size=1, rank=0)
-    four_gpus = DeviceSetup("cuda", True, False, world_size=4, rank=0)
+    cpu = DeviceSetup("cpu", "float32")
+    four_gpus = DeviceSetup("cuda", "bfloat16", world_size=4)
     assert cpu.accumulation(256, 8) == 32
     assert four_gpus.accumulation(256, 8) == 8
     assert four_gpus.accumulation(256, 48) == 2  # rounded up: never fewer sequences than asked
@@ -227,7 +227,7 @@ def test_gradient_checkpointing_reaches_trl_under_the_name_every_supported_trans
     from training.common.config import TrainConfig
     from training.common.trainer import trainer_arguments
 
-    cpu = DeviceSetup("cpu", False, False, world_size=1, rank=0)
+    cpu = DeviceSetup("cpu", "float32")
     keywords = trainer_arguments(TrainConfig(gradient_checkpointing=enabled), cpu, tmp_path)
     assert "activation_checkpointing" not in keywords
     assert SFTConfig(**keywords).gradient_checkpointing is enabled

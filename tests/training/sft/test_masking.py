@@ -16,7 +16,7 @@ from training.common.models import DeviceSetup, has_generation_markers, load_mod
 from training.sft.config import SFTJobConfig
 from training.sft.data import turn_examples
 
-CPU = DeviceSetup("cpu", False, False, 1, 0)
+CPU = DeviceSetup("cpu", "float32")
 
 
 @pytest.fixture(scope="module")
