@@ -11,8 +11,8 @@ One step:
    μ·bits of the knowledge base's candidate narrowing), StarPO-S keeps the top groups by std;
 3. sequences (training.grpo.batch) and `num_iterations` × `mini_batches` optimizer steps.
    Old log-probs: on the first inner step they are the current forward's own values, detached
-   (the ratio is exactly 1, as in TRL with one iteration); when there are later inner steps,
-   a no-grad forward with the same weights before any update provides them for those. The
+   (the ratio is exactly 1, as in TRL with one iteration) and kept for that mini-batch's later
+   passes; the other mini-batches get theirs from a no-grad forward before any update. The
    sampler's log-probs only feed the `logprob_diff/rollout_abs_mean` diagnostic;
 4. diagnostics, collapse warnings, checkpoints (adapter or full weights + optimizer + monitor
    state + the resolved config), cooperative stop.

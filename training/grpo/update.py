@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from training.common.models import lora_inputs_uncast
 from training.grpo.batch import collate
 from training.grpo.config import GRPOConfig
 from training.grpo.distributed import Ranks
@@ -37,6 +38,7 @@ class Updater:
         self.ranks = ranks or Ranks()
         self.params = [p for p in model.parameters() if p.requires_grad]
         self.ref_model = None  # full fine-tuning with beta > 0: a frozen copy of the start
+        self.bf16 = getattr(accelerator, "mixed_precision", "no") == "bf16"
 
     def _chunks(self, rows: list, own: set[int] | None = None) -> list[dict]:
         """The rows collated once (so aggregation weights see the whole mini-batch), then cut into
@@ -98,11 +100,17 @@ class Updater:
             if any(r.game in part for r in rows)
         ]
         inner_steps = config.num_iterations * len(minibatches)
+        with lora_inputs_uncast(self.model, self.bf16):
+            return self._steps(minibatches, rows, inner_steps)
+
+    def _steps(self, minibatches: list[list[dict]], rows: list, inner_steps: int) -> dict:
+        config = self.config
         if inner_steps > 1 or config.beta:
             with torch.no_grad():
-                for chunks in minibatches:
+                for index, chunks in enumerate(minibatches):
                     for chunk in chunks:
-                        if inner_steps > 1:
+                        # the first mini-batch's old log-probs are its first pass's own (below)
+                        if inner_steps > 1 and index > 0:
                             chunk["old_logps"] = self._logps(self.model, chunk)[0]
                         if config.beta:
                             chunk["ref_logps"] = self._reference(chunk)
@@ -127,6 +135,8 @@ class Updater:
                 for chunk in chunks:
                     logps, entropy = self._logps(self.model, chunk, with_entropy=iteration == 0)
                     old = logps.detach() if first else chunk["old_logps"]
+                    if first:  # the weights are the rollout's yet: its later passes' old log-probs
+                        chunk.setdefault("old_logps", old)
                     loss, lp = grpo_loss(
                         logps,
                         old,
