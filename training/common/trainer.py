@@ -362,7 +362,8 @@ def train_and_summarise(
 ) -> dict[str, Any]:
     """The common end of a TRL run: `build_trainer(callbacks)` with a ReporterCallback, the log
     "`what`, N of M parameters trained`details`", the run config in the output directory, fit
-    (continuing from resume_checkpoint), and summary() with `extra` and parameters_trained."""
+    (continuing from resume_checkpoint), and summary() with `extra`, parameters_trained and the
+    precision it trained at."""
     resume = resume_checkpoint(reporter)
     callback = ReporterCallback(reporter, run_config, is_adapter=is_adapter)
     trainer = build_trainer([callback])
@@ -371,4 +372,9 @@ def train_and_summarise(
     if setup.is_main:
         write_run_config(reporter.output_dir, run_config)
     output = fit(trainer, callback, resume)
-    return {**summary(trainer, output, callback), **(extra or {}), "parameters_trained": trainable}
+    return {
+        **summary(trainer, output, callback),
+        **(extra or {}),
+        "parameters_trained": trainable,
+        "precision": setup.precision,  # the run page shows it beside the asked config
+    }

@@ -196,9 +196,10 @@ def summary(
     history: list[dict],
     monitor: CollapseMonitor,
     val_secrets: Sequence[str],
+    precision: str = "float32",
 ) -> dict[str, Any]:
-    """What `run` returns: first and last step's headline metrics, the final checkpoint,
-    validation."""
+    """What `run` returns: first and last step's headline metrics, the final checkpoint, the
+    precision it trained at, validation."""
     first, last = (history[0], history[-1]) if history else ({}, {})
     keys = ("reward", "success_rate", "valid_rate", "entropy", "rollout/in_group_std")
     validation = None
@@ -221,6 +222,7 @@ def summary(
         "first": {k: first.get(k) for k in keys},
         "last": {k: last.get(k) for k in keys},
         "parameters_trained": trainable,
+        "precision": precision,
         "validation": validation,
     }
 
@@ -366,4 +368,5 @@ def run(
         history=session.history,
         monitor=session.monitor,
         val_secrets=session.val_secrets,
+        precision=setup.precision,
     )

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from games import precision as precision_policy
 from games.judge_eval import agreement
 from games.judges.pretrained import (
     ADAPTER_DIR,
@@ -135,8 +136,15 @@ def build_model(config: PretrainedJudgeJobConfig):
     return get_peft_model(model, lora), tokenizer
 
 
-def predict(model, tokenizer, texts: Texts, rows: Sequence[Row], max_length: int) -> np.ndarray:
-    """Logits of the model being trained (eval mode for the call)."""
+def predict(
+    model,
+    tokenizer,
+    texts: Texts,
+    rows: Sequence[Row],
+    max_length: int,
+    precision: str = "float32",
+) -> np.ndarray:
+    """Logits of the model being trained (eval mode for the call), at `precision` (resolved)."""
     import torch
 
     order = sorted(
@@ -144,7 +152,7 @@ def predict(model, tokenizer, texts: Texts, rows: Sequence[Row], max_length: int
     )
     out = np.zeros(len(rows), dtype=np.float32)
     model.eval()
-    with torch.inference_mode():
+    with torch.inference_mode(), precision_policy.autocast("cpu", precision):
         for start in range(0, len(order), EVAL_BATCH):
             chunk = order[start : start + EVAL_BATCH]
             encoded = tokenizer(
@@ -160,9 +168,21 @@ def predict(model, tokenizer, texts: Texts, rows: Sequence[Row], max_length: int
     return out
 
 
-def train(config, reporter: Reporter, model, tokenizer, texts: Texts, split: dict[str, list[Row]]):
+def train(
+    config,
+    reporter: Reporter,
+    model,
+    tokenizer,
+    texts: Texts,
+    split: dict[str, list[Row]],
+    precision: str = "float32",
+):
+    """Train at `precision` (resolved): at bf16 the frozen encoder in bf16 (build_model's
+    caller casts it), LoRA and the head in float32 under autocast."""
     import torch
     from transformers import get_linear_schedule_with_warmup
+
+    from training.common.models import lora_inputs_uncast
 
     rng = random.Random(config.seed)
     train_rows = split["train"]
@@ -195,7 +215,11 @@ def train(config, reporter: Reporter, model, tokenizer, texts: Texts, split: dic
         )
         target = torch.tensor([r.target for r in batch], dtype=torch.float32)
         weight = torch.tensor([r.weight for r in batch], dtype=torch.float32)
-        out = model(**encoded).logits[:, 0]
+        with (
+            precision_policy.autocast("cpu", precision),
+            lora_inputs_uncast(model, precision == "bfloat16"),
+        ):
+            out = model(**encoded).logits[:, 0].float()
         loss = (
             torch.nn.functional.binary_cross_entropy_with_logits(out, target, reduction="none")
             * weight
@@ -223,7 +247,7 @@ def train(config, reporter: Reporter, model, tokenizer, texts: Texts, split: dic
             }
             losses = []
             if val_rows:
-                logits = predict(model, tokenizer, texts, val_rows, config.max_length)
+                logits = predict(model, tokenizer, texts, val_rows, config.max_length, precision)
                 scored = figures(1 / (1 + np.exp(-logits)), val_rows)
                 values.update(
                     {f"val/{k}": v for k, v in scored.items() if isinstance(v, (int, float))}
@@ -378,9 +402,15 @@ def run(
     reporter.log(f"rows {sizes}, secrets {secrets}; base {config.base_model}, input {config.input}")
     texts = Texts(config.input)
     model, tokenizer = build_model(config)
+    precision = precision_policy.resolve(config.precision, "cpu")
+    if precision == "bfloat16":
+        precision_policy.frozen_to(model, precision)
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    reporter.log(f"{trainable:,} trainable parameters (LoRA r={config.lora_rank} and the head)")
-    steps = train(config, reporter, model, tokenizer, texts, split)
+    reporter.log(
+        f"{trainable:,} trainable parameters (LoRA r={config.lora_rank} and the head), "
+        f"training at {precision}"
+    )
+    steps = train(config, reporter, model, tokenizer, texts, split, precision)
     folder = Path(reporter.output_dir) / "pretrained-judge"
     model.save_pretrained(folder / ADAPTER_DIR)
     name_base(folder / ADAPTER_DIR / "adapter_config.json", config.base_model)
@@ -397,6 +427,7 @@ def run(
         "sources": sorted({r.source for r in rows}),
         "trainable_parameters": trainable,
         "steps": steps,
+        "precision": precision,  # trained at (config.precision resolved)
     }
     write_meta(folder, meta)
     held_out = measure(folder, split, meta, reporter)
@@ -421,6 +452,7 @@ def run(
         "secrets": secrets,
         "sources": meta["sources"],
         "calibration": meta.get("calibration"),
+        "precision": precision,
         **held_out,
         "seconds": meta["seconds"],
     }
