@@ -274,7 +274,7 @@ class GRPOConfig(LoraSettings):
     lora: bool = lora_field("lora", True, paper=True)
     lora_rank: int = lora_field("lora_rank", 64, paper=64)  # the reference's scripts: r 64, α 64
     lora_alpha: int = lora_field("lora_alpha", 64, paper=64)
-    lora_dropout: float = lora_field("lora_dropout", 0.0)
+    lora_dropout: float = lora_field("lora_dropout", paper=0.0)
     lora_target_modules: str = lora_field("lora_target_modules", paper="all-linear")
     rollout_backend: str = knob(
         "transformers",
