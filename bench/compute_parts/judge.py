@@ -12,14 +12,16 @@ pairs' characters, torch.inference_mode, sdpa attention):
 - `bf16_eager`: those with the plain attention;
 - `shipped`: what the judge runs now at `bfloat16` (CrossEncoder._forward: bf16 weights, the
   plain attention, token-count batches).
-Every variant's time includes tokenising. Pairs are the validation secrets' reference pairs
-(bench.judge.validation_pairs).
+Every variant's time includes tokenising. `one_answer_ms`: float32 and the shipped bf16 path
+answering one new pair at a time (a person's game), median and p95, interleaved. Pairs are the
+validation secrets' reference pairs (bench.judge.validation_pairs).
 """
 
 from __future__ import annotations
 
 import copy
 import os
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
@@ -79,6 +81,22 @@ def _variants(path=None) -> dict[str, Callable[[list], np.ndarray]]:
     }
 
 
+def _one_at_a_time(variants: dict, pairs: Pairs, n: int = 200) -> dict:
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for pair in pairs[:n]:
+        for name, forward in variants.items():
+            start = time.perf_counter()
+            forward([pair])
+            times[name].append(1000 * (time.perf_counter() - start))
+    return {
+        name: {
+            "median": round(statistics.median(t), 2),
+            "p95": round(sorted(t)[int(0.95 * len(t))], 2),
+        }
+        for name, t in times.items()
+    }
+
+
 def judge_variants(
     pairs: Pairs | None = None,
     *,
@@ -112,6 +130,7 @@ def judge_variants(
                 start = time.perf_counter()
                 logits[name] = forward(pairs)
                 seconds[name].append(time.perf_counter() - start)
+        one = _one_at_a_time({name: variants[name] for name in ("float32", "shipped")}, pairs)
         threads_used = torch.get_num_threads()
     finally:
         torch.set_num_threads(previous)
@@ -131,6 +150,7 @@ def judge_variants(
         "sign_flips": {
             name: int(((value >= 0) != (base >= 0)).sum()) for name, value in logits.items()
         },
+        "one_answer_ms": one,
         "answer_flips": precision_flips(flips_pairs if flips_pairs is not None else pairs, path),
         "loadavg": list(os.getloadavg()),
     }
