@@ -23,6 +23,7 @@ The ceiling: the reference judge agrees with itself 91.8% of the time on questio
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import subprocess
 import sys
@@ -59,6 +60,17 @@ def held_out_rows(split: str = "test") -> tuple[list[dict], dict]:
         if split_of(r["secret"], config["val_percent"], config["test_percent"]) == split
     ]
     return rows, config
+
+
+def validation_pairs(limit: int | None = None, seed: int = 0) -> list[tuple[str, str]]:
+    """The distinct (secret, question) pairs of the reference's rows about the validation secrets
+    the shipped judges were calibrated on (never trained on), shuffled by `seed`, `limit` of them:
+    the hidden-style check of a change that must not change answers (games.judge_eval.
+    precision_flips)."""
+    rows, _ = held_out_rows("val")
+    pairs = sorted({(str(r["secret"]), str(r["question"])) for r in rows})
+    random.Random(seed).shuffle(pairs)
+    return pairs[:limit]
 
 
 def fresh(judge):

@@ -11,6 +11,7 @@ import sys
 import time
 from dataclasses import replace
 
+from games import precision
 from games.engine import TwentyQuestions, reward_parts
 from games.judge_eval import REFERENCE_TRIPLES
 from games.judges.base import UnknownSecretError, playable_words
@@ -104,6 +105,11 @@ def make_parser() -> argparse.ArgumentParser:
         ),
     )
     je.add_argument("--limit", type=int, help="only the first N rows")
+    je.add_argument(
+        "--precision",
+        help="auto | float32 | bfloat16, for a judge that runs a model here (pretrained, hf, "
+        "vllm; default: the spec's ?precision= or auto): " + precision.HELP,
+    )
     je.add_argument("--json", action="store_true", help="print one JSON object")
     play = sub.add_parser("play", help="play in the terminal")
     play.add_argument(
@@ -193,7 +199,14 @@ def run_judge_eval(args) -> dict:
     from games.judge_eval import evaluate, read_triples
 
     rows = read_triples(args.triples)[: args.limit]
-    return {**evaluate(build_judge(args.judge), rows), "spec": args.judge, "triples": args.triples}
+    options = {"precision": args.precision} if args.precision else {}
+    judge = build_judge(args.judge, **options)
+    return {
+        **evaluate(judge, rows),
+        "spec": args.judge,
+        "triples": args.triples,
+        "precision": getattr(judge, "precision", None),  # what its model read at, if it has one
+    }
 
 
 def run_play(args, stdin=sys.stdin, out=sys.stdout) -> int:

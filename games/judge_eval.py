@@ -100,3 +100,35 @@ def evaluate(judge: Judge, rows: Sequence[dict], *, batch: int = BATCH) -> dict:
         }
     )
     return out
+
+
+def precision_flips(
+    pairs: Sequence[tuple[str, str]],
+    path: str | Path | None = None,
+    *,
+    baseline: str = "float32",
+    other: str = "bfloat16",
+) -> dict:
+    """The pretrained judge's answers to (secret, question) pairs read at two precisions: how many
+    verdicts (yes / no / unknown, after its calibration and threshold) differ, and the largest
+    differences of the cross-encoder's logit and of the answer's P(yes)."""
+    import numpy as np
+
+    from games.judges.pretrained import PretrainedJudge
+
+    judges = [PretrainedJudge(path, precision=p) for p in (baseline, other)]
+    requests = [JudgeRequest(secret, question) for secret, question in pairs]
+    answers = [judge.judge_batch(requests) for judge in judges]
+    logits = [  # cached by judge_batch: no second forward
+        judge.model.logits([(judge.secret_text(s), q[:1000]) for s, q in pairs]) for judge in judges
+    ]
+    p_yes = [np.array([a.p_yes if a.p_yes is not None else np.nan for a in ans]) for ans in answers]
+    flipped = sum(a.verdict != b.verdict for a, b in zip(*answers))
+    return {
+        "pairs": len(pairs),
+        "precisions": [judge.precision for judge in judges],
+        "flipped": flipped,
+        "flipped_share": round(flipped / len(pairs), 6) if pairs else None,
+        "max_abs_logit_delta": round(float(np.max(np.abs(logits[0] - logits[1]), initial=0)), 5),
+        "max_abs_p_yes_delta": round(float(np.nanmax(np.abs(p_yes[0] - p_yes[1]), initial=0)), 5),
+    }

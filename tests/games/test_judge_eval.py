@@ -114,6 +114,24 @@ def test_the_command_prints_one_json_object(tmp_path):
     assert bad.returncode == 2 and "/nope.parquet" in bad.stderr
 
 
+def test_the_command_takes_a_precision_for_a_judge_that_runs_a_model(tmp_path, capsys):
+    from games.__main__ import main
+
+    path = tmp_path / "triples.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in _rows()))
+    common = ["judge-eval", "--triples", str(path), "--json"]
+    for given, used in (("fp32", "float32"), ("bfloat16", "bfloat16")):
+        assert main([*common, "--judge", "pretrained", "--precision", given]) == 0
+        figures = json.loads(capsys.readouterr().out)
+        assert figures["precision"] == used and figures["questions"] == 6  # it reads any secret
+    assert main([*common, "--judge", "kb"]) == 0
+    assert json.loads(capsys.readouterr().out)["precision"] is None  # the KB runs no model
+    assert main([*common, "--judge", "kb", "--precision", "bf16"]) == 2
+    assert "runs no model here" in capsys.readouterr().err
+    assert main([*common, "--judge", "pretrained", "--precision", "fp16"]) == 2
+    assert "unknown precision 'fp16'" in capsys.readouterr().err
+
+
 def test_the_shipped_reference_answers_are_readable():
     rows = read_triples(ROOT / "games" / "data" / "reference-judge" / "triples.parquet")
     assert len(rows) == 436_007

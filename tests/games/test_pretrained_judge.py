@@ -1,5 +1,6 @@
 """The shipped pretrained judge (games/data/judges/pretrained): what it ships, how it answers the
-reference's questions about secrets it never saw, and the errors of a damaged folder."""
+reference's questions about secrets it never saw, its precisions, and the errors of a damaged
+folder."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import json
 import random
 import shutil
 
+import numpy as np
 import pytest
 
-from games.judge_eval import REFERENCE_TRIPLES, agreement, read_triples
+from games.judge_eval import REFERENCE_TRIPLES, agreement, precision_flips, read_triples
 from games.judges.base import JudgeRequest
 from games.judges.pretrained import (
     DEFAULT_DIR,
@@ -18,6 +20,7 @@ from games.judges.pretrained import (
     merge_lora,
     read_meta,
 )
+from games.precision import ENV_CPU_BF16
 from games.registry import build_judge
 from training.judge.data import split_of
 
@@ -98,3 +101,40 @@ def test_merging_refuses_what_it_does_not_compute(tmp_path):
     (folder / "adapter_config.json").write_text(json.dumps({**settings, "use_dora": True}))
     with pytest.raises(ValueError, match="not a plain LoRA adapter"):
         merge_lora(object(), folder)
+
+
+def test_auto_reads_at_bf16_on_a_cpu_with_bf16_units_and_float32_without(monkeypatch):
+    import torch
+
+    monkeypatch.setenv(ENV_CPU_BF16, "1")
+    fast = PretrainedJudge()
+    monkeypatch.setenv(ENV_CPU_BF16, "0")
+    plain = PretrainedJudge()
+    assert (fast.precision, plain.precision) == ("bfloat16", "float32")
+    assert {p.dtype for p in fast.model.model.parameters()} == {torch.bfloat16}
+    assert {p.dtype for p in plain.model.model.parameters()} == {torch.float32}
+    assert fast.model.logits([("dog", "Is it an animal?")]).dtype == np.float32
+    for judge in (fast, plain):
+        assert judge.judge("dog", "Is it an animal?").verdict.value == "yes"
+    assert build_judge("pretrained?precision=fp32").precision == "float32"
+    assert build_judge("pretrained", precision="bf16").precision == "bfloat16"
+
+
+def test_bf16_changes_no_answer_about_the_validation_secrets():
+    """The hidden-style check: the reference's pairs about the secrets the judge was calibrated
+    on (never trained on), answered at float32 and at bf16: at most 0.1% of the answers differ
+    (none here), and the logits differ by a few hundredths at most (bench.compute: 0 of 1,536)."""
+    config = read_meta()["config"]
+    pairs = sorted(
+        {
+            (r["secret"], r["question"])
+            for r in read_triples(REFERENCE_TRIPLES)
+            if split_of(r["secret"], config["val_percent"], config["test_percent"]) == "val"
+        }
+    )
+    sample = random.Random(1).sample(pairs, 400)
+    flips = precision_flips(sample)
+    assert flips["precisions"] == ["float32", "bfloat16"]
+    assert flips["flipped"] <= 0.001 * len(sample), flips
+    assert 0 < flips["max_abs_logit_delta"] < 0.2, flips  # > 0: the two did read differently
+    assert flips["max_abs_p_yes_delta"] < 0.05, flips
