@@ -72,9 +72,10 @@ def guesser_chats(n: int) -> list[list[dict]]:
 
     chats = []
     for i in range(n):
+        verdicts = [Verdict.NO if (i + t) % 3 else Verdict.YES for t in range(i % 8)]
         turns = [
-            Turn(t, QUESTIONS[(i + t) % len(QUESTIONS)], Verdict.NO if (i + t) % 3 else Verdict.YES)
-            for t in range(i % 8)
+            Turn(t, QUESTIONS[(i + t) % len(QUESTIONS)], v, f"{v.value.capitalize()}.")
+            for t, v in enumerate(verdicts)
         ]
         chats.append(guesser_messages(turns))
     return chats

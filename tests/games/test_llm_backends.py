@@ -330,6 +330,28 @@ def test_vllm_glue_on_a_stand_in_engine(tiny_backend, monkeypatch):
     assert scores == [pytest.approx(-sum(range(first, end)))]
 
 
+def test_vllm_precision_becomes_the_engine_dtype(tiny_backend, monkeypatch):
+    fake = _FakeVLLM(tiny_backend.tokenizer)
+    for name, module in fake.modules.items():
+        monkeypatch.setitem(sys.modules, name, module)
+    build_backend("vllm:/models/m", precision="bfloat16")
+    build_backend("vllm:/models/m", precision="auto")  # no bf16 GPU here: float32
+    build_backend("vllm:/models/m", precision="bf16", dtype="bfloat16")
+    assert [e.options for e in fake.engines] == [
+        {"dtype": "bfloat16"},
+        {"dtype": "float32" if not _cuda_bf16() else "bfloat16"},
+        {"dtype": "bfloat16"},
+    ]
+    with pytest.raises(BackendError, match="precision 'float32' means dtype 'float32'"):
+        build_backend("vllm:/models/m", precision="float32", dtype="bfloat16")
+
+
+def _cuda_bf16() -> bool:
+    import torch
+
+    return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+
+
 def test_vllm_missing_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm", None)  # import fails
     with pytest.raises(BackendError, match="needs the `vllm` package"):
