@@ -13,6 +13,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import torch
@@ -184,4 +185,105 @@ def _logprob_difference(backends: dict[str, Any], prompts: list[list[int]]) -> d
         "max_abs_logprob_diff_likely_tokens": round(float((ref - low).abs()[likely].max()), 4),
         "greedy_agreement": float((ref.argmax(-1) == low.argmax(-1)).float().mean()),
         "rows": len(prompts),
+    }
+
+
+GRPO_VARIANTS = {  # name: (base precision, LoRA merged for the games, step-sized prefix cache)
+    "float32": ("float32", False, False),  # today's path: LoRA unmerged, a 128 MB cache
+    "bfloat16": ("bfloat16", False, False),
+    "merged": ("float32", True, False),
+    "step_cache": ("float32", False, True),
+    "all": ("bfloat16", False, True),  # a bf16 base keeps LoRA unmerged (rollouts.py)
+}
+
+
+def grpo_rollout_variants(
+    *,
+    model: str = "smollm2-135m-instruct",
+    secrets: int = 8,
+    generations: int = 8,
+    max_turns: int = 20,
+    question_tokens: int = 24,
+    repeats: int = 1,
+    threads: int = 1,
+    variants: Sequence[str] = tuple(GRPO_VARIANTS),
+) -> dict[str, Any]:
+    """The rollout phase of a GRPO step (secrets × generations games against the knowledge-base
+    judge, at T 1 as GRPO samples) with a LoRA policy, per variant: seconds, tokens prefilled
+    and reused, interleaved. The update is not here (training.grpo.update)."""
+    import copy
+    from types import SimpleNamespace
+
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from games.guessers.llm import LLMGuesser
+    from games.judges.kb import KBJudge
+    from games.llm.base import encode_prompt
+    from games.llm.chat import GuesserFormat
+    from games.llm.transformers_backend import TransformersBackend
+    from games.precision import frozen_to
+    from games.pretrained import resolve_model
+    from games.rollout import rollout
+    from games.types import GameConfig
+    from training.grpo.rollouts import merged_lora, rollout_cache_mb
+
+    torch.set_num_threads(threads)
+    path = resolve_model(model)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    torch.manual_seed(0)
+    base = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    policy32 = get_peft_model(base, LoraConfig(r=16, lora_alpha=32, target_modules="all-linear"))
+    for name, param in policy32.named_parameters():
+        if "lora_B" in name:  # a policy some steps into training
+            param.data.normal_(0, 1e-3)
+    policies = {"float32": policy32.eval()}
+    if any(GRPO_VARIANTS[v][0] == "bfloat16" for v in variants):
+        policies["bfloat16"] = frozen_to(copy.deepcopy(policy32), "bfloat16").eval()
+    judge, fmt = KBJudge(), GuesserFormat(max_turns=max_turns)
+    words = ["dog", "apple", "car", "piano", "river", "hammer", "cheese", "moon"]
+    words = [words[i % len(words)] for i in range(secrets)]
+    games = [w for w in words for _ in range(generations)]
+    seeds = list(range(len(games)))
+    step = SimpleNamespace(
+        games_per_step=len(games), max_turns=max_turns, max_completion_length=question_tokens
+    )
+    prompt = len(encode_prompt(tokenizer, fmt.messages([])))
+    sampling = SamplingParams(max_new_tokens=question_tokens, temperature=1.0)
+    rows: dict[str, list[dict]] = {v: [] for v in variants}
+    for _ in range(repeats):
+        for name in variants:
+            precision, merge, step_cache = GRPO_VARIANTS[name]
+            policy = policies[precision]
+            cache_mb = rollout_cache_mb(policy, step, prompt) if step_cache else 128
+            backend = TransformersBackend.from_model(
+                policy, tokenizer, prefix_cache_mb=cache_mb, max_batch_size=len(games)
+            )
+            guesser = LLMGuesser(backend, sampling=sampling, chat_format=fmt)
+            start = time.perf_counter()
+            with merged_lora(policy) if merge else nullcontext():
+                played = rollout(
+                    guesser, judge, games, seeds=seeds, config=GameConfig(max_turns=max_turns)
+                )
+            rows[name].append(
+                {
+                    "seconds": time.perf_counter() - start,
+                    "turns": sum(len(g.turns) for g in played),
+                    "cache_mb": round(cache_mb),
+                    **{k: backend.stats[k] for k in ("prefilled_tokens", "reused_tokens")},
+                    **{k: round(backend.stats[k], 2) for k in ("prefill_s", "decode_s")},
+                }
+            )
+    seconds = {v: statistics.median(r["seconds"] for r in runs) for v, runs in rows.items()}
+    return {
+        "model": model,
+        "threads": threads,
+        "games": len(games),
+        "max_turns": max_turns,
+        "question_tokens": question_tokens,
+        "runs": rows,
+        "seconds": {v: round(s, 2) for v, s in seconds.items()},
+        "speedup_over_float32": {
+            v: round(seconds["float32"] / s, 3) for v, s in seconds.items() if "float32" in seconds
+        },
     }
