@@ -10,6 +10,11 @@ Reproducibility: the same calls with the same seeds give identical results. Reus
 and values changes how a sequence is split into forward passes, so on a warm cache logprobs can
 differ in the last float bits (~1e-6) and, very rarely, a draw sitting on a probability boundary
 can flip; call `clear_cache()` (or set `prefix_cache_mb=0`) for bitwise-repeatable runs.
+
+Precision (games.precision): the weights, and so the keys/values and the attention masks, are in
+`precision`; `auto` is bf16 on a bf16 CPU or GPU, except for a backend made for one-row decoding
+(`one_row`, a person's game), which stays float32 on a CPU. Sampling takes top-k before top-p, so
+top-p sorts the k candidates instead of the whole vocabulary (the same distribution and draws).
 """
 
 from __future__ import annotations
@@ -481,9 +486,11 @@ def top_k_candidates(
     """The candidates of top-k then top-p: their token ids in token order and their filtered
     probabilities (0 = dropped). The candidates are every token at least as likely as the k-th,
     so ties at the k-th value stay, as in a vocabulary-wide mask."""
-    kth = torch.topk(scaled, top_k, dim=-1).values[:, -1:]
+    values, ids = torch.topk(scaled, top_k, dim=-1)
+    kth = values[:, -1:]
     width = int((scaled >= kth).sum(-1).max())  # > k where the k-th value is tied
-    values, ids = torch.topk(scaled, width, dim=-1)
+    if width > top_k:
+        values, ids = torch.topk(scaled, width, dim=-1)
     ids, order = ids.sort(dim=-1)  # token order, as the vocabulary-wide cdf runs
     kept = probs.gather(-1, ids).masked_fill(values.gather(-1, order) < kth, 0.0)
     return ids, _top_p_kept(kept, top_p)
