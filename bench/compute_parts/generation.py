@@ -193,7 +193,7 @@ GRPO_VARIANTS = {  # name: (base precision, LoRA merged for the games, step-size
     "bfloat16": ("bfloat16", False, False),
     "merged": ("float32", True, False),
     "step_cache": ("float32", False, True),
-    "all": ("bfloat16", False, True),  # a bf16 base keeps LoRA unmerged (rollouts.py)
+    "all": ("bfloat16", True, True),
 }
 
 

@@ -120,17 +120,15 @@ def _lora_layers(model: Any) -> list[Any]:
 
 
 def merge_for_rollouts(model: Any) -> bool:
-    """Whether the games sample from the LoRA merged into the base weights: where the base is
-    float32 (the merge is exact to float32 rounding). A bf16 base keeps LoRA unmerged: rounding
-    W + ΔW to bf16 drops every element of ΔW under half a bf16 step of W (0.2% of it), so early in
-    a run the merged policy is nearly the base model (docs/explanation/performance.md)."""
-    import torch
-
+    """Whether the games sample from the LoRA merged into the base weights: a peft model of plain
+    LoRA layers. On a float32 base the merge is exact to float32 rounding. On a bf16 base W + ΔW
+    is rounded once to bf16: measured on SmolLM2-135M (LoRA r 16 on every linear layer, 4 prompts
+    of ~250 tokens), the merged bf16 policy's log-probs are closer to the float32 policy's than the
+    unmerged bf16 one's (max |Δ| 0.28 against 0.46-0.51 over tokens with p ≥ 1%), so the merge
+    is within bf16's own rollout noise, and decoding is 1.2× faster merged (docs/explanation/
+    grpo.md)."""
     layers = _lora_layers(model)
-    return bool(layers) and all(
-        layer.get_base_layer().weight.dtype == torch.float32 and not layer.lora_variant
-        for layer in layers
-    )
+    return bool(layers) and not any(layer.lora_variant for layer in layers)
 
 
 @contextmanager

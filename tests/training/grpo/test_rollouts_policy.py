@@ -1,5 +1,5 @@
-"""The policy while GRPO plays: LoRA merged for the games where that is exact (and the base
-weights restored bit for bit after), and a prefix cache sized for every game of a step."""
+"""The policy while GRPO plays: LoRA merged for the games (the base weights restored bit for
+bit after), and a prefix cache sized for every game of a step."""
 
 from __future__ import annotations
 
@@ -61,12 +61,22 @@ def test_merged_lora_gives_the_policys_logits_and_puts_the_base_back_bit_for_bit
     assert torch.equal(policy(input_ids=IDS).logits, unmerged)
 
 
-def test_a_bf16_base_keeps_lora_unmerged_and_a_plain_model_has_nothing_to_merge(grpo_tiny):
-    policy = lora_policy_from(grpo_tiny)
+@torch.no_grad()
+def test_a_bf16_base_merges_rounding_once_and_is_put_back_too(grpo_tiny):
+    policy = frozen_to(lora_policy_from(grpo_tiny), "bfloat16")  # frozen base bf16, LoRA float32
+    for name, param in policy.named_parameters():
+        if "lora_B" in name:
+            param.data.normal_(0, 0.05)
+    layer = policy.base_model.model.model.layers[0].self_attn.q_proj
+    weight = layer.get_base_layer().weight
+    before = weight.detach().clone()
     assert merge_for_rollouts(policy)
-    frozen_to(policy, "bfloat16")  # frozen base in bf16, LoRA float32
-    assert not merge_for_rollouts(policy)
-    assert not merge_for_rollouts(grpo_tiny[0])
+    with merged_lora(policy):
+        expected = (before.float() + layer.get_delta_weight("default")).to(torch.bfloat16)
+        assert layer.get_base_layer().weight.dtype == torch.bfloat16
+        assert torch.equal(layer.get_base_layer().weight, expected)
+    assert torch.equal(layer.get_base_layer().weight, before) and not layer.merged
+    assert not merge_for_rollouts(grpo_tiny[0])  # no adapter: nothing to merge
 
 
 def smollm_like(dtype):
