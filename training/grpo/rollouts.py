@@ -174,8 +174,14 @@ def kv_bytes_per_token(model: Any) -> int:
     return 2 * layers * heads * head_dim * model.dtype.itemsize
 
 
-def available_memory_bytes() -> int | None:
-    """MemAvailable of /proc/meminfo (None where there is none)."""
+def available_memory_bytes(model: Any = None) -> int | None:
+    """The free memory of the model's GPU, else MemAvailable of /proc/meminfo (None where there
+    is none)."""
+    device = getattr(model, "device", None)
+    if getattr(device, "type", None) == "cuda":
+        import torch
+
+        return int(torch.cuda.mem_get_info(device)[0])
     try:
         with open("/proc/meminfo", encoding="ascii") as meminfo:
             for line in meminfo:
@@ -191,11 +197,11 @@ def rollout_cache_mb(
 ) -> float:
     """The rollout prefix cache: every game of a step held until its next turn (games ×
     (prompt + turns × (question + answer)) tokens × KV bytes per token, with slack), at most a
-    quarter of the memory available now (a call briefly holds its old and its new buffers), at
-    least 128 MB (what it was fixed at)."""
+    quarter of the memory available now, on the model's GPU or in RAM (a call briefly holds its
+    old and its new buffers), at least 128 MB (what it was fixed at)."""
     tokens = prompt_tokens + config.max_turns * (config.max_completion_length + ANSWER_TOKENS)
     want = config.games_per_step * tokens * kv_bytes_per_token(model) * KV_SLACK
-    available = available_memory_bytes() if available is None else available
+    available = available_memory_bytes(model) if available is None else available
     cap = available / 4 if available else want
     return max(128.0, min(want, cap) / 2**20)
 
