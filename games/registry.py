@@ -88,8 +88,12 @@ def _precision_option(spec: str, options: dict[str, Any]) -> str:
 
 def precision_options(spec: str, precision: str | None) -> dict[str, str]:
     """`{"precision": precision}` for a spec whose model runs here (PRECISION_KINDS), else {}:
-    what a job with a `precision` field passes when it builds a player from any spec."""
-    if not precision or _split(split_precision(spec)[0])[0] not in PRECISION_KINDS:
+    what a job with a `precision` field passes when it builds a player from any spec. `auto`
+    passes nothing: the constructors' default, and a spec's own `?precision=` stands."""
+    if (
+        precision in (None, "", "auto")
+        or _split(split_precision(spec)[0])[0] not in PRECISION_KINDS
+    ):
         return {}
     return {"precision": precision}
 

@@ -17,7 +17,7 @@ def test_precision_goes_only_to_specs_that_run_a_model_here():
         assert precision_options(spec, "bfloat16") == {"precision": "bfloat16"}
     for spec in ("kb", "kb:any", "infogain", "natural", "learned", "openai:http://x#m"):
         assert precision_options(spec, "bfloat16") == {}
-    assert precision_options("hf:/m", None) == {}
+    assert precision_options("hf:/m", None) == precision_options("hf:/m", "auto") == {}
 
 
 def test_one_row_decoding_is_asked_of_local_transformers_models_only():
