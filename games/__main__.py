@@ -17,7 +17,15 @@ from games.judge_eval import REFERENCE_TRIPLES
 from games.judges.base import UnknownSecretError, playable_words
 from games.llm.base import PAPER_VAL_SAMPLING
 from games.metrics import summarise
-from games.registry import SpecError, build_guesser, build_judge
+from games.precision import PRECISIONS, PrecisionError, normalise
+from games.registry import (
+    SpecError,
+    build_guesser,
+    build_judge,
+    one_row_options,
+    precision_options,
+    precision_record,
+)
 from games.rollout import rollout
 from games.rules import VERDICT_FEEDBACK
 from games.types import WIN_RULES, GameConfig, Turn, Verdict
@@ -42,6 +50,13 @@ def add_game_rules(command: argparse.ArgumentParser, win_rule_note: str = "") ->
         default="reference",
         help=f"which questions win (games.rules){win_rule_note}",
     )
+
+
+def precision_arg(value: str) -> str:
+    try:
+        return normalise(value)
+    except PrecisionError as err:
+        raise argparse.ArgumentTypeError(str(err)) from err
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -83,6 +98,15 @@ def make_parser() -> argparse.ArgumentParser:
     ev.add_argument("--batch", type=int, default=64, help="games played in lock-step")
     ev.add_argument("--limit", type=int, help="only the first N words")
     ev.add_argument("--json", action="store_true", help="print one JSON object")
+    ev.add_argument(
+        "--precision",
+        type=precision_arg,
+        help=(
+            f"{' | '.join(PRECISIONS)} for the guesser's and judge's models where they run one "
+            "here (hf, vllm, pretrained); default: the spec's own, else auto. auto = "
+            "bfloat16 on a CPU with AMX/AVX512-BF16 or a bf16 GPU, float32 elsewhere"
+        ),
+    )
     ev.add_argument(
         "--save-games",
         metavar="FILE",
@@ -130,7 +154,7 @@ def make_parser() -> argparse.ArgumentParser:
 def run_eval(args) -> dict:
     words = read_words(args.words)[: args.limit]
     pool = read_words(args.pool) if args.pool else None
-    judge = build_judge(args.judge)
+    judge = build_judge(args.judge, **precision_options(args.judge, args.precision))
     playable, skipped = playable_words(judge, words)
     pool_guesser = args.guesser in ("infogain", "random")
     outside_pool = None  # a model guesser's secrets outside the words it knows
@@ -142,7 +166,7 @@ def run_eval(args) -> dict:
     if pool_guesser:
         guesser = build_guesser(args.guesser, pool=pool)
     else:
-        guesser = build_guesser(args.guesser)
+        guesser = build_guesser(args.guesser, **precision_options(args.guesser, args.precision))
         if args.sampling == "paper":  # the token budget stays the guesser's
             guesser.sampling = replace(guesser.sampling, **PAPER_VAL_SAMPLING)
     config = GameConfig(max_turns=args.max_turns, win_rule=args.win_rule)
@@ -171,6 +195,7 @@ def run_eval(args) -> dict:
         "sampling": sampling.__dict__ if sampling is not None else None,
         "max_turns": args.max_turns,
         "seed": args.seed,
+        "precision": precision_record(args.precision, guesser=guesser, judge=judge),
         "skipped_words": len(skipped),
         "skipped_examples": skipped[:10],
         "seconds": round(elapsed, 2),
@@ -213,7 +238,7 @@ def run_play(args, stdin=sys.stdin, out=sys.stdout) -> int:
     rng = random.Random(args.seed)
     config = GameConfig(max_turns=args.max_turns, win_rule=args.win_rule)
     if args.role == "guesser":
-        judge = build_judge(args.judge)
+        judge = build_judge(args.judge, **one_row_options(args.judge))
         env = TwentyQuestions(judge, config)
         secret = args.secret or rng.choice(read_words(args.words))
         env.reset(secret, seed=args.seed or 0)
@@ -236,7 +261,7 @@ def run_play(args, stdin=sys.stdin, out=sys.stdout) -> int:
             print(f"  {result.turn.verdict.value}: {result.turn.feedback}", file=out)
         print(f"The word was: {env.trajectory.secret} ({env.trajectory.outcome.value})", file=out)
         return 0
-    guesser = build_guesser(args.guesser)
+    guesser = build_guesser(args.guesser, **one_row_options(args.guesser))  # one row: a person
     state = guesser.start(seed=args.seed or 0)
     print(
         "Think of a word. Answer y (yes), n (no), ? (don't know) or i (invalid); "

@@ -86,6 +86,40 @@ def _precision_option(spec: str, options: dict[str, Any]) -> str:
     return spec
 
 
+def precision_options(spec: str, precision: str | None) -> dict[str, str]:
+    """`{"precision": precision}` for a spec whose model runs here (PRECISION_KINDS), else {}:
+    what a job with a `precision` field passes when it builds a player from any spec. `auto`
+    passes nothing: the constructors' default, and a spec's own `?precision=` stands."""
+    if (
+        precision in (None, "", "auto")
+        or _split(split_precision(spec)[0])[0] not in PRECISION_KINDS
+    ):
+        return {}
+    return {"precision": precision}
+
+
+def one_row_options(spec: str) -> dict[str, bool]:
+    """`{"one_row": True}` for a spec decoding with a local transformers model (hf): a person's
+    game, one chat at a time, where `auto` stays float32 on a CPU (games.precision); else {}."""
+    return {"one_row": True} if _split(split_precision(spec)[0])[0] == "hf" else {}
+
+
+def precision_record(asked: str | None, **players: Any) -> dict[str, str | None]:
+    """What a run records: the precision asked for, and what each player's model resolved it to
+    (None for a player that runs no model here)."""
+    return {"asked": asked, **{name: player_precision(p) for name, p in players.items()}}
+
+
+def player_precision(player: Any) -> str | None:
+    """The resolved precision a built guesser or judge runs its model at (its backend's, or its
+    own for a pretrained judge); None for players that run no model here."""
+    for holder in (getattr(player, "backend", None), player):
+        value = getattr(holder, "precision", None)
+        if isinstance(value, str):
+            return value
+    return None
+
+
 def _backend(kind: str, target: str, options: dict[str, Any]):
     from games.llm import build_backend
 

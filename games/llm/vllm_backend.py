@@ -28,8 +28,21 @@ from games.llm.base import (
 )
 
 
+def vllm_dtype(precision: str, engine_options: dict[str, Any]) -> str:
+    """vLLM's `dtype` for a precision (resolved for a GPU); a `dtype` option that disagrees is
+    an error rather than silently one or the other."""
+    from games.precision import resolve
+
+    dtype = resolve(precision, "cuda")
+    given = engine_options.get("dtype")
+    if given is not None and given != dtype:
+        raise BackendError(f"precision {precision!r} means dtype {dtype!r}, not {given!r}")
+    return dtype
+
+
 class VLLMBackend(LLMBackend):
-    """Offline `vllm.LLM` engine; `engine_options` go to `vllm.LLM(...)`."""
+    """Offline `vllm.LLM` engine; `engine_options` go to `vllm.LLM(...)`. `precision`
+    (games.precision, on the GPU) becomes vLLM's `dtype`."""
 
     def __init__(
         self,
@@ -38,6 +51,7 @@ class VLLMBackend(LLMBackend):
         adapter: str | None = None,
         max_lora_rank: int = 64,
         engine: Any = None,
+        precision: str | None = None,
         **engine_options: Any,
     ):
         try:
@@ -48,6 +62,8 @@ class VLLMBackend(LLMBackend):
             ) from exc
         self._vllm = vllm
         self.model = model
+        if precision is not None:
+            engine_options = {**engine_options, "dtype": vllm_dtype(precision, engine_options)}
         if engine is None:
             from games.pretrained import BaseModelError, resolve_model
 

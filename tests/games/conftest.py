@@ -24,7 +24,8 @@ def tiny_model_dir(tmp_path_factory):
 def tiny_backend(tiny_model_dir):
     from games.llm.transformers_backend import TransformersBackend
 
-    return TransformersBackend(str(tiny_model_dir))
+    # float32: the exactness tests compare the cache, batching and scoring to 1e-4
+    return TransformersBackend(str(tiny_model_dir), precision="float32")
 
 
 class ScriptedBackend(LLMBackend):

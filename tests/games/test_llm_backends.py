@@ -158,7 +158,7 @@ def test_end_of_turn_token_stops_generation(tiny_backend, monkeypatch):
 def test_prefix_cache_gives_the_same_results(tiny_model_dir, tiny_backend):
     from games.llm.transformers_backend import TransformersBackend
 
-    plain = TransformersBackend(str(tiny_model_dir), prefix_cache_mb=0)
+    plain = TransformersBackend(str(tiny_model_dir), precision="float32", prefix_cache_mb=0)
     sampling = SamplingParams(max_new_tokens=8, temperature=1.0)
     tiny_backend.clear_cache()
     tiny_backend.generate(
@@ -211,7 +211,9 @@ def test_score_is_the_sum_of_continuation_logprobs(tiny_backend):
 def test_max_batch_size_chunks_give_the_same_results(tiny_model_dir, tiny_backend):
     from games.llm.transformers_backend import TransformersBackend
 
-    small = TransformersBackend(str(tiny_model_dir), max_batch_size=2, prefix_cache_mb=0)
+    small = TransformersBackend(
+        str(tiny_model_dir), precision="float32", max_batch_size=2, prefix_cache_mb=0
+    )
     sampling = SamplingParams(max_new_tokens=5, temperature=1.0)
     assert [g.token_ids for g in small.generate(CHATS, sampling, seeds=[1, 2, 3])] == [
         g.token_ids for g in tiny_backend.generate(CHATS, sampling, seeds=[1, 2, 3])
@@ -328,6 +330,28 @@ def test_vllm_glue_on_a_stand_in_engine(tiny_backend, monkeypatch):
     assert scores == [pytest.approx(-sum(range(first, end)))]
 
 
+def test_vllm_precision_becomes_the_engine_dtype(tiny_backend, monkeypatch):
+    fake = _FakeVLLM(tiny_backend.tokenizer)
+    for name, module in fake.modules.items():
+        monkeypatch.setitem(sys.modules, name, module)
+    build_backend("vllm:/models/m", precision="bfloat16")
+    build_backend("vllm:/models/m", precision="auto")  # no bf16 GPU here: float32
+    build_backend("vllm:/models/m", precision="bf16", dtype="bfloat16")
+    assert [e.options for e in fake.engines] == [
+        {"dtype": "bfloat16"},
+        {"dtype": "float32" if not _cuda_bf16() else "bfloat16"},
+        {"dtype": "bfloat16"},
+    ]
+    with pytest.raises(BackendError, match="precision 'float32' means dtype 'float32'"):
+        build_backend("vllm:/models/m", precision="float32", dtype="bfloat16")
+
+
+def _cuda_bf16() -> bool:
+    import torch
+
+    return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+
+
 def test_vllm_missing_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm", None)  # import fails
     with pytest.raises(BackendError, match="needs the `vllm` package"):
@@ -442,7 +466,9 @@ def test_from_model_and_lora_adapters(tiny_model_dir, tiny_backend, tmp_path):
         LoraConfig(r=4, target_modules=["q_proj", "v_proj"], init_lora_weights=False),
     )
     lora.save_pretrained(tmp_path / "adapter")
-    tuned = TransformersBackend(str(tiny_model_dir), adapter=str(tmp_path / "adapter"))
+    tuned = TransformersBackend(
+        str(tiny_model_dir), precision="float32", adapter=str(tmp_path / "adapter")
+    )
     reply = ["Is it a dog?"] * len(CHATS)
     with torch.no_grad():
         expected = TransformersBackend.from_model(lora.eval(), tiny_backend.tokenizer).score(
@@ -451,7 +477,9 @@ def test_from_model_and_lora_adapters(tiny_model_dir, tiny_backend, tmp_path):
     assert tuned.score(CHATS, reply) == pytest.approx(expected, abs=1e-4)
     assert tuned.score(CHATS, reply) != pytest.approx(tiny_backend.score(CHATS, reply), abs=1e-3)
     with pytest.raises(BackendError, match="adapter folder not found"):
-        TransformersBackend(str(tiny_model_dir), adapter=str(tmp_path / "missing"))
+        TransformersBackend(
+            str(tiny_model_dir), precision="float32", adapter=str(tmp_path / "missing")
+        )
 
 
 def test_rows_sharing_a_start_compute_it_once(tiny_model_dir, tiny_backend):
@@ -465,7 +493,7 @@ def test_rows_sharing_a_start_compute_it_once(tiny_model_dir, tiny_backend):
         len(encode_prompt(tiny_backend.tokenizer, CHATS[0])) - 1
     )  # system + first prompt, less the cue
     assert tiny_backend.stats["reused_tokens"] - before["reused_tokens"] >= 3 * (start - 16)
-    plain = TransformersBackend(str(tiny_model_dir), prefix_cache_mb=0).generate(
-        CHATS, sampling, seeds=[1, 2, 3]
-    )
+    plain = TransformersBackend(
+        str(tiny_model_dir), precision="float32", prefix_cache_mb=0
+    ).generate(CHATS, sampling, seeds=[1, 2, 3])
     assert [g.token_ids for g in shared] == [g.token_ids for g in plain]

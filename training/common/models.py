@@ -104,13 +104,22 @@ def quiet_libraries() -> None:
     transformers.utils.logging.disable_progress_bar()
 
 
+def usable_cpus() -> int:
+    """The cores this process may run on (its affinity: a container's or taskset's share)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # no sched_getaffinity (macOS)
+        return os.cpu_count() or 1
+
+
 @contextmanager
 def cpu_threads(n: int) -> Iterator[None]:
-    """torch uses `n` threads (0 = every core) inside the block, then goes back (workers pin 1)."""
+    """torch uses `n` threads (0 = every core this process may run on) inside the block, then
+    goes back (workers pin 1)."""
     import torch
 
     before = torch.get_num_threads()
-    torch.set_num_threads(n or os.cpu_count() or 1)
+    torch.set_num_threads(n or usable_cpus())
     try:
         yield
     finally:

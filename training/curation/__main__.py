@@ -60,9 +60,12 @@ def read_list(name: str) -> list[tuple[str, str]]:
 
 
 def cli_inputs(config: CurationConfig) -> Inputs:
-    from games.registry import build_guesser, build_judge
+    from games.registry import build_guesser, build_judge, precision_options
 
-    fairness = build_judge(config.fairness_judge).backend if config.fairness_judge else None
+    def judge(spec: str):
+        return build_judge(spec, **precision_options(spec, config.precision))
+
+    fairness = judge(config.fairness_judge).backend if config.fairness_judge else None
     lists = {n: read_list(n) for n in config.word_lists} if config.source == "word_lists" else None
 
     def make_guesser(pool):
@@ -71,11 +74,13 @@ def cli_inputs(config: CurationConfig) -> Inputs:
         return (
             build_guesser(config.guesser, pool=pool)
             if config.guesser == "random"
-            else build_guesser(config.guesser)
+            else build_guesser(
+                config.guesser, **precision_options(config.guesser, config.precision)
+            )
         )
 
     return Inputs(
-        judge=build_judge(config.judge), lists=lists, fairness=fairness, make_guesser=make_guesser
+        judge=judge(config.judge), lists=lists, fairness=fairness, make_guesser=make_guesser
     )
 
 

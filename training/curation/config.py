@@ -10,11 +10,13 @@ from training.common.config import (
     check_between,
     check_choice,
     check_named,
+    check_precision,
     guesser_knob,
     judge_knob,
     knob,
     lockstep_batch_knob,
     max_turns_knob,
+    precision_knob,
 )
 
 SOURCES = ("word_lists", "top_nouns", "text")
@@ -123,6 +125,7 @@ class CurationConfig:
         max_open=True,
     )
     batch_size: int = lockstep_batch_knob(256)
+    precision: str = precision_knob()  # of the judges' and guesser's models, where they run one
     # 4. difficulty
     difficulty: str = knob(
         "rasch",
@@ -202,6 +205,7 @@ class CurationConfig:
             "rl_band_low/rl_band_high: need 0 <= low <= high <= 1",
         )
         check_between(self, "rl_band_size", message="rl_band_size must be 0 or more")
+        check_precision(self)
         if any(not 0.0 < t <= 1.0 for t in self.curriculum) or len(
             set(self.curriculum_names)
         ) != len(self.curriculum):

@@ -20,6 +20,8 @@ import numpy as np
 from games.guessers.base import Guesser
 from games.judges.base import Judge
 from games.kb import KnowledgeBase, load_kb
+from games.registry import precision_record
+from training.common.models import cpu_threads
 from training.curation import stages
 from training.curation.config import CurationConfig
 from training.curation.funnel import Stage, log_drops
@@ -71,6 +73,13 @@ class _Funnel:
 
 
 def run(config: CurationConfig, reporter: Reporter, *, inputs: Inputs) -> CurationResult:
+    """The curation; torch uses every core this process may run on meanwhile (workers start
+    with one thread)."""
+    with cpu_threads(0):
+        return _run(config, reporter, inputs)
+
+
+def _run(config: CurationConfig, reporter: Reporter, inputs: Inputs) -> CurationResult:
     started = time.perf_counter()
     kb = inputs.kb or load_kb()
     funnel = _Funnel(Path(reporter.output_dir), reporter)
@@ -101,6 +110,7 @@ def run(config: CurationConfig, reporter: Reporter, *, inputs: Inputs) -> Curati
         "subsets": detail["training subsets"]["counts"],
         "guesser": guesser.name,
         "judge": inputs.judge.name,
+        "precision": precision_record(config.precision, guesser=guesser, judge=inputs.judge),
         "knowledge_base": {
             "source": kb.meta.get("source", ""),
             "nouns": len(kb.nouns),

@@ -6,6 +6,7 @@ from training.common.config import (
     check_between,
     check_choice,
     check_named,
+    check_precision,
     check_split,
     guesser_knob,
     judge_knob,
@@ -13,6 +14,7 @@ from training.common.config import (
     limit_words_knob,
     lockstep_batch_knob,
     max_turns_knob,
+    precision_knob,
     split_knob,
     win_rule_knob,
 )
@@ -38,6 +40,7 @@ class EvaluationConfig:
         "", ("candidate pool for infogain/random guessers; empty = the knowledge base's nouns")
     )
     limit: int = limit_words_knob()
+    precision: str = precision_knob()  # of the guesser's and judge's models, where they run one
 
     def __post_init__(self) -> None:
         check_named(self, "guesser", "a guesser model spec")
@@ -49,3 +52,4 @@ class EvaluationConfig:
         check_choice(self, "win_rule")
         check_between(self, "batch_size")
         check_between(self, "limit", message="limit must be 0 (all words) or positive")
+        check_precision(self)

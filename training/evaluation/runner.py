@@ -12,8 +12,10 @@ from collections.abc import Callable, Sequence
 from games.guessers.base import Guesser
 from games.judges.base import Judge
 from games.metrics import summarise
+from games.registry import precision_record
 from games.types import GameConfig, Trajectory
 from training.common.data import play_pairs
+from training.common.models import cpu_threads
 from training.evaluation.config import EvaluationConfig
 from training.reporting import Reporter, StopRequested
 
@@ -35,7 +37,15 @@ def run(
     store: StoreFn,
     done: set[tuple[str, int]] | None = None,
 ) -> dict:
-    done = set(done or ())
+    """The games played now and how long they took, and the precision the models ran at. torch
+    uses every core this process may run on meanwhile (workers start with one thread)."""
+    with cpu_threads(0):
+        progress = _play(config, reporter, guesser, judge, words, store, set(done or ()))
+    precision = precision_record(config.precision, guesser=guesser, judge=judge)
+    return {**progress, "precision": precision}
+
+
+def _play(config, reporter, guesser, judge, words, store, done) -> dict:
     todo = plan(words, config.samples, done)
     total = len(words) * config.samples
     game_config = GameConfig(max_turns=config.max_turns, win_rule=config.win_rule)

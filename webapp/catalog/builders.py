@@ -13,7 +13,13 @@ from games.judges.pretrained import PretrainedJudgeError
 from games.kb.wordnet_files import WordNetNotFoundError
 from games.llm.base import SamplingParams
 from games.pretrained import BaseModelError
-from games.registry import SpecError, build_guesser, build_judge
+from games.registry import (
+    SpecError,
+    build_guesser,
+    build_judge,
+    one_row_options,
+    precision_options,
+)
 from webapp.catalog.models import ModelKind, ModelSpec
 
 _lock = threading.Lock()
@@ -45,17 +51,23 @@ def spec_string(spec: ModelSpec) -> str:
     raise ValueError(f"model spec {spec.name} has an unknown kind {spec.kind!r}")
 
 
-def _backend_options(spec: ModelSpec) -> dict:
+def _backend_options(spec: ModelSpec, precision: str | None = None, one_row: bool = False) -> dict:
+    """The adapter of a trained model; `precision` where the spec runs a model here (a job's
+    field); `one_row` for a person's game (games.precision: `auto` stays float32 on a CPU)."""
     options = {}
     if spec.adapter_path and spec.kind in ModelKind.TRAINABLE:
         options["adapter"] = spec.adapter_path
+    spec_str = spec_string(spec)
+    options.update(precision_options(spec_str, precision))
+    if one_row:
+        options.update(one_row_options(spec_str))
     return options
 
 
-def _guesser_options(spec: ModelSpec) -> dict:
+def _guesser_options(spec: ModelSpec, precision: str | None, one_row: bool) -> dict:
     """A language-model guesser plays with the spec's sampling; one that knows a word pool
     (options.pool_word_list) reports the pool words the answers leave (its top candidates)."""
-    options = _backend_options(spec)
+    options = _backend_options(spec, precision, one_row)
     if spec.kind not in ModelKind.LLM:
         return options
     if spec.sampling:
@@ -91,20 +103,28 @@ def _guesser(
     return guesser
 
 
-def judge_for(spec: ModelSpec) -> Judge:
+def judge_for(spec: ModelSpec, *, precision: str | None = None, one_row: bool = False) -> Judge:
+    """The judge of `spec`, built once per process and options; `precision` (a job's field) and
+    `one_row` (a person's game) apply to the kinds that run a model here."""
     with _lock:
-        return _judge(
-            spec.pk, spec_string(spec), spec.name, tuple(sorted(_backend_options(spec).items()))
-        )
+        options = _backend_options(spec, precision, one_row)
+        return _judge(spec.pk, spec_string(spec), spec.name, tuple(sorted(options.items())))
 
 
-def guesser_for(spec: ModelSpec, pool: list[str] | None = None) -> Guesser:
+def guesser_for(
+    spec: ModelSpec,
+    pool: list[str] | None = None,
+    *,
+    precision: str | None = None,
+    one_row: bool = False,
+) -> Guesser:
+    """The guesser of `spec` (see judge_for)."""
     with _lock:
         return _guesser(
             spec.pk,
             spec_string(spec),
             spec.name,
-            tuple(sorted(_guesser_options(spec).items())),
+            tuple(sorted(_guesser_options(spec, precision, one_row).items())),
             tuple(pool) if pool is not None else None,
         )
 

@@ -9,6 +9,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
+from functools import partial
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -100,7 +101,8 @@ def ended_plan(
 def guesser_plan(game: Game, turns: list[TurnData]) -> Plan:
     """Ask the model guesser's next question; questions the rules decide (invalid, repeated, naming
     a known word) are kept to store, the first one a person must judge becomes the pending one."""
-    guesser = build_model(builders.guesser_for, game.guesser)
+    # one chat at a time: `auto` keeps a local model in float32 on a CPU (faster at batch 1)
+    guesser = build_model(partial(builders.guesser_for, one_row=True), game.guesser)
     state = guesser.start(seed=game.seed)
     config = GameConfig.from_dict(game.config)
     state.data["win_rule"] = config.win_rule  # what naming a word does

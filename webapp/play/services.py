@@ -14,6 +14,7 @@ import logging
 import secrets as secrets_module
 import time
 from collections.abc import Sequence
+from functools import partial
 
 from django.db import transaction
 from django.utils import timezone
@@ -99,7 +100,7 @@ def game_start(
             GameMode.HUMAN_GUESSER,
             model_spec_active(judge or default_judge(), "judge"),
         )
-        judge_model = _build(builders.judge_for, game.judge)
+        judge_model = _build(partial(builders.judge_for, one_row=True), game.judge)
         if secret:
             if not is_researcher(visitor.user):
                 raise ApplicationError(
@@ -200,7 +201,7 @@ def _pause(seconds: float) -> None:
 def turn_submit(*, game_id: int, visitor: Visitor, question: str, expected_index: int) -> Turn:
     """The person's next question in a game they guess; the game's model judge answers it."""
     game = _game_for_turn(game_id, visitor, GameMode.HUMAN_GUESSER, expected_index, lock=False)
-    judge = _build(builders.judge_for, game.judge)
+    judge = _build(partial(builders.judge_for, one_row=True), game.judge)  # one question
     env = engine_of(game, judge, trajectory_of(game).turns)
     result = env.step(question if isinstance(question, str) else "")  # the judge: no lock held
     result.turn.extra["judge"] = game.judge.name

@@ -211,7 +211,7 @@ def test_span_rating_is_the_next_token_distribution_over_the_digits(tiny_dir, br
 
     from games.llm.transformers_backend import TransformersBackend
 
-    backend = TransformersBackend(str(tiny_dir), prefix_cache_mb=0)
+    backend = TransformersBackend(str(tiny_dir), prefix_cache_mb=0, precision="float32")
     P.score_rating([branch], backend)
     tok, model = backend.tokenizer, backend.model
     digits = [tok.convert_tokens_to_ids(d) for d in "12345"]

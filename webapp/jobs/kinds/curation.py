@@ -88,11 +88,12 @@ def run(config: CurationConfig, reporter) -> dict:
                 word_list.entries.order_by("id").values_list("word__text", "category")
             )
             sources.append(_ref(word_list))
+    precision = config.precision
     inputs = Inputs(
-        judge=judge_for(judge_spec),
+        judge=judge_for(judge_spec, precision=precision),
         lists=lists,
-        fairness=judge_for(fairness_spec).backend if fairness_spec else None,
-        make_guesser=lambda pool: guesser_for(guesser_spec, pool=pool),
+        fairness=judge_for(fairness_spec, precision=precision).backend if fairness_spec else None,
+        make_guesser=lambda pool: guesser_for(guesser_spec, pool=pool, precision=precision),
     )
     result = curate(config, reporter, inputs=inputs)
     provenance = {

@@ -56,7 +56,7 @@ def run(config: EvaluationConfig, reporter) -> dict:
     judge_spec = ModelSpec.objects.get(name=config.judge)
     word_list = word_list_latest(config.word_list)
     words, word_ids = evaluation_words(config)
-    judge = judge_for(judge_spec)
+    judge = judge_for(judge_spec, precision=config.precision)
     playable, skipped = playable_words(judge, words)
     if skipped:
         reporter.log(
@@ -69,7 +69,7 @@ def run(config: EvaluationConfig, reporter) -> dict:
             EvaluationConfig(word_list=config.pool_word_list, guesser="-", judge="-")
         )
         pool = list(dict.fromkeys([*pool_words, *playable]))  # the secret must be a candidate
-    guesser = guesser_for(guesser_spec, pool=pool)
+    guesser = guesser_for(guesser_spec, pool=pool, precision=config.precision)
     job_id = reporter.job_id
 
     def store(trajectories, sample_indices):
