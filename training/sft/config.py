@@ -90,6 +90,15 @@ class SFTJobConfig(GameDataConfig):
         min=0,
     )
 
+    shared_prefix: bool = knob(
+        True,
+        (
+            "encode each micro-batch's common prompt (the guesser's system prompt) once and "
+            "share its KV cache across the rows: the same loss and gradients, ~half the tokens "
+            "of the paper's rows (training.sft.prefix; the paper encodes every row whole)"
+        ),
+    )
+
     def __post_init__(self) -> None:
         super().__post_init__()
         check_guesser_prompt(self.guesser_prompt)

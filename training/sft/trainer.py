@@ -43,6 +43,7 @@ from training.common.trainer import (
 from training.reporting import Reporter
 from training.sft.config import SFTJobConfig
 from training.sft.data import fits, recovery_examples, turn_examples
+from training.sft.prefix import SharedPrefixSFTTrainer
 from training.sft.reference_data import (
     read_reference,
     reference_examples,
@@ -63,12 +64,14 @@ def build_sft_trainer(
     setup: DeviceSetup,
     completion_only: bool = True,
     callbacks: Sequence[Any] = (),
+    shared_prefix: bool = False,
 ) -> SFTTrainer:
     """TRL's SFTTrainer for prompt/completion rows (only the completion trained; with
     `{% generation %}` markers also without the template's text after the end-of-turn token) or
     {"text"} rows (every token). Rows with an `untrained_prefix` (naming rows: "Is it" is context,
     the word is trained) are tokenised by training.common.chat, whose labels equal TRL's on the
-    other rows."""
+    other rows. `shared_prefix`: each micro-batch's common prompt is encoded once
+    (training.sft.prefix)."""
     from datasets import Dataset
     from trl import SFTConfig
 
@@ -90,7 +93,7 @@ def build_sft_trainer(
         columns = ("prompt", "completion") if completion_only else ("text",)
         dataset = Dataset.from_list([{c: r[c] for c in columns} for r in rows])
     return trl_trainer(
-        SFTTrainer,
+        SharedPrefixSFTTrainer,
         SFTConfig,
         config,
         model,
@@ -110,6 +113,7 @@ def build_sft_trainer(
             # history)
             train_sampling_strategy="batch_rebalance",
         ),
+        shared_prefix=shared_prefix,
     )
 
 
@@ -173,6 +177,7 @@ def train_sft(
                 setup=setup,
                 completion_only=completion_only,
                 callbacks=callbacks,
+                shared_prefix=completion_only and getattr(config, "shared_prefix", False),
             ),
             is_adapter=config.lora,
             what=f"{kind}: {len(kept)} examples",
