@@ -16,7 +16,6 @@ from typing import Any, Unpack
 from trl import SFTTrainer
 
 from games.llm.chat import GuesserFormat
-from training.common.chat import encode_prompt_completion
 from training.common.config import TrainConfig
 from training.common.data import (
     GameSources,
@@ -42,7 +41,8 @@ from training.common.trainer import (
 )
 from training.reporting import Reporter
 from training.sft.config import SFTJobConfig
-from training.sft.data import fits, recovery_examples, turn_examples
+from training.sft.data import is_packed, pack_games, recovery_examples, turn_examples
+from training.sft.packing import encode_row, fit_rows
 from training.sft.prefix import SharedPrefixSFTTrainer
 from training.sft.reference_data import (
     read_reference,
@@ -75,17 +75,9 @@ def build_sft_trainer(
     from datasets import Dataset
     from trl import SFTConfig
 
-    pretokenized = completion_only and any(r.get("untrained_prefix") for r in rows)
+    pretokenized = completion_only and any(r.get("untrained_prefix") or is_packed(r) for r in rows)
     if pretokenized:  # TRL has no notion of a partly trained completion: labels made here
-        encoded = [
-            encode_prompt_completion(
-                tokenizer,
-                r["prompt"],
-                r["completion"],
-                untrained_prefix=r.get("untrained_prefix", ""),
-            )
-            for r in rows
-        ]
+        encoded = [encode_row(tokenizer, r) for r in rows]
         dataset = Dataset.from_list(
             [{"input_ids": e.input_ids, "labels": e.labels} for e in encoded]
         )
@@ -138,14 +130,15 @@ def train_sft(
         )[1]
         resolved = {**(resolved or {}), "guesser_prompt": prompt_name}
     with loaded_model(config, model_path, adapter_path) as (setup, model, tokenizer):
-        if completion_only:
-            kept = [r for r in rows if fits(tokenizer, r, config.max_tokens)]
+        examples = sum(len(r["trained"]) if is_packed(r) else 1 for r in rows)  # questions
+        if completion_only:  # packed games: cut to their questions that fit
+            kept, dropped = fit_rows(tokenizer, rows, config.max_tokens)
         else:  # TRL appends the end-of-sequence token
             kept = [r for r in rows if len(tokenizer(r["text"])["input_ids"]) < config.max_tokens]
-        dropped = len(rows) - len(kept)
+            dropped = len(rows) - len(kept)
         if dropped:
             reporter.log(
-                f"dropped {dropped} of {len(rows)} examples longer than {config.max_tokens} tokens",
+                f"dropped {dropped} of {examples} examples longer than {config.max_tokens} tokens",
                 level="warning",
             )
         if not kept:
@@ -270,6 +263,10 @@ def run(config: SFTJobConfig, reporter: Reporter, **inputs: Unpack[RunInputs]) -
         rows, n_games = from_rank_zero(lambda: new_examples(config, reporter, chat_format, sources))
     else:
         n_games = len({r["game"] for r in rows})
+    if config.pack_games:
+        questions = len(rows)
+        rows = pack_games(rows)
+        reporter.log(f"{questions} turn examples packed into {len(rows)} sequences (pack_games)")
     result = train_sft(
         config,
         reporter,
