@@ -90,6 +90,24 @@ class SFTJobConfig(GameDataConfig):
         min=0,
     )
 
+    shared_prefix: bool = knob(
+        True,
+        (
+            "encode each micro-batch's common prompt (the guesser's system prompt) once and "
+            "share its KV cache across the rows: the same loss and gradients, ~half the tokens "
+            "of the paper's rows (training.sft.prefix; the paper encodes every row whole)"
+        ),
+    )
+    pack_games: bool = knob(
+        False,
+        (
+            "train each game as one sequence, every question of it trained (training.sft."
+            "packing; the same per-token loss, one row per game, so a step of global_batch_size "
+            "rows holds ~questions-per-game× more questions); off: one row per question, the "
+            "paper's"
+        ),
+    )
+
     def __post_init__(self) -> None:
         super().__post_init__()
         check_guesser_prompt(self.guesser_prompt)

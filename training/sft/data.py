@@ -124,3 +124,63 @@ def fits(tokenizer, example: dict, max_tokens: int) -> bool:
         )
         <= max_tokens
     )
+
+
+def pack_games(rows: Sequence[dict]) -> list[dict]:
+    """Turn rows of one game (the same `game`, turn_examples' or reference_examples' format) as
+    one row: the game's chat through its last row's question, every row's question trained
+    (`trained`: the index of each trained assistant message; `turns`: their turns). A row joins
+    its game's packed row only if its chat (prompt and completion) is the start of that chat
+    message for message; recovery rows (a history the game never had), rows with an
+    untrained_prefix and repeats of a packed question stay as they are, as do games of one row.
+    Tokens are checked when encoded (training.sft.packing). Packed rows come first, in game
+    order, then the rest in their order."""
+    games: dict[object, list[int]] = {}
+    for i, row in enumerate(rows):
+        if "game" in row and not row.get("recovery") and not row.get("untrained_prefix"):
+            games.setdefault(row["game"], []).append(i)
+    packed, joined = [], set()
+    for members in games.values():
+        longest = rows[max(members, key=lambda i: len(rows[i]["prompt"]))]
+        chat = [*longest["prompt"], *longest["completion"]]
+        chosen: dict[int, int] = {}  # index of the trained message -> row
+        for i in members:
+            row, end = rows[i], len(rows[i]["prompt"])
+            if (
+                len(row["completion"]) == 1
+                and chat[: end + 1] == [*row["prompt"], *row["completion"]]
+                and end not in chosen
+            ):
+                chosen[end] = i
+        if len(chosen) < 2:
+            continue
+        trained = sorted(chosen)
+        packed.append(
+            {
+                "messages": chat[: trained[-1] + 1],
+                "trained": trained,
+                "secret": longest["secret"],
+                "game": longest["game"],
+                "turns": [rows[chosen[end]].get("turn") for end in trained],
+            }
+        )
+        joined.update(chosen.values())
+    return packed + [r for i, r in enumerate(rows) if i not in joined]
+
+
+def unpack_game(row: dict) -> list[dict]:
+    """A packed row's turn rows again (the format pack_games took them in)."""
+    return [
+        {
+            "prompt": row["messages"][:end],
+            "completion": [row["messages"][end]],
+            "secret": row["secret"],
+            "game": row["game"],
+            "turn": turn,
+        }
+        for end, turn in zip(row["trained"], row["turns"], strict=True)
+    ]
+
+
+def is_packed(row: dict) -> bool:
+    return "trained" in row

@@ -16,7 +16,6 @@ from typing import Any, Unpack
 from trl import SFTTrainer
 
 from games.llm.chat import GuesserFormat
-from training.common.chat import encode_prompt_completion
 from training.common.config import TrainConfig
 from training.common.data import (
     GameSources,
@@ -42,7 +41,9 @@ from training.common.trainer import (
 )
 from training.reporting import Reporter
 from training.sft.config import SFTJobConfig
-from training.sft.data import fits, recovery_examples, turn_examples
+from training.sft.data import is_packed, pack_games, recovery_examples, turn_examples
+from training.sft.packing import encode_row, fit_rows
+from training.sft.prefix import SharedPrefixSFTTrainer
 from training.sft.reference_data import (
     read_reference,
     reference_examples,
@@ -63,26 +64,20 @@ def build_sft_trainer(
     setup: DeviceSetup,
     completion_only: bool = True,
     callbacks: Sequence[Any] = (),
+    shared_prefix: bool = False,
 ) -> SFTTrainer:
     """TRL's SFTTrainer for prompt/completion rows (only the completion trained; with
     `{% generation %}` markers also without the template's text after the end-of-turn token) or
     {"text"} rows (every token). Rows with an `untrained_prefix` (naming rows: "Is it" is context,
     the word is trained) are tokenised by training.common.chat, whose labels equal TRL's on the
-    other rows."""
+    other rows. `shared_prefix`: each micro-batch's common prompt is encoded once
+    (training.sft.prefix)."""
     from datasets import Dataset
     from trl import SFTConfig
 
-    pretokenized = completion_only and any(r.get("untrained_prefix") for r in rows)
+    pretokenized = completion_only and any(r.get("untrained_prefix") or is_packed(r) for r in rows)
     if pretokenized:  # TRL has no notion of a partly trained completion: labels made here
-        encoded = [
-            encode_prompt_completion(
-                tokenizer,
-                r["prompt"],
-                r["completion"],
-                untrained_prefix=r.get("untrained_prefix", ""),
-            )
-            for r in rows
-        ]
+        encoded = [encode_row(tokenizer, r) for r in rows]
         dataset = Dataset.from_list(
             [{"input_ids": e.input_ids, "labels": e.labels} for e in encoded]
         )
@@ -90,7 +85,7 @@ def build_sft_trainer(
         columns = ("prompt", "completion") if completion_only else ("text",)
         dataset = Dataset.from_list([{c: r[c] for c in columns} for r in rows])
     return trl_trainer(
-        SFTTrainer,
+        SharedPrefixSFTTrainer,
         SFTConfig,
         config,
         model,
@@ -110,6 +105,7 @@ def build_sft_trainer(
             # history)
             train_sampling_strategy="batch_rebalance",
         ),
+        shared_prefix=shared_prefix,
     )
 
 
@@ -134,14 +130,15 @@ def train_sft(
         )[1]
         resolved = {**(resolved or {}), "guesser_prompt": prompt_name}
     with loaded_model(config, model_path, adapter_path) as (setup, model, tokenizer):
-        if completion_only:
-            kept = [r for r in rows if fits(tokenizer, r, config.max_tokens)]
+        examples = sum(len(r["trained"]) if is_packed(r) else 1 for r in rows)  # questions
+        if completion_only:  # packed games: cut to their questions that fit
+            kept, dropped = fit_rows(tokenizer, rows, config.max_tokens)
         else:  # TRL appends the end-of-sequence token
             kept = [r for r in rows if len(tokenizer(r["text"])["input_ids"]) < config.max_tokens]
-        dropped = len(rows) - len(kept)
+            dropped = len(rows) - len(kept)
         if dropped:
             reporter.log(
-                f"dropped {dropped} of {len(rows)} examples longer than {config.max_tokens} tokens",
+                f"dropped {dropped} of {examples} examples longer than {config.max_tokens} tokens",
                 level="warning",
             )
         if not kept:
@@ -172,6 +169,7 @@ def train_sft(
                 setup=setup,
                 completion_only=completion_only,
                 callbacks=callbacks,
+                shared_prefix=completion_only and getattr(config, "shared_prefix", False),
             ),
             is_adapter=config.lora,
             what=f"{kind}: {len(kept)} examples",
@@ -264,6 +262,10 @@ def run(config: SFTJobConfig, reporter: Reporter, **inputs: Unpack[RunInputs]) -
         rows, n_games = from_rank_zero(lambda: new_examples(config, reporter, chat_format, sources))
     else:
         n_games = len({r["game"] for r in rows})
+    if config.pack_games:
+        questions = len(rows)
+        rows = pack_games(rows)
+        reporter.log(f"{questions} turn examples packed into {len(rows)} sequences (pack_games)")
     result = train_sft(
         config,
         reporter,
