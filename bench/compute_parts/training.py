@@ -8,9 +8,14 @@ the same batches; the compact LM head on, as in every run):
 - `bf16_autocast`: bf16 autocast alone (float32 weights, peft's input casts, dropout 0.05);
 - `bf16_frozen`: + the frozen base in bf16 (training.common.models.train_at);
 - `bf16_uncast`: + peft's per-layer input casts off (lora_inputs_uncast);
+- `bfloat16`: the precision policy as runs use it (bf16, frozen base in bf16, no input casts),
+  dropout 0.05 as today;
 - `dropout0`: float32 with lora_dropout 0 alone;
-- `all`: bf16, frozen base in bf16, no input casts, lora_dropout 0 (what `precision=auto` and
-  the new default do on a bf16 CPU).
+- `shared_prefix`: float32 with each micro-batch's shared prompt encoded once alone
+  (training.sft.prefix);
+- `all`: bf16, frozen base in bf16, no input casts, lora_dropout 0 and the shared prompt (what
+  `precision=auto`, the new dropout default and `shared_prefix` do on a bf16 CPU).
+`bench.compute` runs float32, bfloat16, dropout0, shared_prefix and all (DEFAULT_VARIANTS).
 Each round runs `steps` optimizer steps of every variant in turn (trainer.train() from the same
 start: the same batches); a variant's tokens/s is its tokens (TRL's num_tokens: every input
 token) over the time of its steps. The first batch's loss and LoRA gradients of each variant
@@ -26,7 +31,17 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
-VARIANTS = ("float32", "bf16_autocast", "bf16_frozen", "bf16_uncast", "dropout0", "all")
+VARIANTS = (
+    "float32",
+    "bf16_autocast",
+    "bf16_frozen",
+    "bf16_uncast",
+    "bfloat16",
+    "dropout0",
+    "shared_prefix",
+    "all",
+)
+DEFAULT_VARIANTS = ("float32", "bfloat16", "dropout0", "shared_prefix", "all")
 
 
 @dataclass(frozen=True)
@@ -35,6 +50,7 @@ class Variant:
     frozen_bf16: bool  # the frozen base cast to bf16
     uncast: bool  # peft's input casts off
     dropout: float
+    shared_prefix: bool = False  # each micro-batch's shared prompt encoded once
 
     @classmethod
     def named(cls, name: str) -> Variant:
@@ -43,8 +59,10 @@ class Variant:
             "bf16_autocast": cls("bfloat16", False, False, 0.05),
             "bf16_frozen": cls("bfloat16", True, False, 0.05),
             "bf16_uncast": cls("bfloat16", True, True, 0.05),
+            "bfloat16": cls("bfloat16", True, True, 0.05),
             "dropout0": cls("float32", False, False, 0.0),
-            "all": cls("bfloat16", True, True, 0.0),
+            "shared_prefix": cls("float32", False, False, 0.05, True),
+            "all": cls("bfloat16", True, True, 0.0, True),
         }[name]
 
 
@@ -84,7 +102,13 @@ def _trainer(variant: Variant, model: Any, tokenizer: Any, rows: list[dict], out
         common_trainer.train_at = lambda m, s: m
     try:
         return build_sft_trainer(
-            config, copy.deepcopy(model), tokenizer, rows, output_dir=out, setup=setup
+            config,
+            copy.deepcopy(model),
+            tokenizer,
+            rows,
+            output_dir=out,
+            setup=setup,
+            shared_prefix=variant.shared_prefix,
         )
     finally:
         common_trainer.train_at = train_at
@@ -143,7 +167,7 @@ class _Clock:
 def sft_variants(
     *,
     base: str = "smollm2-135m-instruct",
-    variants: tuple[str, ...] = VARIANTS,
+    variants: tuple[str, ...] = DEFAULT_VARIANTS,
     rows: int = 16,
     batch_size: int = 4,
     steps: int = 2,
@@ -209,8 +233,10 @@ def sft_variants(
         # against float32 at the same dropout (the same masks): the precision's effect alone
         same = [
             n
-            for n in ("float32", "dropout0")
-            if chosen.get(n) and chosen[n].dropout == chosen[name].dropout
+            for n in ("float32", "dropout0", "shared_prefix")
+            if chosen.get(n)
+            and chosen[n].dropout == chosen[name].dropout
+            and chosen[n].precision == "float32"
         ]
         reference = first[same[0]] if same else None
         result[name] = {
@@ -228,6 +254,7 @@ def sft_variants(
         tps = result[name]["tokens_per_second"]
         result[name]["speedup"] = tps / today if today and tps else None
     return {
+        "speedup": result.get("all", {}).get("speedup"),
         "variants": result,
         "rows": len(examples),
         "batch_size": batch_size,
