@@ -90,7 +90,8 @@ def model_card(name: str, settings: dict) -> str:
         *matches_line(p),
         "- No game-format row is about a validation or test word. The full settings are in "
         "`guesser.json` (`provenance.scale`) and the run's config in `training_config.json`.",
-        f"- Checkpoint shipped: `{p['checkpoint']}`, saved in float16 (an adapter, if any, "
+        f"- Trained at {p.get('precision', 'float32')} (games.precision). Checkpoint shipped: "
+        f"`{p['checkpoint']}`, saved in float16 (an adapter, if any, "
         "merged). The benchmark played the float32 weights: on "
         f"{fp16['games']} seeded validation games the float16 weights played "
         f"{fp16['identical_games']} identical games (success {100 * fp16['fp32']['success']:.1f}%"

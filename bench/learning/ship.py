@@ -79,6 +79,17 @@ def write_pool(work: Path, out: Path) -> dict[str, str]:
     return files
 
 
+def run_precision(checkpoint: Path) -> str:
+    """The precision a checkpoint's run trained at (its training_config.json's resolved one);
+    float32 for runs from before the precision was recorded."""
+    try:
+        run = json.loads((checkpoint / "training_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "float32"
+    precision = run.get("resolved", {}).get("precision") or "float32"
+    return {"fp32": "float32", "bf16": "bfloat16"}.get(precision, precision)
+
+
 def save_fp16(checkpoint: Path, out: Path) -> None:
     """The checkpoint's weights (an adapter merged) in float16, with its tokenizer and files."""
     import torch
@@ -168,6 +179,7 @@ def ship_arm(
             "command": f"python -m bench.learning --until seed-{seed}",
             "scale": scale,
             "checkpoint": str(checkpoint),
+            "precision": run_precision(checkpoint),
             "training": {k: v for k, v in training.items() if k != "per_step"},
             "training_matches_recorded": training_matches(
                 training, recorded_run.get("training", {})

@@ -82,6 +82,8 @@ def model_card(name: str, settings: dict, scale: dict, sft: dict, check: dict | 
         f"global batch {scale['sft_global_batch']}, LoRA r 16 / α 32 on every linear layer.",
         f"- Command: `{p['command']}` (commit `{p['bench_commit'][:12]}`).",
         f"- {sft.get('examples', '?')} examples, {sft.get('global_step', '?')} optimizer steps.",
+        f"- Precision: {sft.get('precision', 'float32')} (bfloat16: the frozen base in bf16, the "
+        "LoRA weights and their optimiser state in float32, under autocast; games.precision).",
         "",
         "## Held-out results",
         f"Played on the first {cli['n_words']} words of `{settings['word_list']}` (secrets the SFT "

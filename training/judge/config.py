@@ -101,7 +101,6 @@ def check_dataset(config: Any) -> None:
         "val_percent and test_percent: 0-50 each, 60 at most",
     )
     check_between(config, "cpu_threads", message="cpu_threads must be between 0 and 256")
-    check_precision(config)
 
 
 @dataclass(frozen=True)
@@ -144,7 +143,7 @@ class LearnedJudgeJobConfig:
     val_percent: int = val_percent_knob()
     test_percent: int = test_percent_knob()
     cpu_threads: int = cpu_threads_knob()
-    precision: str = precision_knob()
+    # no precision: a 64/128-wide MLP exported to numpy, overhead-bound, trains in float32
     seed: int = knob(0, "seed of the initialisation and the row order")
 
     def __post_init__(self) -> None:
@@ -220,6 +219,7 @@ class PretrainedJudgeJobConfig:
 
     def __post_init__(self) -> None:
         check_dataset(self)
+        check_precision(self)
         _check(bool(self.base_model.strip()), "base_model: name the encoder to start from")
         check_choice(self, "input")
         check_choice(self, "combine")

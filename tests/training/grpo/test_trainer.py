@@ -62,6 +62,7 @@ def _config(**overrides) -> GRPOConfig:
         mini_batches=2,
         beta=0.04,
         cpu_threads=2,
+        precision="float32",  # exactness checks below (sampler vs trainer log-probs)
         forward_batch_size=2,
         seed=3,
     )
