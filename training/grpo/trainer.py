@@ -317,9 +317,13 @@ def run(
     by the web app, else built from config.judge (games registry spec) and read from
     config.word_list, config.val_word_list and config.pool_word_list."""
     from accelerate import Accelerator
+    from accelerate.state import AcceleratorState
 
     quiet_libraries()
     setup = parallel_setup(config)
+    # accelerate keeps one mixed precision per process, and a worker runs job after job, each at
+    # its own precision: forget the last run's (the process group, PartialState, stays)
+    AcceleratorState._reset_state()
     # several processes: this joins them (torch.distributed, gloo on the CPU)
     accelerator = Accelerator(
         cpu=setup.device == "cpu", mixed_precision="bf16" if setup.bf16 else "no"

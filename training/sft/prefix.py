@@ -102,9 +102,10 @@ class SharedPrefixSFTTrainer(SFTTrainer):
             return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
         # the prefix through the unwrapped model (under DDP the suffix's call is the wrapped one)
         backbone = backbone_of(self.accelerator.unwrap_model(model))
-        out = backbone(
-            input_ids=input_ids[:1, :length], attention_mask=mask[:1, :length], use_cache=True
-        )
+        with self.accelerator.autocast():  # bf16 runs: as the wrapped model's forward autocasts
+            out = backbone(
+                input_ids=input_ids[:1, :length], attention_mask=mask[:1, :length], use_cache=True
+            )
         cache = getattr(out, CACHE_KEY)
         cache.batch_repeat_interleave(input_ids.shape[0])
         self.prefix_batches += 1

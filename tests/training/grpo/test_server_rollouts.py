@@ -68,6 +68,7 @@ def config(url: str, **overrides) -> GRPOConfig:
         mini_batches=1,
         save_steps=1,
         cpu_threads=1,
+        precision="float32",  # the server samples at float32: its log-probs are compared below
         seed=3,
     )
     values.update(overrides)
