@@ -13,8 +13,10 @@ performance page (docs/explanation/performance.md) explains the figures.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +25,7 @@ from typing import Any
 from bench import RESULTS_DIR, report
 
 RESULTS = RESULTS_DIR / "compute.json"
+PARTIAL = Path(__file__).resolve().parents[1] / "var" / "bench" / "compute-partial.json"
 PARTS = ("sft", "grpo_step", "generation", "judge")
 
 
@@ -122,6 +125,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0 = every core)")
     parser.add_argument("--save", action="store_true", help=f"also write {RESULTS}")
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="with --save: keep the saved file's parts (and speedups) this run does not measure",
+    )
     args = parser.parse_args(argv)
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
     unknown = [p for p in parts if p not in PARTS]
@@ -131,7 +139,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     torch.set_num_threads(args.threads or len(os.sched_getaffinity(0)))
     result: dict[str, Any] = {
-        "command": "python -m bench.compute " + " ".join(argv or []),
+        "command": " ".join(["python -m bench.compute", *(sys.argv[1:] if argv is None else argv)]),
         "machine": machine(),
         "load_average_start": list(os.getloadavg()),
     }
@@ -142,12 +150,37 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         started = time.perf_counter()
         measured[name] = PART_FUNCTIONS[name](args.quick, threads)
         measured[name]["seconds"] = round(time.perf_counter() - started, 1)
+        PARTIAL.parent.mkdir(parents=True, exist_ok=True)  # a later part's crash loses nothing
+        PARTIAL.write_text(json.dumps(measured, indent=1) + "\n", encoding="utf-8")
     result["speedups"] = {SPEEDUP_KEYS[name]: measured[name].pop("headline") for name in parts}
     result.update(measured)
+    if args.save and args.merge and RESULTS.is_file():
+        result = merged(json.loads(RESULTS.read_text(encoding="utf-8")), result, parts)
     result["load_average_end"] = list(os.getloadavg())
     result["seconds"] = round(time.perf_counter() - began, 1)
     report(result, RESULTS if args.save else None)
     return result
+
+
+def merged(saved: dict[str, Any], new: dict[str, Any], parts: list[str]) -> dict[str, Any]:
+    """`new` with the parts of `saved` it did not measure (and their speedups), each part
+    keeping the machine and load of its own run under `runs`."""
+    out = dict(new)
+    kept = [p for p in PARTS if p in saved and p not in parts]
+    for name in kept:
+        out[name] = saved[name]
+    out["speedups"] = {
+        SPEEDUP_KEYS[p]: (new if p in parts else saved)["speedups"][SPEEDUP_KEYS[p]]
+        for p in PARTS
+        if p in parts or (p in kept and SPEEDUP_KEYS[p] in saved.get("speedups", {}))
+    }
+    runs = dict(saved.get("runs", {}))
+    for name in parts:
+        runs[name] = {k: new[k] for k in ("command", "load_average_start", "load_average_end")}
+    for name in kept:
+        runs.setdefault(name, {k: saved.get(k) for k in ("command", "load_average_start")})
+    out["runs"] = runs
+    return out
 
 
 if __name__ == "__main__":
