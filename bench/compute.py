@@ -66,7 +66,7 @@ def sft_part(quick: bool, threads: int) -> dict[str, Any]:
         out = sft_variants(rows=4, batch_size=2, steps=1, rounds=1, threads=threads)
         out["packing"] = sft_batching(rows=0, teacher_words=1, threads=threads)
     else:
-        out = sft_variants(rows=16, batch_size=8, steps=1, rounds=2, threads=threads)
+        out = sft_variants(rows=8, batch_size=8, steps=1, rounds=1, threads=threads)
         out["packing"] = sft_batching(rows=0, teacher_words=3, threads=threads)
     out["headline"] = out["speedup"]
     return out
@@ -154,10 +154,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         PARTIAL.write_text(json.dumps(measured, indent=1) + "\n", encoding="utf-8")
     result["speedups"] = {SPEEDUP_KEYS[name]: measured[name].pop("headline") for name in parts}
     result.update(measured)
-    if args.save and args.merge and RESULTS.is_file():
-        result = merged(json.loads(RESULTS.read_text(encoding="utf-8")), result, parts)
     result["load_average_end"] = list(os.getloadavg())
     result["seconds"] = round(time.perf_counter() - began, 1)
+    if args.save and args.merge and RESULTS.is_file():
+        result = merged(json.loads(RESULTS.read_text(encoding="utf-8")), result, parts)
     report(result, RESULTS if args.save else None)
     return result
 
