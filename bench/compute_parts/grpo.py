@@ -153,8 +153,8 @@ def grpo_step_part(
     word_list: str = "dbrl/train_rl",
     secrets: int = 4,
     generations: int = 4,
-    turns: int = 4,
-    question_tokens: int = 24,
+    turns: int = 3,
+    question_tokens: int = 16,
     rounds: int = 1,
     warmup: bool = False,
     threads: int = 0,
@@ -162,7 +162,7 @@ def grpo_step_part(
 ) -> dict[str, Any]:
     """Seconds per GRPO step of each variant, `rounds` timed steps each (after one untimed
     warm-up step with `warmup`), round-robin; `speedup` = today's step time over all-together's.
-    The default shape (4 secrets × 4 games, 4 questions of at most 24 tokens, SmolLM2 with the
+    The default shape (4 secrets × 4 games, 3 questions of at most 16 tokens, SmolLM2 with the
     GRPO config's LoRA) keeps seven variants within minutes on two cores; the paper's step is
     240 × 16 games of 20 questions."""
     if quick:
