@@ -120,14 +120,3 @@ def frozen_to(model: Any, precision: str) -> Any:
             if param.dtype != want and param.dtype.is_floating_point:
                 param.data = param.data.to(want)
     return model
-
-
-def describe(precision: str, device: str = "cpu", *, one_row: bool = False) -> dict[str, Any]:
-    """The record a run, card or benchmark keeps: asked, resolved, and why."""
-    resolved = resolve(precision, device, one_row=one_row)
-    return {
-        "precision": normalise(precision),
-        "resolved": resolved,
-        "device": str(device),
-        "cpu_bf16": cpu_has_bf16() if not str(device).startswith("cuda") else None,
-    }

@@ -86,14 +86,16 @@ def _precision_option(spec: str, options: dict[str, Any]) -> str:
     return spec
 
 
+def _kind_of(spec: str) -> str:
+    """The kind of a spec, its precision suffix set aside."""
+    return _split(split_precision(spec)[0])[0]
+
+
 def precision_options(spec: str, precision: str | None) -> dict[str, str]:
     """`{"precision": precision}` for a spec whose model runs here (PRECISION_KINDS), else {}:
     what a job with a `precision` field passes when it builds a player from any spec. `auto`
     passes nothing: the constructors' default, and a spec's own `?precision=` stands."""
-    if (
-        precision in (None, "", "auto")
-        or _split(split_precision(spec)[0])[0] not in PRECISION_KINDS
-    ):
+    if precision in (None, "", "auto") or _kind_of(spec) not in PRECISION_KINDS:
         return {}
     return {"precision": precision}
 
@@ -101,7 +103,7 @@ def precision_options(spec: str, precision: str | None) -> dict[str, str]:
 def one_row_options(spec: str) -> dict[str, bool]:
     """`{"one_row": True}` for a spec decoding with a local transformers model (hf): a person's
     game, one chat at a time, where `auto` stays float32 on a CPU (games.precision); else {}."""
-    return {"one_row": True} if _split(split_precision(spec)[0])[0] == "hf" else {}
+    return {"one_row": True} if _kind_of(spec) == "hf" else {}
 
 
 def precision_record(asked: str | None, **players: Any) -> dict[str, str | None]:

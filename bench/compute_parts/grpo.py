@@ -79,7 +79,7 @@ def _worker(connection, name: str, settings: dict[str, Any], shape: dict[str, An
     from training.common.models import cpu_threads, quiet_libraries, run_guesser_format
     from training.grpo.config import GRPOConfig
     from training.grpo.session import game_inputs, open_session, parallel_setup
-    from training.grpo.trainer import train_step
+    from training.grpo.trainer import step_metrics
     from training.reporting import ConsoleReporter
 
     quiet_libraries()
@@ -120,15 +120,7 @@ def _worker(connection, name: str, settings: dict[str, Any], shape: dict[str, An
             )
             connection.send({"ready": name, "precision": setup.precision})
             while (step := connection.recv()) is not None:
-                metrics, _ = train_step(
-                    config,
-                    step,
-                    session.secrets,
-                    session.judge,
-                    session.rollouts,
-                    session.updater,
-                    session.narrowing,
-                )
+                metrics, _ = step_metrics(session, step, 0.0)  # validation off: val_secrets 0
                 connection.send(
                     {
                         k: metrics.get(k)
