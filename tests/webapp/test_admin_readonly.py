@@ -121,7 +121,7 @@ def test_admin_add_job_rejects_an_invalid_config_with_field_errors_and_queues_no
     form = {"kind": "evaluation", "guesser": "infogain", "judge": "kb"}
     form |= {"word_list": "dbrl/paper_test", "max_turns": "20", "seed": "0", "batch_size": "64"}
     form |= {"win_rule": "reference", "split": "bogus", "samples": "0", "limit": "-3"}
-    form |= {"precision": "auto"}
+    form |= {"precision": "auto", "sampling": "model"}
     response = superuser_client.post("/admin/jobs/job/add/", form)
     page = response.content.decode()
     assert response.status_code == 200

@@ -20,6 +20,9 @@ from training.common.config import (
 )
 
 
+EVAL_SAMPLINGS = ("model", "paper")
+
+
 @dataclass(frozen=True)
 class EvaluationConfig:
     guesser: str = guesser_knob("name of the guesser model spec")
@@ -41,6 +44,15 @@ class EvaluationConfig:
     )
     limit: int = limit_words_knob()
     precision: str = precision_knob()  # of the guesser's and judge's models, where they run one
+    sampling: str = knob(
+        "model",
+        (
+            "a language-model guesser's decoding: model (its spec's sampling) or paper (the "
+            "reference's evaluation: T 0.7, top-p 0.8, top-k 20; the token budget stays the "
+            "spec's)"
+        ),
+        choices=EVAL_SAMPLINGS,
+    )
 
     def __post_init__(self) -> None:
         check_named(self, "guesser", "a guesser model spec")
@@ -53,3 +65,4 @@ class EvaluationConfig:
         check_between(self, "batch_size")
         check_between(self, "limit", message="limit must be 0 (all words) or positive")
         check_precision(self)
+        check_choice(self, "sampling")

@@ -64,14 +64,17 @@ def _backend_options(spec: ModelSpec, precision: str | None = None, one_row: boo
     return options
 
 
-def _guesser_options(spec: ModelSpec, precision: str | None, one_row: bool) -> dict:
-    """A language-model guesser plays with the spec's sampling; one that knows a word pool
-    (options.pool_word_list) reports the pool words the answers leave (its top candidates)."""
+def _guesser_options(
+    spec: ModelSpec, precision: str | None, one_row: bool, sampling: dict | None
+) -> dict:
+    """A language-model guesser plays with the spec's sampling, `sampling`'s fields replacing
+    its own; one that knows a word pool (options.pool_word_list) reports the pool words the
+    answers leave (its top candidates)."""
     options = _backend_options(spec, precision, one_row)
     if spec.kind not in ModelKind.LLM:
         return options
-    if spec.sampling:
-        options["sampling"] = SamplingParams(**spec.sampling)
+    if spec.sampling or sampling:
+        options["sampling"] = SamplingParams(**{**(spec.sampling or {}), **(sampling or {})})
     pool = (spec.options or {}).get("pool_word_list")
     if pool:
         from webapp.catalog.selectors import word_list_latest
@@ -117,14 +120,16 @@ def guesser_for(
     *,
     precision: str | None = None,
     one_row: bool = False,
+    sampling: dict | None = None,
 ) -> Guesser:
-    """The guesser of `spec` (see judge_for)."""
+    """The guesser of `spec` (see judge_for); `sampling` (SamplingParams fields) replaces the
+    spec's own, e.g. games.llm.base.PAPER_VAL_SAMPLING."""
     with _lock:
         return _guesser(
             spec.pk,
             spec_string(spec),
             spec.name,
-            tuple(sorted(_guesser_options(spec, precision, one_row).items())),
+            tuple(sorted(_guesser_options(spec, precision, one_row, sampling).items())),
             tuple(pool) if pool is not None else None,
         )
 

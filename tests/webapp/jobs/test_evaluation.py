@@ -1,6 +1,9 @@
 import pytest
 from django.core.exceptions import ValidationError
 
+from games.llm.base import PAPER_VAL_SAMPLING
+from tests.training.sft.helpers import tiny_model
+from webapp.catalog.models import ModelSpec
 from webapp.catalog.services import seed_model_specs, seed_word_lists
 from webapp.jobs.models import Job, JobStatus
 from webapp.jobs.services import job_run, job_submit
@@ -107,6 +110,7 @@ def test_an_evaluation_under_the_strict_rule_stores_it_with_each_game(seeded):
         ("samples", 0),
         ("split", "weird"),
         ("win_rule", "lenient"),
+        ("sampling", "greedy"),
     ],
 )
 def test_bad_references_are_refused_before_queueing(seeded, field, value):
@@ -115,3 +119,30 @@ def test_bad_references_are_refused_before_queueing(seeded, field, value):
         submit(**params)
     assert field in err.value.message_dict
     assert Job.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    "sampling,expected",
+    [("model", dict(temperature=1.0, top_p=1.0, top_k=0)), ("paper", PAPER_VAL_SAMPLING)],
+)
+def test_a_model_guesser_plays_with_its_specs_or_the_papers_sampling(
+    tmp_path_factory, sampling, expected
+):
+    seed_word_lists()
+    seed_model_specs(tiny_model(tmp_path_factory))
+    job = submit(
+        guesser="tiny-llama",
+        judge="kb",
+        word_list="dbrl/paper_test",
+        samples=1,
+        limit=2,
+        max_turns=2,
+        sampling=sampling,
+        precision="float32",
+    )
+    assert job_run(job_id=job.pk) == JobStatus.FINISHED, Job.objects.get(pk=job.pk).error
+    played = Job.objects.get(pk=job.pk).result["sampling"]
+    assert played["name"] == sampling
+    assert {k: played[k] for k in expected} == expected
+    spec = ModelSpec.objects.get(name="tiny-llama")
+    assert played["max_new_tokens"] == spec.sampling["max_new_tokens"]  # the spec's budget

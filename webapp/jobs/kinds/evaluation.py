@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 
 from django.core.exceptions import ValidationError
 
 from games.judges.base import playable_words
+from games.llm.base import PAPER_VAL_SAMPLING
 from games.metrics import summarise
 from training import evaluation
 from training.evaluation.config import EvaluationConfig
@@ -69,7 +71,10 @@ def run(config: EvaluationConfig, reporter) -> dict:
             EvaluationConfig(word_list=config.pool_word_list, guesser="-", judge="-")
         )
         pool = list(dict.fromkeys([*pool_words, *playable]))  # the secret must be a candidate
-    guesser = guesser_for(guesser_spec, pool=pool, precision=config.precision)
+    sampling = PAPER_VAL_SAMPLING if config.sampling == "paper" else None
+    guesser = guesser_for(
+        guesser_spec, pool=pool, precision=config.precision, sampling=sampling
+    )
     job_id = reporter.job_id
 
     def store(trajectories, sample_indices):
@@ -91,6 +96,9 @@ def run(config: EvaluationConfig, reporter) -> dict:
         config, reporter, guesser=guesser, judge=judge, words=playable, store=store, done=done
     )
     results = {**evaluation_results(job_id, k=config.samples), **progress, "skipped_words": skipped}
+    decoding = getattr(guesser, "sampling", None)  # a language model's, as it played
+    if decoding is not None:
+        results["sampling"] = {"name": config.sampling, **dataclasses.asdict(decoding)}
     from webapp.leaderboards.services import leaderboards_refresh
 
     leaderboards_refresh(finishing_jobs=[job_id])  # on the boards right away (finished next)
