@@ -19,7 +19,6 @@ from training.common.config import (
     win_rule_knob,
 )
 
-
 EVAL_SAMPLINGS = ("model", "paper")
 
 

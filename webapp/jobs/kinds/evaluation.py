@@ -72,9 +72,7 @@ def run(config: EvaluationConfig, reporter) -> dict:
         )
         pool = list(dict.fromkeys([*pool_words, *playable]))  # the secret must be a candidate
     sampling = PAPER_VAL_SAMPLING if config.sampling == "paper" else None
-    guesser = guesser_for(
-        guesser_spec, pool=pool, precision=config.precision, sampling=sampling
-    )
+    guesser = guesser_for(guesser_spec, pool=pool, precision=config.precision, sampling=sampling)
     job_id = reporter.job_id
 
     def store(trajectories, sample_indices):
