@@ -121,6 +121,25 @@ def trl_trainer(
     return trainer
 
 
+def code_version(root: Path = Path(__file__).resolve().parents[2]) -> dict[str, Any]:
+    """The project's git commit and whether tracked files differ from it ({} outside a git
+    checkout, e.g. an installed image)."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, text=True, check=True, timeout=10
+        ).stdout.strip()
+
+    try:
+        return {
+            "commit": git("rev-parse", "HEAD"),
+            "dirty": bool(git("status", "--porcelain", "-uno")),
+        }
+    except (OSError, subprocess.SubprocessError):
+        return {}
+
+
 def resolved_config(kind: str, config: TrainConfig, **resolved: Any) -> dict[str, Any]:
     """What a checkpoint stores about the run that made it (nanoGPT-style)."""
     import peft
@@ -132,6 +151,7 @@ def resolved_config(kind: str, config: TrainConfig, **resolved: Any) -> dict[str
         "kind": kind,
         "config": config.to_dict(),
         "resolved": resolved,
+        "code": code_version(),
         "versions": {
             "torch": torch.__version__,
             "transformers": transformers.__version__,

@@ -10,7 +10,7 @@ import torch
 
 from games.types import Verdict
 from tests.training.sft.helpers import StoppingReporter, trajectory
-from training.common.trainer import RUN_CONFIG
+from training.common.trainer import RUN_CONFIG, code_version
 from training.reporting import ConsoleReporter, StopRequested
 from training.sft.config import SFTJobConfig
 
@@ -89,6 +89,7 @@ def test_checkpoint_stores_its_resolved_config_and_loads_as_a_guesser(finished, 
         and saved["resolved"]["examples"] == result["examples"]
     )
     assert saved["resolved"]["gradient_accumulation_steps"] == 1 and "trl" in saved["versions"]
+    assert saved["code"] == code_version() and len(saved["code"]["commit"]) == 40
     assert (
         json.loads((folder / "config.json").read_text())["model_type"] == "llama"
     )  # HF's own config untouched
@@ -290,3 +291,24 @@ def test_micro_batches_are_cut_by_length_within_a_random_step(tiny_dir, tmp_path
         sorted(s)[k : k + 2] for s in steps for k in range(0, 8, 2)
     ]  # the same steps, cut in row order
     assert padded(batches) < 0.95 * padded(plain)
+
+
+def test_the_code_version_is_the_checkouts_commit_and_whether_it_was_changed(tmp_path):
+    import subprocess
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    assert code_version(tmp_path) == {}  # not a git checkout
+    git("init", "-q")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    git("add", "a.py")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True
+    ).stdout.strip()
+    assert code_version(tmp_path) == {"commit": head, "dirty": False}
+    (tmp_path / "new.txt").write_text("untracked files do not count\n")
+    assert code_version(tmp_path)["dirty"] is False
+    (tmp_path / "a.py").write_text("x = 2\n")
+    assert code_version(tmp_path) == {"commit": head, "dirty": True}
