@@ -32,3 +32,10 @@ def test_the_machine_record_says_what_auto_resolves_to(monkeypatch):
     record = compute.machine()
     assert record["cpu_has_bf16"] is False and record["auto_resolves_to"] == "float32"
     assert record["cores"] >= 1
+
+
+def test_a_part_in_its_own_process_that_fails_is_an_error_not_a_missing_part():
+    import pytest
+
+    with pytest.raises(RuntimeError, match="the no-such-part part failed"):
+        compute.part_in_own_process("no-such-part", quick=True, threads=1)
