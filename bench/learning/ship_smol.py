@@ -14,7 +14,6 @@ Only the SFT arm ships for now: a GRPO arm's adapter sits on the SFT weights mer
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import shutil
 import subprocess
@@ -22,29 +21,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.learning.smol import SmolScale
+from training.shipping import index_snapshot, save_adapter_fp16
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "games" / "data" / "models"
-ADAPTER_FILES = ("adapter_config.json", "training_config.json")
 
 
 def stored(work: Path, stage: str):
     return json.loads((work / f"stage-{stage}.json").read_text(encoding="utf-8"))[0]
-
-
-def save_adapter_fp16(checkpoint: Path, out: Path, base: str) -> None:
-    """The adapter's weights in float16 and its config naming the base by name."""
-    import torch
-    from safetensors.torch import load_file, save_file
-
-    weights = load_file(str(checkpoint / "adapter_model.safetensors"))
-    half = {k: v.to(torch.float16) for k, v in weights.items()}
-    save_file(half, str(out / "adapter_model.safetensors"))
-    for name in ADAPTER_FILES:
-        shutil.copy2(checkpoint / name, out / name)
-    config = json.loads((out / "adapter_config.json").read_text(encoding="utf-8"))
-    config["base_model_name_or_path"] = base
-    (out / "adapter_config.json").write_text(json.dumps(config, indent=1) + "\n")
 
 
 def results_of(evaluation: dict) -> dict:
@@ -174,24 +158,26 @@ def ship(
     games = work / "games" / f"eval-{arm}-s{seed}-test-{smol.judge}.jsonl.gz"
     evaluation = models / "evaluation"
     shutil.copy2(games, evaluation / f"{name}.jsonl.gz")
-    index_file = evaluation / "evaluation.json"
-    index = json.loads(index_file.read_text(encoding="utf-8"))
-    index["guessers"][name] = {
-        "file": f"{name}.jsonl.gz",
-        "digest": hashlib.sha256((evaluation / f"{name}.jsonl.gz").read_bytes()).hexdigest(),
-        "command": command,
-        "commit": commit,
-        "played_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "samples": smol.eval_samples,
-        "max_turns": smol.max_turns,
-        "win_rule": smol.win_rule,
-        "seed": seed,
-        "judge_spec": smol.judge,
-        "word_list": "dbrl/paper_test",
-        "split": "",
-        "summary": {k: v for k, v in test.items() if not k.endswith("per_word") and k != "belief"},
-    }
-    index_file.write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
+    index_snapshot(
+        evaluation,
+        name,
+        {
+            "file": f"{name}.jsonl.gz",
+            "command": command,
+            "commit": commit,
+            "played_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "samples": smol.eval_samples,
+            "max_turns": smol.max_turns,
+            "win_rule": smol.win_rule,
+            "seed": seed,
+            "judge_spec": smol.judge,
+            "word_list": "dbrl/paper_test",
+            "split": "",
+            "summary": {
+                k: v for k, v in test.items() if not k.endswith("per_word") and k != "belief"
+            },
+        },
+    )
     return settings
 
 

@@ -236,6 +236,7 @@ def question_latency(
     """Seconds from an answer to the next question as a person playing one game sees them: games
     played one at a time (batch 1, the prefix cache warm as in a live game), every `ask` timed;
     p50/p95 over the questions (the /play/ target: a question within 3 s)."""
+    from bench.guesser_latency import quantiles, timed_guesser
     from games.llm.base import PAPER_VAL_SAMPLING
     from games.registry import build_guesser, build_judge
     from games.rollout import rollout
@@ -246,25 +247,14 @@ def question_latency(
     if scale.eval_sampling == "paper":
         guesser.sampling = replace(guesser.sampling, **PAPER_VAL_SAMPLING)
     timed: list[float] = []
-    ask_batch = guesser.ask_batch
-
-    def timed_ask(states):
-        began = time.perf_counter()
-        asks = ask_batch(states)
-        timed.append(time.perf_counter() - began)
-        return asks
-
-    guesser.ask_batch = timed_ask
+    timed_guesser(guesser, timed)
     config = GameConfig(max_turns=scale.max_turns, win_rule=scale.win_rule)
     for i, word in enumerate(words):
         rollout(guesser, judge, [word], seeds=[i], config=config)
-    ordered = sorted(timed)
     return {
         "questions": len(timed),
         "games": len(words),
-        "p50_s": round(statistics.median(ordered), 3),
-        "p95_s": round(ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)], 3),
-        "max_s": round(ordered[-1], 3),
+        **quantiles(timed),
         "threads": scale.threads,
     }
 

@@ -248,6 +248,7 @@ def import_evaluation(name: str, meta: dict, directory: Path = EVALUATION_DIR) -
         max_turns=meta["max_turns"],
         win_rule=meta["win_rule"],
         seed=meta["seed"],
+        sampling=meta.get("sampling_name", "model"),
     )
     now = timezone.now()
     job = Job.objects.create(
