@@ -3,9 +3,11 @@
 `auto` is bfloat16 where the hardware multiplies bf16 natively, float32 elsewhere:
 - a CUDA GPU that supports bf16;
 - a CPU with AMX-BF16 or AVX512-BF16 (its flags read once from /proc/cpuinfo; on this platform's
-  2-core machines a 1024×2048 @ 2048×2048 matmul runs 2.4× faster in bf16, bench.compute);
+  2-core machines a 1024×2048 @ 2048×2048 matmul runs 2.4× (AVX512-BF16) to 5.2× (AMX) faster
+  in bf16, docs/explanation/performance.md);
 - except decoding one row at a time on a CPU (a person's game against a model): there bf16 is no
-  faster than float32 (bench/results/compute.json, generation at batch 1), so `auto` keeps float32.
+  faster than float32 (bench/results/compute.json, generation at batch 1: 0.90× with AMX), so
+  `auto` keeps float32.
 
 Training at bf16 keeps the frozen base weights in bf16 and the trained parameters (LoRA, heads)
 and their optimiser state in float32, under autocast (`frozen_to`, `autocast`). Spelling: the
