@@ -160,10 +160,15 @@ def model_card(name: str, settings: dict[str, Any], run: dict[str, Any]) -> str:
     ]
     latency = settings.get("latency")
     if latency:
+        for variant in latency.get("variants", {latency["precision"]: latency}).values():
+            lines.append(
+                f"- a question {variant['p50_s']} s (median) / {variant['p95_s']} s (p95) after "
+                f"an answer, one game at a time at {variant['precision']} on "
+                f"{latency['threads']} CPU threads ({variant['questions']} questions)"
+            )
         lines.append(
-            f"- a question {latency['p50_s']} s (median) / {latency['p95_s']} s (p95) after an "
-            f"answer, one game at a time at {latency['precision']} on {latency['threads']} CPU "
-            f"threads ({latency['questions']} questions; `{latency['command']}`)"
+            "  (a person's game decodes one row at a time, where `auto` runs float32 on a CPU; "
+            f"`{latency['command']}`)"
         )
     if settings.get("limits"):
         lines += ["", "## Limits", settings["limits"]]

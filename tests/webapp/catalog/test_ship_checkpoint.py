@@ -42,6 +42,20 @@ RUN_CONFIG = {
 }
 
 
+LATENCY = {
+    "precision": "bfloat16",
+    "p50_s": 0.31,
+    "p95_s": 0.52,
+    "threads": 2,
+    "questions": 60,
+    "command": "python -m bench.guesser_latency --guesser x=y",
+    "variants": {
+        "bfloat16": {"precision": "bfloat16", "p50_s": 0.31, "p95_s": 0.52, "questions": 60},
+        "float32": {"precision": "float32", "p50_s": 0.27, "p95_s": 0.4, "questions": 60},
+    },
+}
+
+
 @pytest.fixture
 def checkpoint(tmp_path):
     """A finished sft job's checkpoint registered as a spec on the SmolLM2 base, and a finished
@@ -113,6 +127,8 @@ def test_a_checkpoint_ships_as_a_guesser_the_seed_registers_with_its_games(check
     )
     card = (out / "MODEL_CARD.md").read_text()
     assert "4,000 of the ΔBelief-RL paper's 48,335 SFT turns" in card and "bfloat16" in card
+    assert "0.31 s (median) / 0.52 s (p95) after an answer, one game at a time at bfloat16" in card
+    assert "0.27 s (median) / 0.4 s (p95) after an answer, one game at a time at float32" in card
     assert f"Evaluation job {evaluation.pk}" in card and "T 0.7, top-p 0.8, top-k 20" in card
 
     index = json.loads((evaluations / "evaluation.json").read_text())["guessers"]["smollm2-20q-sft"]
@@ -144,6 +160,7 @@ def shipping_call(spec, evaluation, models, evaluations):
         checkpoint_spec=spec.name,
         evaluation_job=evaluation.pk,
         validation_jobs=(evaluation.pk,),
+        latency=LATENCY,
         models_dir=models,
         evaluation_dir=evaluations,
     )
