@@ -175,6 +175,43 @@ def model_card(name: str, settings: dict[str, Any], run: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def export_checkpoint(checkpoint_spec: str, out: Path) -> dict[str, Any]:
+    """A training stage's artifact for a later session on a fresh machine: the checkpoint's
+    adapter in float16 (the base named, never copied), its training_config.json (config,
+    precision, commit) and stage.json (the job's config, result, timings and loss curve), so
+    the next stage starts from it without this machine's database."""
+    from webapp.jobs.models import Metric
+
+    spec = ModelSpec.objects.filter(name=checkpoint_spec).first()
+    if spec is None or not spec.adapter_path or not is_base_model(spec.path):
+        raise ShippingError(f"{checkpoint_spec!r} is not a LoRA checkpoint on a pretrained base")
+    checkpoint = Checkpoint.objects.filter(model_spec=spec).select_related("job").first()
+    save_adapter_fp16(Path(spec.adapter_path), Path(out), spec.path)
+    job = checkpoint.job if checkpoint else None
+    stage = {
+        "model_spec": spec.name,
+        "base": spec.path,
+        "step": checkpoint.step if checkpoint else None,
+        "job": None
+        if job is None
+        else {
+            "id": job.pk,
+            "kind": job.kind,
+            "config": job.config,
+            "status": job.status,
+            "result": job.result,
+            "started_at": job.started_at.isoformat() if job.started_at else None,
+            "finished_at": job.finished_at.isoformat() if job.finished_at else None,
+            "loss": [
+                [m.step, round(m.value, 5)]
+                for m in Metric.objects.filter(job=job, name="loss").order_by("step")
+            ],
+        },
+    }
+    (Path(out) / "stage.json").write_text(json.dumps(stage, indent=1) + "\n", encoding="utf-8")
+    return stage
+
+
 def ship_checkpoint_guesser(
     *,
     name: str,

@@ -191,3 +191,21 @@ def test_an_adapter_over_the_shipped_file_limit_is_refused(tmp_path, monkeypatch
     assert not (tmp_path / "out" / "adapter_model.safetensors").exists()
     with pytest.raises(shipping.ShippingError, match="holds no LoRA adapter"):
         shipping.save_adapter_fp16(tmp_path, tmp_path / "out", "smollm2-135m-instruct")
+
+
+def test_a_checkpoint_exports_as_a_stage_a_fresh_machine_resumes_from(checkpoint, tmp_path):
+    spec, _ = checkpoint
+    train = spec.produced_by
+    from webapp.jobs.models import Metric
+
+    Metric.objects.create(job=train, step=1, name="loss", value=1.25)
+    Metric.objects.create(job=train, step=2, name="loss", value=0.75)
+    call_command("export_checkpoint", spec.name, str(tmp_path / "stage"))
+    stage = json.loads((tmp_path / "stage" / "stage.json").read_text())
+    assert stage["step"] == 250 and stage["base"] == "smollm2-135m-instruct"
+    assert stage["job"]["id"] == train.pk and stage["job"]["loss"] == [[1, 1.25], [2, 0.75]]
+    weights = load_file(str(tmp_path / "stage" / "adapter_model.safetensors"))
+    assert {v.dtype for v in weights.values()} == {torch.float16}
+    assert json.loads((tmp_path / "stage" / "training_config.json").read_text()) == RUN_CONFIG
+    with pytest.raises(CommandError, match="not a LoRA checkpoint"):
+        call_command("export_checkpoint", "kb", str(tmp_path / "x"))
