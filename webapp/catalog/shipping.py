@@ -19,7 +19,7 @@ from training.shipping import (
     save_adapter_fp16,
     write_snapshot,
 )
-from webapp.catalog.models import ModelSpec
+from webapp.catalog.models import ModelKind, ModelRole, ModelSpec
 from webapp.catalog.shipped import EVALUATION_DIR, MODELS_DIR
 from webapp.jobs.models import Checkpoint, Job, JobStatus
 from webapp.play.models import Game
@@ -212,6 +212,38 @@ def export_checkpoint(checkpoint_spec: str, out: Path) -> dict[str, Any]:
     return stage
 
 
+def import_checkpoint(folder: Path) -> ModelSpec:
+    """The model spec of an exported stage (export_checkpoint) on this machine: its recorded name,
+    the base by name and the folder as the adapter, unpublished like a fresh checkpoint; the
+    next stage's jobs (an evaluation, a grpo run from it) name it."""
+    folder = Path(folder).resolve()
+    meta = folder / "stage.json"
+    if not meta.is_file() or not (folder / "adapter_model.safetensors").is_file():
+        raise ShippingError(f"{folder} is not an exported stage (stage.json and an adapter)")
+    stage = json.loads(meta.read_text(encoding="utf-8"))
+    if not is_base_model(stage.get("base", "")):
+        raise ShippingError(f"{folder}: {stage.get('base')!r} is not a pretrained base")
+    base = ModelSpec.objects.filter(name=stage["base"]).first()
+    job = stage.get("job") or {}
+    fields = dict(
+        kind=ModelKind.TRANSFORMERS,
+        role=ModelRole.GUESSER,
+        path=stage["base"],
+        adapter_path=str(folder),
+        sampling=dict(base.sampling or {}) if base else {},
+        parent=base,
+        description=f"{job.get('kind', 'training')} job {job.get('id', '?')} of an earlier "
+        f"session, step {stage.get('step')}, from {stage['base']} (LoRA adapter, exported "
+        f"to {folder.name}).",
+    )
+    spec, _ = ModelSpec.objects.update_or_create(
+        name=stage["model_spec"],
+        defaults=fields,
+        create_defaults={**fields, "published": False},  # a re-import keeps the choice
+    )
+    return spec
+
+
 def ship_checkpoint_guesser(
     *,
     name: str,
@@ -245,6 +277,11 @@ def ship_checkpoint_guesser(
     adapter = save_adapter_fp16(folder, out, spec.path)
     code = run.get("code", {})
     played = test.result["sampling"]
+    # the job and step that trained it: its checkpoint row, else an exported stage's record
+    stage_file = folder / "stage.json"
+    stage = json.loads(stage_file.read_text(encoding="utf-8")) if stage_file.is_file() else {}
+    trained_by = checkpoint.job_id if checkpoint else (stage.get("job") or {}).get("id")
+    trained_step = checkpoint.step if checkpoint else stage.get("step", run.get("step"))
     settings: dict[str, Any] = {
         "base": spec.path,
         "guesser_prompt": run["config"].get("guesser_prompt", "paper"),
@@ -261,14 +298,14 @@ def ship_checkpoint_guesser(
             "trained": trained_on(run),
             "bench_commit": code.get("commit", ""),
             "dirty": code.get("dirty", False),
-            "step": checkpoint.step if checkpoint else run.get("step"),
+            "step": trained_step,
             "command": (
                 f"POST /api/jobs/ {{kind: {run['kind']}}} (job "
-                f"{checkpoint.job_id if checkpoint else '?'}), then evaluation job "
+                f"{trained_by or '?'}), then evaluation job "
                 f"{evaluation_job}; manage.py ship_guesser {name}"
             ),
             "jobs": {
-                "training": checkpoint.job_id if checkpoint else None,
+                "training": trained_by,
                 "evaluation": evaluation_job,
                 "validation": list(validation_jobs),
             },

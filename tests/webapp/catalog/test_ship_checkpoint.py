@@ -209,3 +209,13 @@ def test_a_checkpoint_exports_as_a_stage_a_fresh_machine_resumes_from(checkpoint
     assert json.loads((tmp_path / "stage" / "training_config.json").read_text()) == RUN_CONFIG
     with pytest.raises(CommandError, match="not a LoRA checkpoint"):
         call_command("export_checkpoint", "kb", str(tmp_path / "x"))
+    # a fresh machine: the spec is gone, the committed folder registers it again
+    Checkpoint.objects.all().delete()
+    ModelSpec.objects.filter(name=spec.name).delete()
+    call_command("import_checkpoint", str(tmp_path / "stage"))
+    again = ModelSpec.objects.get(name=spec.name)
+    assert again.path == "smollm2-135m-instruct" and not again.published
+    assert again.adapter_path == str((tmp_path / "stage").resolve())
+    assert again.parent.name == "smollm2-135m-instruct"
+    with pytest.raises(CommandError, match="is not an exported stage"):
+        call_command("import_checkpoint", str(tmp_path))
