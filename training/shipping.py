@@ -54,6 +54,50 @@ def save_adapter_fp16(checkpoint: Path, out: Path, base: str) -> Path:
     return target
 
 
+def stack_adapters(first: Path, second: Path, out: Path) -> Path:
+    """One adapter on the base equal to `first` followed by `second` (a stage trained on the base
+    with `first` merged): ΔW = s1·B1A1 + s2·B2A2 = [s1·B1 s2·B2][A1; A2], so a LoRA of rank
+    r1 + r2 at scale 1 (α = r) is the same model, exactly (up to rounding); written in float32
+    with `second`'s config and training_config.json, for save_adapter_fp16."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    configs, weights = [], []
+    for folder in (Path(first), Path(second)):
+        config = json.loads((folder / "adapter_config.json").read_text(encoding="utf-8"))
+        if (
+            config.get("use_rslora")
+            or config.get("use_dora")
+            or config.get("rank_pattern")
+            or (config.get("alpha_pattern"))
+        ):
+            raise ShippingError(
+                f"{folder}: only plain LoRA adapters stack (no rsLoRA, DoRA, patterns)"
+            )
+        configs.append(config)
+        weights.append(load_file(str(folder / "adapter_model.safetensors")))
+    plain = all(k.endswith((".lora_A.weight", ".lora_B.weight")) for k in weights[0])
+    if set(weights[0]) != set(weights[1]) or not plain:
+        raise ShippingError(f"{first} and {second} adapt different modules: they cannot stack")
+    scales = [c["lora_alpha"] / c["r"] for c in configs]
+    stacked = {}
+    for key in weights[0]:
+        if ".lora_A." in key:  # (r, in): rows stacked
+            stacked[key] = torch.cat([weights[0][key].float(), weights[1][key].float()], 0)
+        else:  # lora_B (out, r): columns stacked, each scaled by its adapter's α / r
+            parts = [w[key].float() * s for w, s in zip(weights, scales, strict=True)]
+            stacked[key] = torch.cat(parts, 1).contiguous()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    save_file(stacked, str(out / "adapter_model.safetensors"))
+    rank = configs[0]["r"] + configs[1]["r"]
+    config = {**configs[1], "r": rank, "lora_alpha": rank}
+    (out / "adapter_config.json").write_text(json.dumps(config, indent=1) + "\n")
+    if (Path(second) / "training_config.json").is_file():
+        shutil.copy2(Path(second) / "training_config.json", out / "training_config.json")
+    return out
+
+
 def digest(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 

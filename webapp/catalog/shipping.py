@@ -8,6 +8,7 @@ games/data/models/<name>/ (training.shipping's layout), so the seed registers it
 from __future__ import annotations
 
 import json
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from training.shipping import (
     ShippingError,
     index_snapshot,
     save_adapter_fp16,
+    stack_adapters,
     write_snapshot,
 )
 from webapp.catalog.models import ModelKind, ModelRole, ModelSpec
@@ -183,14 +185,29 @@ def export_checkpoint(checkpoint_spec: str, out: Path) -> dict[str, Any]:
     from webapp.jobs.models import Metric
 
     spec = ModelSpec.objects.filter(name=checkpoint_spec).first()
-    if spec is None or not spec.adapter_path or not is_base_model(spec.path):
+    parent = spec.parent if spec is not None else None
+    stacked = (  # a stage trained on an earlier stage merged into the base: one adapter of both
+        spec is not None
+        and bool(spec.adapter_path)
+        and not is_base_model(spec.path)
+        and parent is not None
+        and bool(parent.adapter_path)
+        and is_base_model(parent.path)
+    )
+    if spec is None or not spec.adapter_path or not (stacked or is_base_model(spec.path)):
         raise ShippingError(f"{checkpoint_spec!r} is not a LoRA checkpoint on a pretrained base")
+    base = parent.path if stacked else spec.path
     checkpoint = Checkpoint.objects.filter(model_spec=spec).select_related("job").first()
-    save_adapter_fp16(Path(spec.adapter_path), Path(out), spec.path)
+    with tempfile.TemporaryDirectory() as work:
+        adapter = Path(spec.adapter_path)
+        if stacked:
+            adapter = stack_adapters(Path(parent.adapter_path), adapter, Path(work))
+        save_adapter_fp16(adapter, Path(out), base)
     job = checkpoint.job if checkpoint else None
     stage = {
         "model_spec": spec.name,
-        "base": spec.path,
+        "base": base,
+        "stacked_on": parent.name if stacked else None,
         "step": checkpoint.step if checkpoint else None,
         "job": None
         if job is None

@@ -219,3 +219,65 @@ def test_a_checkpoint_exports_as_a_stage_a_fresh_machine_resumes_from(checkpoint
     assert again.parent.name == "smollm2-135m-instruct"
     with pytest.raises(CommandError, match="is not an exported stage"):
         call_command("import_checkpoint", str(tmp_path))
+
+
+def _adapter(folder, rank, alpha, seed):
+    generator = torch.Generator().manual_seed(seed)
+    folder.mkdir()
+    weights = {
+        "base_model.model.layers.0.q_proj.lora_A.weight": torch.randn(
+            rank, 64, generator=generator
+        ),
+        "base_model.model.layers.0.q_proj.lora_B.weight": torch.randn(
+            64, rank, generator=generator
+        ),
+    }
+    save_file(weights, str(folder / "adapter_model.safetensors"))
+    (folder / "adapter_config.json").write_text(
+        json.dumps({"r": rank, "lora_alpha": alpha, "base_model_name_or_path": "/x"})
+    )
+    return weights
+
+
+def test_a_stage_on_an_earlier_stage_exports_as_one_adapter_on_the_base(tmp_path):
+    """An sft job whose base_model was an earlier stage trains on that stage merged into the
+    base; its export stacks both adapters into one on the pretrained base (exact: see
+    tests/training/test_stack_adapters.py), so a fresh machine imports it like any stage."""
+    seed_model_specs()
+    first = _adapter(tmp_path / "first", 16, 32, 0)
+    second = _adapter(tmp_path / "second", 8, 8, 1)
+    earlier = ModelSpec.objects.create(
+        name="sft-job1-step375",
+        kind=ModelKind.TRANSFORMERS,
+        role=ModelRole.GUESSER,
+        path="smollm2-135m-instruct",
+        adapter_path=str(tmp_path / "first"),
+    )
+    train = Job.objects.create(kind="sft", config={"base_model": earlier.name})
+    spec = ModelSpec.objects.create(
+        name=f"sft-job{train.pk}-step300",
+        kind=ModelKind.TRANSFORMERS,
+        role=ModelRole.GUESSER,
+        path=str(tmp_path / "base-merged"),
+        adapter_path=str(tmp_path / "second"),
+        parent=earlier,
+        produced_by=train,
+    )
+    Checkpoint.objects.create(
+        job=train, step=300, path=str(tmp_path / "second"), is_adapter=True, model_spec=spec
+    )
+    call_command("export_checkpoint", spec.name, str(tmp_path / "stage"))
+    stage = json.loads((tmp_path / "stage" / "stage.json").read_text())
+    assert stage["base"] == "smollm2-135m-instruct" and stage["stacked_on"] == earlier.name
+    config = json.loads((tmp_path / "stage" / "adapter_config.json").read_text())
+    assert config["r"] == config["lora_alpha"] == 24
+    assert config["base_model_name_or_path"] == "smollm2-135m-instruct"
+    weights = load_file(str(tmp_path / "stage" / "adapter_model.safetensors"))
+    a, b = (weights[f"base_model.model.layers.0.q_proj.lora_{x}.weight"].float() for x in "AB")
+    key = "base_model.model.layers.0.q_proj.lora_{}.weight"
+    delta = 2 * first[key.format("B")] @ first[key.format("A")]
+    delta += second[key.format("B")] @ second[key.format("A")]
+    assert torch.allclose(b @ a, delta, rtol=1e-2, atol=0.1)  # float16 on disk
+    ModelSpec.objects.filter(name=spec.name).delete()
+    call_command("import_checkpoint", str(tmp_path / "stage"))
+    assert ModelSpec.objects.get(name=spec.name).path == "smollm2-135m-instruct"
