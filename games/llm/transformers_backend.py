@@ -480,17 +480,26 @@ def _sample_vocabulary(probs: torch.Tensor, top_p: float, uniforms: torch.Tensor
     return chosen
 
 
+TIE_MARGIN = 16  # candidates beyond the k-th looked at for ties before a full count
+
+
 def top_k_candidates(
     scaled: torch.Tensor, probs: torch.Tensor, top_k: int, top_p: float
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The candidates of top-k then top-p: their token ids in token order and their filtered
     probabilities (0 = dropped). The candidates are every token at least as likely as the k-th,
     so ties at the k-th value stay, as in a vocabulary-wide mask."""
-    values, ids = torch.topk(scaled, top_k, dim=-1)
-    kth = values[:, -1:]
-    width = int((scaled >= kth).sum(-1).max())  # > k where the k-th value is tied
-    if width > top_k:
+    vocab = scaled.shape[-1]
+    # bf16 logits tie often at the k-th value: a margin of extra candidates holds the ties
+    # without counting over the whole vocabulary (a full-size temporary per row and step)
+    values, ids = torch.topk(scaled, min(top_k + TIE_MARGIN, vocab), dim=-1)
+    kth = values[:, top_k - 1 : top_k]
+    if values.shape[-1] < vocab and bool((values[:, -1:] >= kth).any()):
+        width = int((scaled >= kth).sum(-1).max())  # ties beyond the margin: count them all
         values, ids = torch.topk(scaled, width, dim=-1)
+    else:
+        width = int((values >= kth).sum(-1).max())  # k, more where the k-th value is tied
+        values, ids = values[:, :width], ids[:, :width]
     ids, order = ids.sort(dim=-1)  # token order, as the vocabulary-wide cdf runs
     kept = probs.gather(-1, ids).masked_fill(values.gather(-1, order) < kth, 0.0)
     return ids, _top_p_kept(kept, top_p)

@@ -87,3 +87,21 @@ def test_a_uniform_at_the_top_of_the_cdf_picks_as_before():
         uniforms = torch.full((8,), 1.0)
         chosen, _ = TransformersBackend._choose(scaled, sampling, uniforms)
         assert chosen.tolist() == oracle_draw(scaled, sampling, uniforms).tolist()
+
+
+def test_ties_beyond_the_margin_are_all_counted():
+    """More tokens tied at the k-th value than the tie margin holds: every one stays a candidate,
+    and the draws still equal the vocabulary-wide filter's."""
+    from games.llm.transformers_backend import TIE_MARGIN
+
+    top_k, tied = 5, TIE_MARGIN + 12
+    scaled = logits(4, 400, seed=11) - 10
+    scaled[:, :3] = 4.0  # three above
+    scaled[0, 50 : 50 + tied] = 2.0  # the k-th value shared by `tied` tokens in row 0
+    ids, kept = top_k_candidates(scaled, scaled.softmax(-1), top_k, 1.0)
+    assert sorted(ids[0][kept[0] > 0].tolist()) == [0, 1, 2, *range(50, 50 + tied)]
+    sampling = SamplingParams(top_k=top_k, top_p=0.9)
+    for draw in range(10):
+        uniforms = torch.rand(4, generator=torch.Generator().manual_seed(draw))
+        chosen, _ = TransformersBackend._choose(scaled, sampling, uniforms)
+        assert chosen.tolist() == oracle_draw(scaled, sampling, uniforms, stable=True).tolist()
