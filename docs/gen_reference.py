@@ -53,8 +53,10 @@ def cell(value: object) -> str:
 
 
 def type_name(hint: object) -> str:
+    if typing.get_origin(hint) is typing.Union:  # Optional[float] reads "float or None"
+        return " or ".join(type_name(arg) for arg in typing.get_args(hint))
     if isinstance(hint, type):
-        return hint.__name__
+        return hint.__name__ if hint is not type(None) else "None"
     return str(hint).replace("typing.", "").replace("NoneType", "None")
 
 
@@ -127,9 +129,9 @@ def config_page() -> str:
         "A *Paper* column shows the ΔBelief-RL paper's setting where its training scripts and "
         "config (`delta_belief_rl/scripts/train/*/qwen1.7b.sh`, `config/base_multiturn.yaml`) "
         "fix one, per run where its CIA and StarPO runs differ; it is recorded in the field's "
-        "metadata (`knob(..., paper=...)`). A default that differs from it (`num_generations` 8 "
-        "instead of 16, `secrets_per_step` 8 instead of 240) is sized for a CPU: set the paper's "
-        "values to train as it did.",
+        "metadata (`knob(..., paper=...)`). The `grpo` defaults are the paper's (240 secrets × 16 "
+        "games a step, validation on `dbrl/paper_val`); its named setting `cpu` (the launch form's "
+        "`?preset=cpu`, `python -m training.grpo --preset cpu`) sizes a step for a CPU.",
         "",
     ]
     for name in sorted(REGISTRY):

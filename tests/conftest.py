@@ -92,6 +92,16 @@ def pytest_runtest_teardown(item):
 
 
 @pytest.fixture
+def no_queue():
+    """Celery messages the web app sends, held (recorded, not published) for the whole test: the
+    mock of webapp.core.sending.send_task (see tests/sending.py)."""
+    from tests.sending import tasks_held
+
+    with tasks_held() as send:
+        yield send
+
+
+@pytest.fixture
 def no_word_lists(db):
     """A catalog without the shipped word lists, for the tests of seeding them."""
     from webapp.catalog.models import WordList

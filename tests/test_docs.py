@@ -55,8 +55,8 @@ def test_the_config_reference_shows_a_field_with_its_type_default_and_bounds(sit
     cells = re.findall(r"<td>(.*?)</td>", row[0], re.S)
     assert cells[:4] == [
         "<code>belief_coef</code>",
-        "<code>float</code>",
-        "<code>0.1</code>",
+        "<code>float or None</code>",
+        "<code>None</code>",  # empty: the paper's λ for the advantage
         "≥ 0; ≤ 100",
     ]
 
@@ -93,14 +93,15 @@ def test_every_config_field_route_and_flag_is_in_the_generated_reference(site):
     assert [(name, flag) for name, flag in flags if flag not in cli] == []
 
 
-def test_the_readme_is_short_starts_with_the_two_commands_and_links_only_to_files_that_exist():
+def test_the_readme_starts_with_its_title_then_the_two_commands_and_links_only_inside_the_repo():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert readme.startswith("```\nmake run\nmake test\n```\n")
+    assert readme.startswith("# 20Q Lab\n\n```\nmake run\nmake test\n```\n")
     assert len(readme.splitlines()) <= 150
     targets = re.findall(r"\]\(([^)\s]+)\)", readme)
     local = [t.split("#")[0] for t in targets if not re.match(r"[a-z]+:", t)]
     assert any(t.startswith("docs/") for t in local)
     assert [t for t in local if not (ROOT / t).exists()] == []
+    assert re.findall(r"\.\./[\w./-]+", readme) == []  # nothing outside the repository
 
 
 def test_every_judge_and_guesser_spec_kind_is_in_the_generated_spec_reference(site):
@@ -131,7 +132,7 @@ def test_the_config_reference_shows_the_papers_values(site):
         row = re.search(rf"<tr>\s*<td><code>{field}</code></td>.*?</tr>", grpo, re.S)
         return re.findall(r"<td>(.*?)</td>", row[0], re.S)
 
-    assert cells("num_generations")[4] == "<code>16</code>"  # the paper's group; ours is 8
+    assert cells("num_generations")[4] == "<code>16</code>"  # the paper's group, the default
     assert cells("learning_rate")[4] == "CIA <code>3e-05</code>, StarPO <code>1e-05</code>"
     assert cells("steps")[4] == ""  # the paper's epochs are not steps: no value claimed
 

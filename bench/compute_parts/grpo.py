@@ -107,6 +107,7 @@ def _worker(connection, name: str, settings: dict[str, Any], shape: dict[str, An
         lora_dropout=settings["lora_dropout"],
         precision=settings["precision"],
         cpu_threads=shape["threads"],
+        val_secrets=0,  # the step's compute alone: no validation games
         seed=0,
     )
     out = tempfile.mkdtemp(prefix=f"bench-grpo-{name}-")

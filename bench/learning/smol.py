@@ -154,6 +154,7 @@ def smol_grpo(scale: SmolScale, work: Path, sft: str, arm: str, seed: int) -> tu
         forward_batch_size=scale.grpo_forward_batch,
         save_steps=scale.grpo_steps,
         cpu_threads=scale.threads if scale.device == "cpu" else 0,
+        val_secrets=0,  # the study evaluates after training (smol_evaluate), no validation games
         seed=seed,
     )
     folder = work / f"{arm}-s{seed}"

@@ -242,6 +242,7 @@ def run_grpo(
         save_steps=scale.grpo_steps,
         cpu_threads=scale.threads,
         val_secrets=scale.grpo_val_secrets,
+        val_games=1,  # the published runs': one game per validation secret
         val_steps=scale.grpo_val_steps,
         val_sampling="greedy",  # the published runs' validation (the job's default is the paper's)
         seed=seed,

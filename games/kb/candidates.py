@@ -24,7 +24,7 @@ from collections.abc import Iterable
 import numpy as np
 import scipy.sparse as sp
 
-from games import rules
+from games import text as gametext
 from games.kb.knowledge import DEFAULT_SENSE, KnowledgeBase, check_sense
 from games.kb.questions import COUNT, FUNCTION_WORDS, ground, noun_number, phrase, plural_phrase
 from games.kb.wordlists import dbrl_list_names, dbrl_words
@@ -104,7 +104,7 @@ class CandidateModel:
         words, nouns, skipped, seen = [], [], [], set()
         for word in pool:
             noun = self.kb.lookup(word) if isinstance(word, str) else None
-            surface = rules.clean_word(word) if noun is not None else ""
+            surface = gametext.clean_word(word) if noun is not None else ""
             if noun is None:
                 skipped.append(word)
             elif surface not in seen:
@@ -123,7 +123,8 @@ class CandidateModel:
         relation, concept = self.kb.features[feature].split(":", 1)
         if len(concept) <= 2 or concept.split(" ")[0] in FUNCTION_WORDS:
             return False
-        vague = VAGUE_TOPICS.intersection([concept, *rules.singular_forms(concept)])  # "relations"
+        forms = gametext.singular_forms(concept)
+        vague = VAGUE_TOPICS.intersection([concept, *forms])  # "relations"
         if relation == "rel" and vague:
             return False
         if relation in ("has", "part", "rel"):
@@ -179,7 +180,7 @@ class CandidateModel:
         self.questions = texts
         self.question_feature = np.array(features, dtype=np.int64)
         self.question_guess = np.array(guess_for, dtype=np.int64)
-        self.question_index = {rules.normalise_question(t): i for i, t in enumerate(texts)}
+        self.question_index = {gametext.normalise_question(t): i for i, t in enumerate(texts)}
         self.named = self._naming_matrix(texts)
         holds = self.pool_features[:, self.question_feature].tocsr().astype(np.float64)
         self.yes = (
@@ -193,7 +194,7 @@ class CandidateModel:
     def _variant_table(self) -> tuple[dict[str, list[int]], int]:
         table: dict[str, list[int]] = {}
         for i, word in enumerate(self.words):
-            for variant in rules.secret_variants(word):
+            for variant in gametext.secret_variants(word):
                 table.setdefault(variant, []).append(i)
         longest = max((v.count(" ") + 1 for v in table), default=1)
         return table, longest
@@ -201,7 +202,7 @@ class CandidateModel:
     def named_by(self, text: str) -> list[int]:
         """Pool candidates whose name (or plural/singular) the text contains as whole words."""
         table, longest = self._variants
-        tokens = rules.words(text)
+        tokens = gametext.words(text)
         found = set()
         for size in range(1, longest + 1):
             for start in range(len(tokens) - size + 1):
@@ -225,13 +226,13 @@ class CandidateModel:
         return ground(self.kb, text)[0]
 
     def question_id(self, text: str) -> int | None:
-        return self.question_index.get(rules.normalise_question(text))
+        return self.question_index.get(gametext.normalise_question(text))
 
     def outcome_masks(self, text: str) -> tuple[np.ndarray, np.ndarray] | None:
         """(predicted yes, named) boolean masks over the pool for any question text."""
         named = np.zeros(len(self.words), dtype=bool)
         named[self.named_by(text)] = True
-        q = self.question_index.get(rules.normalise_question(text))
+        q = self.question_index.get(gametext.normalise_question(text))
         if q is not None:
             yes = np.zeros(len(self.words), dtype=bool)
             yes[self.yes_t.indices[self.yes_t.indptr[q] : self.yes_t.indptr[q + 1]]] = True

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from games import rules
+from games import text as gametext
 from games.kb import store
 from games.loading import once_per_path
 
@@ -36,14 +36,14 @@ LEMMA_SEPARATOR = "|"  # between a synset's lemma keys in the data file (keys ho
 @lru_cache(maxsize=1 << 16)
 def normalise_key(text: str) -> str:
     """The form every noun and concept is stored under: lower case, words joined by spaces."""
-    return " ".join(rules.words(text.replace("_", " ")))
+    return " ".join(gametext.words(text.replace("_", " ")))
 
 
 @lru_cache(maxsize=1 << 16)
 def singular_candidates(key: str) -> tuple[str, ...]:
     """Plausible singulars of a key's last word, most likely first ("glasses" -> glass)."""
     head, _, last = key.rpartition(" ")
-    return tuple(f"{head} {f}" if head else f for f in rules.singular_forms(last))
+    return tuple(f"{head} {f}" if head else f for f in gametext.singular_forms(last))
 
 
 def check_sense(sense: str) -> str:

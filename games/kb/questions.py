@@ -1,7 +1,7 @@
 """The question language of the knowledge base: parsing questions into `relation:concept`
 features, and phrasing features as questions (the two are inverse for every askable feature).
 
-Parsing works on the normalised words of the question (games.rules.words: lower case,
+Parsing works on the normalised words of the question (games.text.words: lower case,
 punctuation dropped), so case, extra spaces and punctuation do not matter. Plurals, case and
 spellings of the concept are resolved by KnowledgeBase.concept.
 """
@@ -12,7 +12,7 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
-from games import rules
+from games import text as gametext
 
 if TYPE_CHECKING:
     from games.kb.knowledge import KnowledgeBase
@@ -69,7 +69,7 @@ def parse(question: str) -> Parsed | None:
     """The relation(s) and concept phrase of a question in one of FORMS, or None."""
     if not isinstance(question, str) or len(question) > MAX_QUESTION_CHARS:
         return None
-    text = " ".join(rules.words(question))
+    text = " ".join(gametext.words(question))
     text = _CLOSER.sub("", _OPENER.sub("", text))
     for relations, pattern in _PATTERNS:
         match = pattern.match(text)
@@ -140,9 +140,9 @@ COUNT, MASS = "count", "mass"
 
 def plural_phrase(noun: str, last: str | None = None) -> str:
     """A noun phrase in the plural: its last word replaced by `last` (an irregular plural) or made
-    plural by rules.plural ("swimming pool" -> "swimming pools")."""
+    plural by games.text.plural ("swimming pool" -> "swimming pools")."""
     head, _, word = noun.rpartition(" ")
-    return (f"{head} " if head else "") + (last or rules.plural(word))
+    return (f"{head} " if head else "") + (last or gametext.plural(word))
 
 
 @lru_cache(maxsize=1 << 17)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from games import rules
+from games import text as gametext
 from games.wordlists import SHIPPED_DIR, read_words
 
 
@@ -21,5 +21,5 @@ def lmrl_objects() -> list[list[str]]:
     for line in (SHIPPED_DIR / "lmrl" / "objects.tsv").read_text(encoding="utf-8").splitlines():
         if "\t" in line:
             names = line.split("\t", 1)[1]
-            out.append([rules.clean_word(n) for n in names.split(";") if n.strip()])
+            out.append([gametext.clean_word(n) for n in names.split(";") if n.strip()])
     return out

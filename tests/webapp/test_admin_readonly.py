@@ -1,8 +1,6 @@
 """The admin (issue 22, item 11): stored results are view-only for everyone, superusers included,
 and its add-job page is the dashboard's generated config form, queuing through the same service."""
 
-from unittest import mock
-
 import pytest
 from django.utils import timezone
 
@@ -24,12 +22,6 @@ def superuser_client(client, make_user):
     client.force_login(user)
     client.user = user
     return client
-
-
-@pytest.fixture
-def no_queue():
-    with mock.patch("workers.tasks.job_run_task.apply_async") as apply_async:
-        yield apply_async
 
 
 def stored_rows(user) -> dict[str, object]:

@@ -2,6 +2,8 @@
 
 import pytest
 
+from tests.sending import tasks_held
+
 pytestmark = pytest.mark.django_db
 
 
@@ -41,10 +43,8 @@ def test_researcher_reaches_dashboard_admin_and_job_api(
     client.force_login(researcher)
     assert client.get("/jobs/").status_code == 200
     assert client.get("/admin/").status_code == 200
-    from unittest import mock
-
     with (
-        mock.patch("workers.tasks.job_run_task.apply_async") as apply_async,
+        tasks_held() as send,
         django_capture_on_commit_callbacks(execute=True),
     ):
         response = client.post(
@@ -54,17 +54,15 @@ def test_researcher_reaches_dashboard_admin_and_job_api(
         )
     assert response.status_code == 202
     assert response["Location"] == f"/api/jobs/{response.json()['id']}/"
-    apply_async.assert_called_once()
-    assert apply_async.call_args.kwargs["kwargs"] == {"job_id": response.json()["id"]}
+    send.assert_called_once()
+    assert send.call_args.kwargs["kwargs"] == {"job_id": response.json()["id"]}
 
 
 def test_invalid_job_config_is_refused_before_anything_is_queued(client, researcher):
-    from unittest import mock
-
     from webapp.jobs.models import Job
 
     client.force_login(researcher)
-    with mock.patch("workers.tasks.job_run_task.apply_async") as apply_async:
+    with tasks_held() as send:
         bad = client.post(
             "/api/jobs/",
             {"kind": "smoke", "config": {"steps": "many"}},
@@ -78,4 +76,4 @@ def test_invalid_job_config_is_refused_before_anything_is_queued(client, researc
     assert unknown.status_code == 400 and "kind" in unknown.json()
     assert out_of_range.status_code == 400 and "steps" in out_of_range.json()
     assert Job.objects.count() == 0
-    apply_async.assert_not_called()
+    send.assert_not_called()

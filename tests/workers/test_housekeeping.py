@@ -31,6 +31,15 @@ def test_job_runs_do_not_route_to_housekeeping():
     assert app.amqp.router.route({}, "jobs.run", args=(), kwargs={})["queue"].name == "cpu"
 
 
+def test_the_web_app_sends_the_tasks_the_workers_register_by_their_names():
+    from webapp.core import sending
+    from workers import tasks
+
+    assert tasks.job_run_task.name == sending.JOB_RUN
+    assert tasks.leaderboards_refresh_task.name == sending.LEADERBOARDS_REFRESH
+    assert {sending.JOB_RUN, sending.LEADERBOARDS_REFRESH} <= set(app.tasks)
+
+
 def test_every_beat_entry_goes_to_its_queue_and_expires_within_its_period():
     tasks = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     assert set(QUEUE_OF) <= tasks

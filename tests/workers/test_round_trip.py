@@ -14,10 +14,11 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 def publish(job: Job, broker_url: str, transport_options: dict | None = None) -> None:
-    from workers.tasks import job_run_task
+    """As the web app sends it: by the task's name (webapp.core.sending)."""
+    from webapp.core import sending
 
     with Connection(broker_url, transport_options=transport_options or {}) as conn:
-        job_run_task.apply_async(kwargs={"job_id": job.pk}, queue="cpu", connection=conn)
+        sending.send_task(sending.JOB_RUN, kwargs={"job_id": job.pk}, queue="cpu", connection=conn)
 
 
 def status_of(job: Job) -> str:

@@ -239,9 +239,14 @@ def lockstep_batch_knob(default: int) -> Any:
     return knob(default, "games played in lock-step", min=1, max=4096)
 
 
-def question_tokens_knob(help_text: str, high: int, **metadata: Any) -> Any:
-    """The most tokens of a sampled question: 32 by default, at most `high`."""
-    return knob(32, help_text, min=1, max=high, **metadata)
+PAPER_QUESTION_TOKENS = 50  # the reference's data.max_response_length: the tokens of one question
+
+
+def question_tokens_knob(
+    help_text: str, high: int, default: int = PAPER_QUESTION_TOKENS, **metadata: Any
+) -> Any:
+    """The most tokens of a sampled question: the paper's 50 unless `default`, at most `high`."""
+    return knob(default, help_text, min=1, max=high, **metadata)
 
 
 def temperature_knob(help_text: str, high: float, **metadata: Any) -> Any:
@@ -434,10 +439,11 @@ class GameDataConfig(TrainConfig):
     )
     split: str = split_knob("only words of this split of the word list (empty = all)")
     pool_word_list: str = knob(
-        "dbrl/solved",
+        "dbrl/solved_train",
         (
-            "candidate words of an infogain/random teacher and of "
-            "the information-gain reward (empty = every knowledge-base noun)"
+            "candidate words of an infogain/random teacher and of the information-gain reward "
+            "(their names appear in the games trained on; the default holds no word of "
+            "paper_test, paper_val, test or val; empty = every knowledge-base noun)"
         ),
     )
     teacher_samples: int = knob(1, "teacher games per word (different seeds)", min=1, max=64)

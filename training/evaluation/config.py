@@ -44,13 +44,14 @@ class EvaluationConfig:
     limit: int = limit_words_knob()
     precision: str = precision_knob()  # of the guesser's and judge's models, where they run one
     sampling: str = knob(
-        "model",
+        "paper",
         (
-            "a language-model guesser's decoding: model (its spec's sampling) or paper (the "
-            "reference's evaluation: T 0.7, top-p 0.8, top-k 20; the token budget stays the "
-            "spec's)"
+            "a language-model guesser's decoding: paper (the reference's evaluation: T 0.7, "
+            "top-p 0.8, top-k 20; the token budget stays the spec's) or model (its spec's "
+            "sampling, e.g. a training base's T 1.0)"
         ),
         choices=EVAL_SAMPLINGS,
+        paper="paper",
     )
 
     def __post_init__(self) -> None:

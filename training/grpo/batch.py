@@ -8,12 +8,17 @@ end-of-turn token); `env_t` are the judge's feedback and chat tokens, masked fro
 a prompt does not extend the sequence (a reply cut at its first question mark, a reply without an
 end-of-turn token, a non-canonical tokenisation), a new row starts from that turn's own prompt,
 so every generated token is scored in exactly the context it was sampled in.
+
+The end-of-turn token that closes a question (`<|im_end|>` in ChatML) stays in the sequence but
+out of the loss where `end_of_turn` names it (config.mask_end_of_turn, the reference's mask: its
+generation.py trains the tokens strictly inside each assistant segment).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from games.types import Trajectory
 
@@ -68,11 +73,25 @@ def turn_tokens(turn) -> tuple[list[int], list[int], list[float]]:
     return list(prompt), list(actions), logps
 
 
+def end_of_turn_ids(tokenizer: Any, model: Any = None) -> frozenset[int]:
+    """The ids that end a generated turn: the tokenizer's end-of-sequence token, ChatML's
+    `<|im_end|>` where the vocabulary has it, and the model's generation config's ones."""
+    ids = {tokenizer.eos_token_id}
+    im_end = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    ids.add(im_end if im_end != tokenizer.unk_token_id else None)
+    extra = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    ids.update(extra if isinstance(extra, (list, tuple)) else [extra])
+    return frozenset(int(i) for i in ids if i is not None)
+
+
 def build_rows(
-    trajectories: Sequence[Trajectory], advantages: Sequence[Sequence[float]]
+    trajectories: Sequence[Trajectory],
+    advantages: Sequence[Sequence[float]],
+    end_of_turn: Collection[int] = (),
 ) -> list[Row]:
     """Rows for the games; `advantages[g][t]` is the advantage of turn t of game g (per-turn), or
-    the same value for every turn (trajectory level). Turns without generated tokens are skipped."""
+    the same value for every turn (trajectory level). Turns without generated tokens are skipped.
+    A turn's last generated token in `end_of_turn` is context, not trained."""
     if len(trajectories) != len(advantages):
         raise ValueError("one advantage list per trajectory")
     rows: list[Row] = []
@@ -90,7 +109,11 @@ def build_rows(
                 row = Row(game=g)
                 rows.append(row)
                 row.extend(prompt, action=False)
-            row.extend(actions, action=True, advantage=adv[t], logps=logps, turn=t)
+            closing = 1 if actions[-1] in end_of_turn else 0
+            body = len(actions) - closing
+            row.extend(actions[:body], action=True, advantage=adv[t], logps=logps[:body], turn=t)
+            if closing:
+                row.extend(actions[body:], action=False)
     return rows
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar, Optional
 
 from games.llm.base import PAPER_VAL_SAMPLING
 from games.types import WIN_RULES
@@ -45,6 +45,8 @@ from training.common.config import (
     temperature_knob,
     win_rule_knob,
 )
+from training.common.held_out import check_held_out
+from training.common.presets import Presets
 
 ADVANTAGES = ("turn", "trajectory")
 LOSS_AGG_MODES = ("token-mean", "seq-mean-token-mean")
@@ -53,11 +55,27 @@ PAPER_LOSS_AGG = {
     "trajectory": "seq-mean-token-mean",
 }  # the reference's scripts
 PAPER_LEARNING_RATE = {"turn": 3e-5, "trajectory": 1e-5}  # the reference's scripts' optim.lr
+# λ of the reference's scripts: its CIA run weights ΔBelief 0.1 (weight_elicit), StarPO has none
+PAPER_BELIEF_COEF = {"turn": 0.1, "trajectory": 0.0}
 VAL_SAMPLINGS = ("paper", "greedy")
 PENALTY_AT = ("end", "turn")
 TURN_NORMALISATIONS = ("padded", "reached")
 SCALE_REWARDS = ("group", "none")
 ROLLOUT_BACKENDS = ("transformers", "vllm", "server")
+ALL_SECRETS = -1  # val_secrets: every word of the validation list (verl's sample_count -1)
+
+# Named settings the command line (`--preset NAME`) and the launch form (`?preset=NAME`) start
+# from; every field not named keeps its default (the paper's), and any field can still be changed.
+GRPO_PRESETS: dict[str, dict[str, Any]] = {
+    # a step a CPU plays in minutes: 8 secrets × 8 games of at most 32 tokens a question, and no
+    # validation games (the paper's 240 × 16 and 198 × 4 validation games are GPU-sized)
+    "cpu": {
+        "secrets_per_step": 8,
+        "num_generations": 8,
+        "max_completion_length": 32,
+        "val_secrets": 0,
+    },
+}
 
 
 def _is_http_url(url: str) -> bool:
@@ -79,7 +97,10 @@ def _is_http_url(url: str) -> bool:
 
 
 @dataclass(frozen=True)
-class GRPOConfig(LoraSettings):
+class GRPOConfig(Presets, LoraSettings):
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = GRPO_PRESETS
+    PRESET_KIND: ClassVar[str] = "GRPO"
+
     # -- what to train, on what ------------------------------------------------------------
     base_model: str = base_model_knob("the policy")
     judge: str = judge_knob("the judge (environment): a model spec name or games spec")
@@ -91,20 +112,29 @@ class GRPOConfig(LoraSettings):
     limit_words: int = limit_words_knob()
     # -- rollouts ------------------------------------------------------------------------------
     steps: int = knob(100, "GRPO steps (one batch of rollouts each)", min=1, max=100_000)
-    secrets_per_step: int = knob(8, "secrets (groups) per step", min=1, max=4096, paper=240)
-    num_generations: int = knob(8, "G: rollouts per secret (the group)", min=2, max=256, paper=16)
+    secrets_per_step: int = knob(240, "secrets (groups) per step", min=1, max=4096, paper=240)
+    num_generations: int = knob(16, "G: rollouts per secret (the group)", min=2, max=256, paper=16)
     max_turns: int = max_turns_knob("questions per game (also stated in the prompt)", paper=20)
     win_rule: str = win_rule_knob(
-        "which questions win (games.rules): reference, "
-        "the paper's (the secret anywhere in the question, by token, "
-        "lemma or stem), or strict (a guess of one thing that is the secret)"
+        "which questions win (games.rules): reference, the paper's scripts' (the secret as a "
+        "whole word anywhere in the question once punctuation and digits are dropped; no "
+        "lemma or stem match, no question-word check), lemma (reference plus lemma/stem "
+        "matches) or strict (a guess of one thing that is the secret)"
     )
     guesser_prompt: str = guesser_prompt_field()
     temperature: float = temperature_knob(
         "sampling temperature; log-probs in the loss use the same temperature", high=10, paper=1.0
     )
     max_completion_length: int = question_tokens_knob(
-        "most tokens per question", high=4096, paper=50
+        "most tokens per question (the reference's max_response_length)", high=4096, paper=50
+    )
+    mask_end_of_turn: bool = knob(
+        True,
+        (
+            "leave the end-of-turn token that closes each question (<|im_end|>) out of the "
+            "loss, as the reference's loss mask does; false = train it as a question token"
+        ),
+        paper=True,
     )
     # -- rewards and advantages ---------------------------------------------------------------
     advantage: str = knob(
@@ -116,11 +146,12 @@ class GRPOConfig(LoraSettings):
         choices=ADVANTAGES,
         paper={"CIA": "turn", "StarPO": "trajectory"},
     )
-    belief_coef: float = knob(
-        0.1,
+    belief_coef: Optional[float] = knob(  # noqa: UP045 (typing.Union: the forms read it)
+        None,
         (
             "λ in r_t = score_t + r_end + λ·max(ΔBelief_t, 0) (also added to the "
-            "trajectory return; 0 = no ΔBelief, no belief scoring; the paper's StarPO runs use 0)"
+            "trajectory return; 0 = no ΔBelief, no belief scoring); empty = the paper's for the "
+            "advantage (turn: 0.1, its CIA run; trajectory: 0, its StarPO run), recorded resolved"
         ),
         min=0,
         max=100,
@@ -203,6 +234,17 @@ class GRPOConfig(LoraSettings):
     epsilon_high: float = knob(
         0.28, "upper clip range ε_high (clip-higher, DAPO)", min=0, max=10, paper=0.28
     )
+    log_ratio_clamp: float = knob(
+        20.0,
+        (
+            "the log-ratio log π − log π_old is clamped to ±this before exp (verl's "
+            "compute_policy_loss, the reference's: 20), so one token's ratio cannot overflow"
+        ),
+        min=0,
+        max=100,
+        min_open=True,
+        paper=20.0,
+    )
     clip_ratio_c: float = knob(
         3.0,
         (
@@ -248,6 +290,15 @@ class GRPOConfig(LoraSettings):
         min=1,
         max=1024,
         paper=3,
+    )
+    shuffle_mini_batches: bool = knob(
+        False,
+        (
+            "deal the step's games into mini-batches in a seeded random order; false = in "
+            "order, each mini-batch a run of whole groups where the sizes allow (verl's "
+            "actor shuffle: False, the reference's)"
+        ),
+        paper=False,
     )
     forward_batch_size: int = knob(
         32,
@@ -314,23 +365,38 @@ class GRPOConfig(LoraSettings):
     )
     # -- validation: a fixed set of secrets, to see forgetting the rollouts hide ------------------
     val_secrets: int = knob(
-        0,
+        ALL_SECRETS,
         (
-            "secrets played (one game each, seeded) "
-            "before step 1 and every val_steps steps; 0 = no validation"
+            "secrets played (val_games games each, seeded) before step 1 and every val_steps "
+            "steps: a seeded sample of this many; -1 = every word of val_word_list (the "
+            "reference's); 0 = no validation"
         ),
-        min=0,
+        min=ALL_SECRETS,
         max=4096,
+        paper=ALL_SECRETS,
+    )
+    val_games: int = knob(
+        4, "games per validation secret (the reference's val.n)", min=1, max=64, paper=4
     )
     val_word_list: str = knob(
-        "",
+        "dbrl/paper_val",
         (
             "where they come from: a word list (web), a shipped list or a file "
-            "(command line); empty = a seeded sample of the training secrets"
+            "(command line); empty = the training secrets (needs allow_val_overlap)"
         ),
+        paper="dbrl/paper_val",
     )
     val_split: str = split_knob("only words of this split of val_word_list (empty = all)")
-    val_steps: int = knob(10, "validate every N steps (and after the last)", min=1)
+    val_steps: int = knob(
+        4, "validate every N steps (and after the last; the reference's test_freq)", min=1, paper=4
+    )
+    allow_val_overlap: bool = knob(
+        False,
+        (
+            "validate on words the job also trains on (an empty val_word_list, or lists that "
+            "share words); false = such a job is refused"
+        ),
+    )
     val_sampling: str = knob(
         "paper",
         (
@@ -348,7 +414,11 @@ class GRPOConfig(LoraSettings):
     seed: int = knob(0, "seed of the secret order and of every rollout")
 
     def __post_init__(self) -> None:
-        """Reject a bad config; the checks run in a fixed order, so the first error is stable."""
+        """Resolve the paper's λ for the advantage, then reject a bad config; the checks run in a
+        fixed order, so the first error is stable."""
+        if self.belief_coef is None:  # frozen: the one resolving write, recorded with the job
+            paper = PAPER_BELIEF_COEF.get(self.advantage, PAPER_BELIEF_COEF["turn"])
+            object.__setattr__(self, "belief_coef", paper)
         self._check_inputs()
         self._check_rollouts()
         self._check_rewards()
@@ -415,6 +485,7 @@ class GRPOConfig(LoraSettings):
         """The clipped objective, its KL term and aggregation, and how turns share credit."""
         check_between(self, "epsilon", message="epsilon must be in [0, 1)")
         check_between(self, "epsilon_high", message="epsilon_high must be in [0, 10]")
+        check_between(self, "log_ratio_clamp", message="log_ratio_clamp must be in (0, 100]")
         _check(
             self.clip_ratio_c == 0 or 1 < self.clip_ratio_c <= 100,
             "clip_ratio_c must be 0 (no dual clip) or in (1, 100]",
@@ -484,8 +555,11 @@ class GRPOConfig(LoraSettings):
     def _check_validation(self) -> None:
         """The validation games."""
         check_between(
-            self, "val_secrets", message="val_secrets must be between 0 (no validation) and 4096"
+            self,
+            "val_secrets",
+            message="val_secrets must be -1 (every word), 0 (no validation) or up to 4096",
         )
+        check_between(self, "val_games")
         check_split(self, "val_split")
         _check(
             not self.val_split or bool(self.val_word_list.strip()),
@@ -494,6 +568,16 @@ class GRPOConfig(LoraSettings):
         check_between(self, "val_steps", message="val_steps must be >= 1")
         check_choice(self, "val_sampling", VAL_SAMPLINGS)
         check_between(self, "warn_val_drop", message="warn_val_drop must be in (0, 1]")
+        if self.val_secrets:
+            _check(
+                bool(self.val_word_list.strip()) or self.allow_val_overlap,
+                "val_word_list is empty: validation would play the training secrets "
+                "(set allow_val_overlap to validate on them)",
+                "val_word_list",
+            )
+            check_held_out(
+                self, ("word_list", "split"), ("val_word_list", "val_split"), "allow_val_overlap"
+            )
 
     @property
     def aggregation(self) -> str:
@@ -514,8 +598,9 @@ class GRPOConfig(LoraSettings):
 
     def resolved(self) -> dict[str, Any]:
         """The values the empty / 0 defaults stand for, as the run's resolved config records
-        them: the loss aggregation, the learning rate, the validation sampling."""
+        them: the loss aggregation, the learning rate, λ, the validation sampling."""
         return {
+            "belief_coef": self.belief_coef,
             "loss_agg_mode": self.aggregation,
             "learning_rate": self.resolved_learning_rate,
             "val_sampling": {"name": self.val_sampling, **self.val_sampling_params},

@@ -14,6 +14,9 @@ min(max(−r·A, −clip(r)·A), −A·c), so a ratio that has grown far past 1 
 blow the loss up; positive advantages are untouched. For c > 1 + ε_high it is TRL's two-sided
 clipping with `delta` = c. c = 0 turns it off (TRL's default objective).
 
+The log-ratio is clamped to ±`log_ratio_clamp` (20, verl's) before `exp`, as verl's
+`compute_policy_loss` does, so a token whose log-probs drifted far cannot give an infinite ratio.
+
 Aggregation is expressed as per-token weights that sum to 1 over a mini-batch, so gradient
 accumulation over any split into forward chunks gives exactly the mini-batch's loss:
 - token-mean: every trained token weighs 1 / (trained tokens in the mini-batch) (TRL "bnpo", DAPO);
@@ -117,12 +120,13 @@ def per_token_loss(
     ref_logps: torch.Tensor | None = None,
     beta: float = 0.0,
     kl_ratio_correction: bool = False,
+    log_ratio_clamp: float | None = 20.0,
 ) -> LossParts:
     """−min(r·A, clip(r, 1−ε_low, 1+ε_high)·A) (+ β·k3) per token; `advantages` is (B,) or (B, T).
     `clip_ratio_c` > 1 caps the policy term of a negative-advantage token at −A·c (dual clip, as
     verl; 0 = off). `kl_ratio_correction` multiplies k3 by the ratio r (TRL's
     `use_bias_correction_kl`: the unbiased reverse-KL gradient of DeepSeek-V3.2); `LossParts.kl` is
-    k3 itself either way."""
+    k3 itself either way. `log_ratio_clamp` bounds log r before exp (None: unbounded)."""
     if clip_ratio_c and not clip_ratio_c > 1:
         raise ValueError(f"clip_ratio_c must be 0 (off) or > 1, got {clip_ratio_c}")
     on = mask.bool()
@@ -130,6 +134,8 @@ def per_token_loss(
         advantages = advantages[:, None]
     advantages = advantages.expand_as(logps)
     log_ratio = torch.where(on, logps - old_logps, torch.zeros_like(logps))
+    if log_ratio_clamp is not None:
+        log_ratio = log_ratio.clamp(-log_ratio_clamp, log_ratio_clamp)
     ratio = torch.exp(log_ratio)
     clipped = torch.clamp(ratio, 1 - epsilon_low, 1 + epsilon_high)
     loss = -torch.min(ratio * advantages, clipped * advantages)
@@ -168,6 +174,7 @@ def grpo_loss(
     ref_logps: torch.Tensor | None = None,
     beta: float = 0.0,
     kl_ratio_correction: bool = False,
+    log_ratio_clamp: float | None = 20.0,
 ) -> tuple[torch.Tensor, LossParts]:
     """The aggregated loss and its parts. Pass `weights` computed over the whole mini-batch when
     the forward runs in chunks (gradient accumulation); else they come from `mask` and `mode`."""
@@ -182,6 +189,7 @@ def grpo_loss(
         ref_logps=ref_logps,
         beta=beta,
         kl_ratio_correction=kl_ratio_correction,
+        log_ratio_clamp=log_ratio_clamp,
     )
     if weights is None:
         weights = aggregation_weights(mask, mode, sequence_ids)

@@ -20,7 +20,8 @@ from games.llm.base import BackendError, SamplingParams, encode_prompt
 from games.llm.chat import GuesserFormat
 from games.rollout import rollout
 from games.types import GameConfig, Trajectory
-from training.grpo.config import GRPOConfig
+from training.grpo.batch import end_of_turn_ids
+from training.grpo.config import ALL_SECRETS, GRPOConfig
 from training.grpo.diagnostics import rollout_metrics
 from training.grpo.distributed import Ranks
 
@@ -46,8 +47,9 @@ def game_seed(seed: int, step: int, group: int, sample: int) -> int:
 def validation_secrets(
     config: GRPOConfig, judge: Judge, secrets: Sequence[str], val_words: Sequence[str] | None
 ) -> list[str]:
-    """`val_secrets` fixed secrets: a seeded sample of `val_words` (or of config.val_word_list, read
-    here on the command line) that the judge can play, else of the training secrets."""
+    """`val_secrets` fixed secrets (-1: every one, in list order): a seeded sample of `val_words`
+    (or of config.val_word_list, read here on the command line) that the judge can play, else of
+    the training secrets."""
     if not config.val_secrets:
         return []
     if val_words is None and config.val_word_list:
@@ -57,6 +59,8 @@ def validation_secrets(
     candidates = list(secrets) if val_words is None else playable_words(judge, val_words)[0]
     if not candidates:
         raise ValueError("no validation secret can be played with this judge")
+    if config.val_secrets == ALL_SECRETS:
+        return candidates
     return random.Random(f"grpo-val:{config.seed}").sample(
         candidates, min(config.val_secrets, len(candidates))
     )
@@ -90,16 +94,22 @@ def validate(
     judge: Judge,
     step: int,
     ranks: Ranks | None = None,
+    games_per_secret: int = 1,
 ) -> dict[str, float]:
-    """One game per validation secret with the policy as it is now, sampled as `val_sampling`
-    says; the games' seeds are fixed, so a validation is reproducible and every one plays the
-    same seeds. Across processes the secrets are shared out and the games gathered."""
+    """`games_per_secret` games per validation secret (config.val_games) with the policy as it is
+    now, sampled as `val_sampling` says; the games' seeds are fixed, so a validation is
+    reproducible and every one plays the same seeds. Across processes the secrets are shared out
+    and the games gathered."""
     began = time.perf_counter()
-    seeds = [game_seed(0, 0, i, 0) for i in range(len(words))]
+    plan = [(i, j) for i in range(len(words)) for j in range(games_per_secret)]
     games = (ranks or Ranks()).play_shared(
-        list(range(len(words))),
+        [i for i, _ in plan],
         lambda mine: rollouts.play(
-            step, [words[i] for i in mine], [seeds[i] for i in mine], judge, validation=True
+            step,
+            [words[plan[k][0]] for k in mine],
+            [game_seed(0, 0, *plan[k]) for k in mine],
+            judge,
+            validation=True,
         ),
     )
     stats = rollout_metrics(games, [0.0] * len(games), list(range(len(games))))
@@ -233,6 +243,8 @@ class Rollouts:
             max_new_tokens=config.max_completion_length, **config.val_sampling_params
         )
         self.chat_format = chat_format
+        # the token that closes a question: context, not trained (config.mask_end_of_turn)
+        self.end_of_turn = end_of_turn_ids(tokenizer, model) if config.mask_end_of_turn else ()
         self._engine = None
         self.server = None  # rollout_backend=server: the generation server's client
         self.served: str | None = None  # the adapter name the server samples from

@@ -135,7 +135,7 @@ def train_step(
     idx = [i for i, g in enumerate(groups) if g in kept]
     kept_trajs = [trajectories[i] for i in idx]
     advantages = step_advantages(config, kept_trajs, [groups[i] for i in idx])
-    rows = build_rows(kept_trajs, advantages)
+    rows = build_rows(kept_trajs, advantages, rollouts.end_of_turn)
     own = {j for j, i in enumerate(idx) if ranks.owns(groups[i])}
     metrics.update(updater.update(rows, list(range(len(kept_trajs))), step, own) if rows else {})
     synced = rollouts.push_weights(step, ranks)  # rollout_backend=server: the new adapter
@@ -206,6 +206,7 @@ def summary(
     if val_secrets:
         validation = {
             "secrets": len(val_secrets),
+            "games_per_secret": config.val_games,
             "sampling": config.val_sampling,
             "before": monitor.val_baseline,
             "last": next(
@@ -245,14 +246,20 @@ def validate_before_training(session: Session) -> None:
     if not session.val_secrets or session.monitor.val_baseline is not None:
         return
     before = validate(
-        session.rollouts, session.val_secrets, session.judge, session.start, session.ranks
+        session.rollouts,
+        session.val_secrets,
+        session.judge,
+        session.start,
+        session.ranks,
+        session.config.val_games,
     )
     session.monitor.check(before)
     session.reporter.metrics(session.start, before)
     session.reporter.log(
         f"validation on {len(session.val_secrets)} secrets before training "
         f"({val_sampling_text(session.config)}): success "
-        f"{before['val/success_rate']:.0%}, valid questions {before['val/valid_rate']:.0%}"
+        f"{before['val/success_rate']:.0%}, valid questions {before['val/valid_rate']:.0%} "
+        f"({session.config.val_games} games a secret)"
     )
 
 
@@ -273,7 +280,14 @@ def step_metrics(session: Session, step: int, tokens_seen: float) -> tuple[dict[
     metrics["num_tokens"] = tokens_seen
     if session.val_secrets and (step % config.val_steps == 0 or step == config.steps):
         metrics.update(
-            validate(session.rollouts, session.val_secrets, session.judge, step, session.ranks)
+            validate(
+                session.rollouts,
+                session.val_secrets,
+                session.judge,
+                step,
+                session.ranks,
+                config.val_games,
+            )
         )
     return metrics, tokens_seen
 

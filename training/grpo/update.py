@@ -1,8 +1,10 @@
 """The GRPO update: `num_iterations` × `mini_batches` clipped policy-gradient steps on a batch.
 
-The step's games (those with rows) are shuffled by (seed, step) and dealt into
-min(`mini_batches`, games) mini-batches of whole games, so no mini-batch is empty and their sizes
-differ by at most one game: 2 games and mini_batches 3 take 2 steps; 10 games take 4 + 3 + 3.
+The step's games (those with rows) are cut, in order (verl's: each mini-batch a run of whole
+groups where the sizes allow), into min(`mini_batches`, games) mini-batches of whole games, so no
+mini-batch is empty and their sizes differ by at most one game: 2 games and mini_batches 3 take 2
+steps; 10 games take 4 + 3 + 3. `shuffle_mini_batches` deals them in an order shuffled by
+(seed, step) instead.
 Across processes (training.grpo.distributed) every rank deals the same mini-batches, weighs them
 whole, back-propagates only its own games' rows and sums the gradients with the others before
 clipping, so the step is the one-process step."""
@@ -19,6 +21,15 @@ from training.grpo.batch import collate
 from training.grpo.config import GRPOConfig
 from training.grpo.distributed import Ranks
 from training.grpo.loss import action_logps, aggregation_weights, grpo_loss
+
+
+def contiguous_parts(order: list[int], parts: int) -> list[list[int]]:
+    """`order` cut into min(`parts`, len) runs in order, the first ones one longer where the sizes
+    do not divide (10 into 3: 4 + 3 + 3); one empty run for an empty order."""
+    n = max(min(parts, len(order)), 1)
+    size, extra = divmod(len(order), n)
+    bounds = [i * size + min(i, extra) for i in range(n + 1)]
+    return [order[bounds[i] : bounds[i + 1]] for i in range(n)]
 
 
 class Updater:
@@ -91,9 +102,9 @@ class Updater:
         config = self.config
         with_rows = {r.game for r in rows}
         order = [g for g in games if g in with_rows]
-        random.Random(f"grpo-minibatch:{config.seed}:{step}").shuffle(order)
-        n = max(min(config.mini_batches, len(order)), 1)
-        parts = [set(order[i::n]) for i in range(n)]
+        if config.shuffle_mini_batches:
+            random.Random(f"grpo-minibatch:{config.seed}:{step}").shuffle(order)
+        parts = [set(part) for part in contiguous_parts(order, config.mini_batches)]
         minibatches = [
             self._chunks([r for r in rows if r.game in part], own)
             for part in parts
@@ -149,6 +160,7 @@ class Updater:
                         ref_logps=chunk.get("ref_logps"),
                         beta=config.beta,
                         kl_ratio_correction=config.use_bias_correction_kl,
+                        log_ratio_clamp=config.log_ratio_clamp,
                     )
                     self.accelerator.backward(loss)
                     mask = chunk["mask"].bool()

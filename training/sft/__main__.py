@@ -17,38 +17,13 @@ from __future__ import annotations
 import sys
 
 from training.common.cli import main_for
-from training.sft.config import SFT_PRESETS, SFTJobConfig
+from training.sft.config import SFTJobConfig
 
 
 def main(argv: list[str] | None = None) -> int:
     from training.sft.trainer import run
 
-    argv = list(sys.argv[1:] if argv is None else argv)
-    preset = {}
-    for i, arg in enumerate(argv):
-        name = arg.split("=", 1)[1] if arg.startswith("--preset=") else None
-        if arg == "--preset" and i + 1 < len(argv):
-            name = argv[i + 1]
-            del argv[i : i + 2]
-        elif name is not None:
-            del argv[i]
-        if name is not None:
-            if name not in SFT_PRESETS:
-                print(
-                    f"error: no preset {name!r} (presets: {', '.join(SFT_PRESETS)})",
-                    file=sys.stderr,
-                )
-                return 2
-            preset = SFT_PRESETS[name]
-            break
-    return main_for(
-        SFTJobConfig,
-        run,
-        "python -m training.sft",
-        __doc__.split("\n")[0],
-        argv,
-        defaults=preset,
-    )
+    return main_for(SFTJobConfig, run, "python -m training.sft", __doc__.split("\n")[0], argv)
 
 
 if __name__ == "__main__":

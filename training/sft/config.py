@@ -14,6 +14,7 @@ from training.common.config import (
     guesser_prompt_field,
     knob,
 )
+from training.common.presets import Presets
 
 SFT_SOURCES = (*SOURCES, "reference")
 REFERENCE_MAX_TURNS = 20  # the paper's games allowed 20 questions (training.sft.reference_data)
@@ -38,13 +39,14 @@ SFT_PRESETS: dict[str, dict[str, Any]] = {
 
 
 @dataclass(frozen=True)
-class SFTJobConfig(GameDataConfig):
+class SFTJobConfig(Presets, GameDataConfig):
     """Every GameDataConfig/TrainConfig field: 2 epochs, cosine, peak LR 1e-5, 10% warm-up, AdamW
     (weight decay 0.01, β 0.9/0.95), global batch 256, 650 tokens; the teacher's fastest won game
     per word (ties kept); only the question of each turn is trained. source=reference trains on
     the paper's own SFT turns (training.sft.reference_data)."""
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = SFT_PRESETS
+    PRESET_KIND: ClassVar[str] = "SFT"
 
     source: str = knob(
         "teacher",
@@ -136,10 +138,3 @@ class SFTJobConfig(GameDataConfig):
             f"(their turns go up to the 19th), so max_turns must be at least {REFERENCE_MAX_TURNS}",
             "max_turns",
         )
-
-    @classmethod
-    def from_preset(cls, name: str, **overrides: Any) -> SFTJobConfig:
-        """The config of the named setting `name` (SFT_PRESETS) with `overrides`."""
-        if name not in cls.PRESETS:
-            raise ValueError(f"no SFT preset {name!r} (presets: {', '.join(cls.PRESETS)})")
-        return cls(**{**cls.PRESETS[name], **overrides})

@@ -28,7 +28,6 @@ from games.wordlists import read_words
 SHIPPED_DIR = Path(__file__).resolve().parents[2] / "games" / "data" / "reference-sft"
 SHIPPED_FILE = "gem_lta_sft_qwen3_1.7b_st.parquet"  # the file that started the paper's 1.7B
 HELD_OUT_LISTS = ("dbrl/paper_test", "dbrl/paper_val", "dbrl/val", "dbrl/test")
-PAPER_MAX_TURNS = 20  # the games in the file allowed 20 questions
 ANSWERS = {
     "yes": Verdict.YES,
     "no": Verdict.NO,

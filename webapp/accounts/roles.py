@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.mixins import UserPassesTestMixin
 from django.core.exceptions import PermissionDenied
 from rest_framework.permissions import BasePermission
 
@@ -55,15 +54,6 @@ def role_required(role: str):
         return wrapped
 
     return decorate
-
-
-class RoleRequiredMixin(UserPassesTestMixin):
-    """For class-based HTML views: guests go to log-in, signed-in users without the role get 403."""
-
-    required_role = RESEARCHER
-
-    def test_func(self) -> bool:
-        return has_role(self.request.user, self.required_role)
 
 
 class IsResearcher(BasePermission):

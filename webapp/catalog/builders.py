@@ -11,7 +11,7 @@ from games.judges.base import Judge
 from games.judges.learned import WeightsError
 from games.judges.pretrained import PretrainedJudgeError
 from games.kb.wordnet_files import WordNetNotFoundError
-from games.llm.base import SamplingParams
+from games.llm.base import PAPER_VAL_SAMPLING, SamplingParams
 from games.pretrained import BaseModelError
 from games.registry import (
     SpecError,
@@ -62,6 +62,14 @@ def _backend_options(spec: ModelSpec, precision: str | None = None, one_row: boo
     if one_row:
         options.update(one_row_options(spec_str))
     return options
+
+
+def trained_sampling(base: ModelSpec | None, role: str = "guesser") -> dict:
+    """The sampling of a guesser trained from `base`: the base's token budget, decoded as the
+    paper evaluates (PAPER_VAL_SAMPLING: T 0.7, top-p 0.8, top-k 20), not the base's (a training
+    base's T 1.0); a trained judge keeps its base's."""
+    inherited = dict(base.sampling or {}) if base is not None else {}
+    return {**inherited, **PAPER_VAL_SAMPLING} if role in ("guesser", "both") else inherited
 
 
 def _guesser_options(

@@ -28,6 +28,11 @@ WORDLISTS_DIR = Path(__file__).resolve().parents[2] / "games" / "data" / "wordli
 DBRL_SOURCE = "bethgelab/delta-belief-rl, delta_belief_rl/env/twenty_questions/config/"
 LMRL_SOURCE = "abdulhaim/LMRL-Gym, DEFAULT_OBJECT_DICT in the 20Q task's env/data.py"
 DBRL_SPLITS = {"train_sft": Split.SFT, "train_rl": Split.RL, "val": Split.VAL, "test": Split.TEST}
+# lists of this project derived from the reference's (games/data/wordlists/SOURCES.md)
+DBRL_DERIVED = {
+    "solved_train": "solved.txt without the held-out words of paper_test, paper_val, test and val "
+    "(train_sft + train_rl)",
+}
 
 
 @dataclass(frozen=True)
@@ -145,15 +150,16 @@ def seed_word_lists(directory: Path = WORDLISTS_DIR) -> list[str]:
         if WordList.objects.filter(name=name, version=1).exists():
             continue
         entries = read_word_file(path)
-        if path.stem == "solved":  # the curated set: mark its paper splits
+        if path.stem in ("solved", *DBRL_DERIVED):  # the curated set: mark its paper splits
             entries = [
                 SeedEntry(e.word, e.category, split_of.get(e.word, ""), e.aliases) for e in entries
             ]
+        derived = DBRL_DERIVED.get(path.stem)
         word_list_create(
             name=name,
             version=1,
             entries=entries,
-            source=DBRL_SOURCE + path.name,
+            source=DBRL_SOURCE + (f"solved.txt, derived: {derived}" if derived else path.name),
             license="MIT",
             description="ΔBelief-RL benchmark list (see games/data/wordlists/SOURCES.md)",
         )

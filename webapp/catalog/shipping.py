@@ -21,6 +21,7 @@ from training.shipping import (
     stack_adapters,
     write_snapshot,
 )
+from webapp.catalog.builders import trained_sampling
 from webapp.catalog.models import ModelKind, ModelRole, ModelSpec
 from webapp.catalog.shipped import EVALUATION_DIR, MODELS_DIR
 from webapp.jobs.models import Checkpoint, Job, JobStatus
@@ -247,7 +248,7 @@ def import_checkpoint(folder: Path) -> ModelSpec:
         role=ModelRole.GUESSER,
         path=stage["base"],
         adapter_path=str(folder),
-        sampling=dict(base.sampling or {}) if base else {},
+        sampling=trained_sampling(base),
         parent=base,
         description=f"{job.get('kind', 'training')} job {job.get('id', '?')} of an earlier "
         f"session, step {stage.get('step')}, from {stage['base']} (LoRA adapter, exported "

@@ -44,7 +44,7 @@ from django.core.exceptions import ValidationError
 from training.reporting import StopRequested
 from webapp.jobs import registry
 from webapp.jobs.models import Job
-from webapp.jobs.reporter import DatabaseReporter, Fence, JobFenced, json_safe
+from webapp.jobs.reporter import DatabaseReporter, Fence, JobFenced, json_safe, jsonable
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTCOME = "outcome.json"
@@ -391,7 +391,5 @@ def _rank_main(job_id: int, claim: int, folder: Path) -> int:
         )
         return 1
     if rank == 0:
-        from webapp.jobs.services import jsonable
-
         _write(folder / OUTCOME, {"status": "finished", "result": jsonable(result)})
     return 0

@@ -308,7 +308,3 @@ def _field_named_by(message: str, fields: typing.Iterable[str]) -> str:
 
 def config_to_dict(config: Any) -> dict[str, Any]:
     return dataclasses.asdict(config)
-
-
-def config_from_dict(kind: JobKind, data: dict[str, Any]) -> Any:
-    return build_config(kind, data)

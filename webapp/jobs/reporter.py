@@ -8,6 +8,7 @@ made. A worker that was paused, re-queued by the reaper and superseded by anothe
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -30,6 +31,15 @@ def json_safe(value):
     """`value` as stored JSON: NaN and ±Infinity (a diverged run's numbers) as null, which JSON
     columns accept, other objects as their str()."""
     return json.loads(json.dumps(value, default=str), parse_constant=lambda _: None)
+
+
+def jsonable(result) -> dict:
+    """A runner's result as the job's stored JSON."""
+    if dataclasses.is_dataclass(result):
+        result = dataclasses.asdict(result)
+    if not isinstance(result, dict):
+        result = {"value": result}
+    return json_safe(result)
 
 
 class JobFenced(Exception):

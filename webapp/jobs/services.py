@@ -28,11 +28,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 from training.reporting import StopRequested
+from webapp.core import sending
 from webapp.core.exceptions import ApplicationError
 from webapp.jobs import registry
 from webapp.jobs.models import Job, JobLog, JobStatus, WorkerHeartbeat
 from webapp.jobs.processes import RanksFailed, processes_of, run_in_processes
-from webapp.jobs.reporter import DatabaseReporter, Fence, JobFenced, json_safe
+from webapp.jobs.reporter import DatabaseReporter, Fence, JobFenced, jsonable
 
 log = logging.getLogger(__name__)
 MAX_REQUEUES = 2
@@ -57,10 +58,8 @@ class JobNotPublished(ApplicationError):
 
 def _publish(job_id: int, queue: str, task_id: str) -> None:
     """Hand the job's message to the broker and note when; JobNotPublished if the broker refuses."""
-    from workers.tasks import job_run_task
-
     try:
-        job_run_task.apply_async(kwargs={"job_id": job_id}, queue=queue, task_id=task_id)
+        sending.send_task(sending.JOB_RUN, kwargs={"job_id": job_id}, queue=queue, task_id=task_id)
     except Exception as exc:  # kombu, redis-py and the file system raise unrelated types
         log.warning("job %s: publish to queue %s failed: %s", job_id, queue, exc)
         raise JobNotPublished(job_id, type(exc).__name__) from exc
@@ -382,17 +381,6 @@ def _finished(fence: Fence, result) -> str:
         return _superseded(job_id, fence.claim)
     JobLog.objects.create(job_id=job_id, message="finished")
     return JobStatus.FINISHED
-
-
-def jsonable(result) -> dict:
-    """A runner's result as the job's stored JSON."""
-    import dataclasses
-
-    if dataclasses.is_dataclass(result):
-        result = dataclasses.asdict(result)
-    if not isinstance(result, dict):
-        result = {"value": result}
-    return json_safe(result)
 
 
 def jobs_reap_stale() -> dict[str, list[int]]:

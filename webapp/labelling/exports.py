@@ -15,9 +15,9 @@ from django.utils import timezone
 
 from games.llm.chat import judge_messages
 from webapp.core import exports
-from webapp.jobs.kinds.disagreements import history_turns
 from webapp.labelling import selectors
 from webapp.labelling.models import DisagreementItem
+from webapp.labelling.votes import history_turns
 from webapp.play.models import Turn
 
 HISTORY_FIELDS = ("index", "question", "verdict", "feedback")  # of each earlier turn

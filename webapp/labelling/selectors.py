@@ -8,6 +8,7 @@ that has all the labels it asked for ("consensus").
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import timedelta
 
 from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce, Lower, Trim
@@ -19,6 +20,7 @@ from webapp.labelling.models import Assignment, DisagreementItem, JudgeVote, Lab
 
 CATEGORIES = [c.value for c in LabelVerdict]
 SUBSETS = ("all", "disagreements", "controls")
+UNDO_WINDOW = timedelta(minutes=2)  # how long a label can be taken back (services.label_undo)
 REVIEW_FILTERS = {
     "disputed": "labels disagree, no gold yet",
     "complete": "all labels in, no gold yet",
@@ -270,9 +272,7 @@ def judge_leaderboard() -> dict:
 
 
 def undoable_label(user, now=None) -> Label | None:
-    """The label Ctrl+Z would take back, if any (see services.UNDO_WINDOW)."""
-    from webapp.labelling.services import UNDO_WINDOW
-
+    """The label Ctrl+Z would take back, if any (see UNDO_WINDOW)."""
     label = last_label(user)
     if label is None or label.item.gold or (now or timezone.now()) - label.created_at > UNDO_WINDOW:
         return None

@@ -30,9 +30,10 @@ from webapp.core.exceptions import ApplicationError
 from webapp.jobs.models import Artifact
 from webapp.labelling import selectors
 from webapp.labelling.models import Assignment, DisagreementItem, JudgeVote, Label, LabelVerdict
+from webapp.labelling.selectors import UNDO_WINDOW
+from webapp.labelling.votes import history_of, score_items
 
 LEASE = timedelta(minutes=10)  # how long an item shown to someone keeps their slot
-UNDO_WINDOW = timedelta(minutes=2)
 CANDIDATES = 20  # items locked per allocation attempt
 MAX_WAITS = 5  # blocking retries when every candidate was locked by other allocators
 SYNC_SCORE_LIMIT = (
@@ -221,7 +222,6 @@ def gold_score(*, user, judge: str) -> GoldScore:
         )
         return GoldScore(spec.name, job_id=job.pk)
     from webapp.catalog.builders import judge_for
-    from webapp.jobs.kinds.disagreements import score_items
 
     items = list(DisagreementItem.objects.filter(pk__in=gold).order_by("id"))
     try:
@@ -306,7 +306,6 @@ def turn_dispute(*, visitor, turn_id: int, verdict: str) -> Dispute:
     """A player's "That's wrong" on a judge's answer in their own finished game: their answer is
     stored as a `human:<name>` vote and the turn is queued for labelling (its item, with the
     judge's vote, created unless a disagreements job queued it already)."""
-    from webapp.jobs.kinds.disagreements import history_of
     from webapp.play.models import GameMode, GameStatus, Turn
 
     turn = Turn.objects.select_related("game", "game__judge").filter(pk=turn_id).first()

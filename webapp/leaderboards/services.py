@@ -50,6 +50,7 @@ from games.rating import rasch_fit, theta_interval
 from games.types import WIN_RULES, GameConfig
 from webapp.arena.board import ARENA, arena_board, arena_words_refresh
 from webapp.catalog.models import ModelSpec, WordList
+from webapp.core import sending
 from webapp.jobs.models import JobStatus
 from webapp.leaderboards.models import LeaderboardSnapshot, RefreshPending
 from webapp.leaderboards.people import PEOPLE_RULE, humans_board, people_games
@@ -522,8 +523,6 @@ REFRESH_PENDING_SECONDS = 600
 def leaderboards_refresh_queue(*, now: datetime | None = None) -> bool:
     """Queue a refresh once the current transaction commits ("Recompute now"), unless one is
     already waiting. Returns whether this call queued one."""
-    from workers.tasks import leaderboards_refresh_task
-
     now = now or timezone.now()
     stale = now - timedelta(seconds=REFRESH_PENDING_SECONDS)
     taken_over = RefreshPending.objects.filter(key=REFRESH_KEY, queued_at__lt=stale).update(
@@ -535,7 +534,7 @@ def leaderboards_refresh_queue(*, now: datetime | None = None) -> bool:
                 RefreshPending.objects.create(key=REFRESH_KEY, queued_at=now)
         except IntegrityError:
             return False  # one is waiting already
-    transaction.on_commit(lambda: leaderboards_refresh_task.delay())
+    transaction.on_commit(lambda: sending.send_task(sending.LEADERBOARDS_REFRESH))
     return True
 
 

@@ -176,8 +176,10 @@ def test_collapse_monitor_warns_when_validation_success_falls_below_its_start():
         ({"temperature": 0.0}, "temperature"),
         ({"warn_grad_norm_factor": 1.0}, "warn_grad_norm_factor"),
         ({"unknown_penalty": float("nan")}, "finite"),
-        ({"val_secrets": -1}, "val_secrets"),
-        ({"val_split": "rl"}, "val_split needs a val_word_list"),
+        ({"val_secrets": -2}, "val_secrets"),
+        ({"val_games": 0}, "val_games"),
+        ({"log_ratio_clamp": 0.0}, "log_ratio_clamp"),
+        ({"val_split": "rl", "val_word_list": ""}, "val_split needs a val_word_list"),
         ({"val_word_list": "x", "val_split": "train"}, "val_split must be"),
         ({"val_steps": 0}, "val_steps"),
         ({"warn_val_drop": 0.0}, "warn_val_drop"),
@@ -230,6 +232,7 @@ def test_config_defaults_are_the_papers():
     }  # the reference's val_kwargs
     assert GRPOConfig(val_sampling="greedy").val_sampling_params["temperature"] == 0.0
     assert starpo.resolved() == {
+        "belief_coef": 0.0,  # the StarPO script's: no ΔBelief
         "loss_agg_mode": "seq-mean-token-mean",
         "learning_rate": 1e-5,
         "val_sampling": {"name": "paper", "temperature": 0.7, "top_p": 0.8, "top_k": 20},
@@ -237,7 +240,19 @@ def test_config_defaults_are_the_papers():
     assert (
         GRPOConfig(advantage="trajectory", loss_agg_mode="token-mean").aggregation == "token-mean"
     )
-    assert c.games_per_step == 64 and c.target_modules == "all-linear"
+    # the paper's step: 240 secrets × 16 games (train_batch_size, multi_turn.train.n); the CPU
+    # sizing is the named setting `cpu`
+    assert (c.secrets_per_step, c.num_generations, c.games_per_step) == (240, 16, 3840)
+    cpu = GRPOConfig.from_preset("cpu")
+    assert (cpu.secrets_per_step, cpu.num_generations, cpu.games_per_step) == (8, 8, 64)
+    assert c.target_modules == "all-linear"
+    assert (c.max_completion_length, c.log_ratio_clamp, c.mask_end_of_turn) == (50, 20.0, True)
+    assert (c.val_word_list, c.val_games, c.val_steps, c.shuffle_mini_batches) == (
+        "dbrl/paper_val",
+        4,
+        4,
+        False,
+    )
     # three mini-batches also build when a step has fewer games: the update makes fewer
     assert GRPOConfig(secrets_per_step=1, num_generations=2).mini_batches == 3
     assert GRPOConfig(lora_target_modules="q_proj, v_proj").target_modules == ["q_proj", "v_proj"]

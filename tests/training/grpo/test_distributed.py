@@ -33,6 +33,7 @@ FLAGS = {
     "lora-rank": 4,
     "cpu-threads": 1,
     "forward-batch-size": 1,
+    "val-secrets": 0,  # no validation games (the paper's default plays dbrl/paper_val)
     "seed": 3,
 }
 SAME = (

@@ -69,6 +69,7 @@ def config(url: str, **overrides) -> GRPOConfig:
         save_steps=1,
         cpu_threads=1,
         precision="float32",  # the server samples at float32: its log-probs are compared below
+        val_secrets=0,
         seed=3,
     )
     values.update(overrides)

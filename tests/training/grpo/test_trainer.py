@@ -64,6 +64,10 @@ def _config(**overrides) -> GRPOConfig:
         cpu_threads=2,
         precision="float32",  # exactness checks below (sampler vs trainer log-probs)
         forward_batch_size=2,
+        val_secrets=0,  # validation, where a test turns it on: one game on training secrets
+        val_games=1,
+        val_word_list="",
+        allow_val_overlap=True,
         seed=3,
     )
     values.update(overrides)
@@ -171,10 +175,10 @@ def test_validation_plays_fixed_secrets_as_the_paper_samples_and_warns_when_succ
         return real_guesser(backend, sampling=sampling, **kwargs)
 
     def forgetting_validate(
-        rollouts, words, judge, step, ranks=None
+        rollouts, words, judge, step, ranks=None, games_per_secret=1
     ):  # real games; success forced to fall after step 0
         return {
-            **real_validate(rollouts, words, judge, step, ranks),
+            **real_validate(rollouts, words, judge, step, ranks, games_per_secret),
             "val/success_rate": 1.0 if step == 0 else 0.0,
         }
 
@@ -223,7 +227,13 @@ def test_validation_plays_fixed_secrets_as_the_paper_samples_and_warns_when_succ
         r["message"] for r in reporter.records if r["event"] == "log" and r["level"] == "warning"
     ]
     assert any(w.startswith("step 2: Validation success fell to 0% from 100%") for w in warnings)
-    assert result["validation"] == {"secrets": 2, "sampling": "paper", "before": 1.0, "last": 0.0}
+    assert result["validation"] == {
+        "secrets": 2,
+        "games_per_secret": 1,
+        "sampling": "paper",
+        "before": 1.0,
+        "last": 0.0,
+    }
     logs = [r["message"] for r in reporter.records if r["event"] == "log"]
     assert any(
         m.startswith(

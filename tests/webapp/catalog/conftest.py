@@ -1,7 +1,6 @@
-from unittest import mock
-
 import pytest
 
+from tests.sending import tasks_held
 from webapp.catalog.services import SeedEntry, seed_model_specs, word_list_create
 
 LIST_A = [
@@ -47,7 +46,7 @@ def submit(db):
     from webapp.jobs.services import job_submit
 
     def go(kind="curation", **params):
-        with mock.patch("workers.tasks.job_run_task.apply_async"):
+        with tasks_held():
             return job_submit(kind=kind, params=params)
 
     return go

@@ -3,13 +3,12 @@ base model is asked for, refused with the reason where they cannot load."""
 
 from __future__ import annotations
 
-from unittest import mock
-
 import pytest
 from django.core.exceptions import ValidationError
 
 from games.judges.pretrained import read_meta
 from games.registry import SpecError
+from tests.sending import tasks_held
 from webapp.catalog.builders import judge_for, spec_string
 from webapp.catalog.models import ModelKind, ModelSpec, Split
 from webapp.catalog.services import SeedEntry, seed_model_specs, word_list_create
@@ -76,7 +75,7 @@ SMOL_SFT = dict(
 
 
 def submit(**params) -> Job:
-    with mock.patch("workers.tasks.job_run_task.apply_async"):
+    with tasks_held():
         return job_submit(kind="sft", params=params)
 
 

@@ -5,13 +5,13 @@ the job's games as a snapshot) that the seed registers and whose games it import
 from __future__ import annotations
 
 import json
-from unittest import mock
 
 import pytest
 import torch
 from django.core.management import CommandError, call_command
 from safetensors.torch import load_file, save_file
 
+from tests.sending import tasks_held
 from training import shipping
 from webapp.catalog import shipped
 from webapp.catalog.models import ModelKind, ModelRole, ModelSpec
@@ -82,7 +82,7 @@ def checkpoint(tmp_path):
     Checkpoint.objects.create(
         job=train, step=250, path=str(folder), is_adapter=True, model_spec=spec
     )
-    with mock.patch("workers.tasks.job_run_task.apply_async"):
+    with tasks_held():
         evaluation = job_submit(
             kind="evaluation",
             params=dict(guesser="infogain", judge="kb", limit=3, samples=2, max_turns=8),

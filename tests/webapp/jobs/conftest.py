@@ -1,9 +1,7 @@
-"""Fixtures of the jobs tests: the seeded catalog the launch forms offer and a broker that is
-never reached (`rclient`, a signed-in researcher, is tests/conftest.py's)."""
+"""Fixtures of the jobs tests: the seeded catalog the launch forms offer (`rclient`, a signed-in
+researcher, and `no_queue`, a broker that is never reached, are tests/conftest.py's)."""
 
 from __future__ import annotations
-
-from unittest import mock
 
 import pytest
 
@@ -15,9 +13,3 @@ def seeded(db):
     """The shipped word lists and the default model specs (the launch forms' choices)."""
     seed_word_lists()
     seed_model_specs()
-
-
-@pytest.fixture
-def no_queue():
-    with mock.patch("workers.tasks.job_run_task.apply_async") as apply_async:
-        yield apply_async

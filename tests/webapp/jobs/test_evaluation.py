@@ -2,6 +2,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from games.llm.base import PAPER_VAL_SAMPLING
+from tests.sending import tasks_held
 from tests.training.sft.helpers import tiny_model
 from webapp.catalog.models import ModelSpec
 from webapp.catalog.services import seed_model_specs, seed_word_lists
@@ -19,9 +20,7 @@ def seeded():
 
 
 def submit(**config):
-    from unittest import mock
-
-    with mock.patch("workers.tasks.job_run_task.apply_async"):
+    with tasks_held():
         return job_submit(kind="evaluation", params=config)
 
 

@@ -1,8 +1,7 @@
-from unittest import mock
-
 import pytest
 from django.core.exceptions import ValidationError
 
+from tests.sending import tasks_held
 from webapp.catalog.services import seed_model_specs, seed_word_lists
 from webapp.jobs.models import Artifact, JobStatus
 from webapp.jobs.services import job_run, job_submit
@@ -11,7 +10,7 @@ pytestmark = pytest.mark.django_db
 
 
 def submit(kind, **config):
-    with mock.patch("workers.tasks.job_run_task.apply_async"):
+    with tasks_held():
         return job_submit(kind=kind, params=config)
 
 

@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 
 from games.rollout import rollout
 from games.types import GameConfig
+from tests.sending import tasks_held
 from webapp.catalog.builders import guesser_for, judge_for
 from webapp.catalog.models import ModelKind, ModelSpec, Split
 from webapp.catalog.services import SeedEntry, seed_model_specs, word_list_create
@@ -27,6 +28,7 @@ FAST = dict(
     learning_rate=3e-3,
     save_steps=1,
     rollout_filter_ratio=1.0,
+    val_secrets=0,
     cpu_threads=1,
 )
 
@@ -59,7 +61,7 @@ def seeded(grpo_web_tiny):
 
 
 def submit(**params) -> Job:
-    with mock.patch("workers.tasks.job_run_task.apply_async"):
+    with tasks_held():
         return job_submit(kind="grpo", params=params)
 
 
@@ -67,10 +69,9 @@ def test_grpo_job_stops_resumes_and_registers_adapter_model_specs(seeded, grpo_w
     job = submit(
         word_list="g/words",
         split="rl",
-        val_secrets=1,
         val_word_list="g/words",
         val_split="test",
-        **FAST,
+        **{**FAST, "val_secrets": 1},
     )
     assert job.queue == settings.JOBS_GPU_QUEUE
     calls = {"n": 0}
@@ -85,7 +86,7 @@ def test_grpo_job_stops_resumes_and_registers_adapter_model_specs(seeded, grpo_w
     with mock.patch("webapp.jobs.reporter.DatabaseReporter.should_stop", stop_before_step_two):
         assert job_run(job_id=job.pk) == JobStatus.STOPPED
     assert list(Checkpoint.objects.filter(job=job).values_list("step", flat=True)) == [1]
-    with mock.patch("workers.tasks.job_run_task.apply_async"):
+    with tasks_held():
         job_resume(job=Job.objects.get(pk=job.pk))
     assert job_run(job_id=job.pk) == JobStatus.FINISHED
     job.refresh_from_db()

@@ -14,6 +14,7 @@ from django.contrib.messages import get_messages
 from django.db.models.query import QuerySet
 from django.utils import timezone
 
+from tests.sending import tasks_held
 from webapp.jobs.models import Artifact, Job, JobLog, JobStatus
 from workers.tasks import jobs_reap_stale_task
 
@@ -25,8 +26,8 @@ SMOKE = {"message": "again", "steps": 2, "seconds_per_step": 0.0}
 @pytest.fixture
 def queue():
     """Every Celery message `jobs.run` would send; run the on-commit hooks to see them."""
-    with mock.patch("workers.tasks.job_run_task.apply_async") as apply_async:
-        yield apply_async
+    with tasks_held() as send:
+        yield send
 
 
 @pytest.fixture

@@ -3,12 +3,11 @@ queue, the rows it builds from gold and stored games, and the judge model spec i
 
 from __future__ import annotations
 
-from unittest import mock
-
 import pytest
 from django.core.exceptions import ValidationError
 
 from games.types import Verdict
+from tests.sending import tasks_held
 from tests.webapp.judge_rows import use_small_reference
 from tests.webapp.labelling.support import JUDGED, store_games
 from training.judge.config import LearnedJudgeJobConfig
@@ -27,7 +26,7 @@ SMALL = {"epochs": 2, "dim": 8, "hidden": 16, "batch_size": 32, "cpu_threads": 1
 
 
 def submit(**params) -> Job:
-    with mock.patch("workers.tasks.job_run_task.apply_async"):
+    with tasks_held():
         return job_submit(kind="judge", params=params)
 
 

@@ -3,12 +3,11 @@ queueing, its queue, and the judge model spec it registers, which plays like any
 
 from __future__ import annotations
 
-from unittest import mock
-
 import pytest
 from django.core.exceptions import ValidationError
 
 from games.types import Verdict
+from tests.sending import tasks_held
 from tests.webapp.judge_rows import use_small_reference
 from webapp.catalog.builders import judge_for
 from webapp.catalog.models import ModelKind, ModelSpec
@@ -22,7 +21,7 @@ SMALL = {"max_rows": 48, "lora_rank": 4, "eval_every": 0, "batch_size": 16, "cpu
 
 
 def submit(**params) -> Job:
-    with mock.patch("workers.tasks.job_run_task.apply_async"):
+    with tasks_held():
         return job_submit(kind="pretrained_judge", params=params)
 
 

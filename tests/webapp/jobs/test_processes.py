@@ -11,6 +11,7 @@ from unittest import mock
 import pytest
 from django.core.exceptions import ValidationError
 
+from tests.sending import tasks_held
 from training.reporting import StopRequested
 from webapp.catalog.models import Split
 from webapp.catalog.services import SeedEntry, seed_model_specs, word_list_create
@@ -52,7 +53,7 @@ def seeded(tmp_path):
 
 
 def submit(kind="grpo", **params) -> Job:
-    with mock.patch("workers.tasks.job_run_task.apply_async"):
+    with tasks_held():
         return job_submit(kind=kind, params=params)
 
 

@@ -1,10 +1,9 @@
 """The shared rules of the job kinds: model-spec lookups, the kind groups and the queue choice."""
 
-from unittest import mock
-
 import pytest
 from django.core.exceptions import ValidationError
 
+from tests.sending import tasks_held
 from webapp.catalog.models import ModelKind, ModelRole, ModelSpec
 from webapp.catalog.selectors import ModelSpecUnavailable, model_spec_active, model_specs_heavy
 from webapp.catalog.services import seed_model_specs, seed_word_lists
@@ -112,7 +111,7 @@ def test_a_job_check_names_every_missing_judge(seeded):
     from webapp.jobs.services import job_submit
 
     with (
-        mock.patch("workers.tasks.job_run_task.apply_async"),
+        tasks_held(),
         pytest.raises(ValidationError) as err,
     ):
         job_submit(kind="disagreements", params={"judges": ["kb", "nobody", "retired"]})

@@ -13,6 +13,7 @@ from django.db import IntegrityError
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerDown
 
+from tests.sending import tasks_held
 from webapp.jobs import registry, services
 from webapp.jobs.models import Checkpoint, Job, JobLog, JobStatus, Metric
 from webapp.jobs.reporter import DatabaseReporter, Fence, JobFenced
@@ -22,9 +23,7 @@ SMOKE = {"message": "fenced", "steps": 2, "seconds_per_step": 0.0}
 
 @pytest.fixture
 def broker_down():
-    with mock.patch(
-        "workers.tasks.job_run_task.apply_async", side_effect=BrokerDown("connection refused")
-    ) as m:
+    with tasks_held(side_effect=BrokerDown("connection refused")) as m:
         yield m
 
 
@@ -65,12 +64,12 @@ def test_launch_form_with_the_broker_down_goes_to_the_run_page_with_a_warning(rc
 
 @pytest.mark.django_db(transaction=True)
 def test_a_published_job_records_when(rclient):
-    with mock.patch("workers.tasks.job_run_task.apply_async") as apply_async:
+    with tasks_held() as send:
         response = rclient.post(
             "/api/jobs/", {"kind": "smoke", "config": SMOKE}, content_type="application/json"
         )
     assert response.status_code == 202
-    apply_async.assert_called_once()
+    send.assert_called_once()
     assert Job.objects.get(pk=response.json()["id"]).published_at is not None
 
 
@@ -195,9 +194,9 @@ def test_sweep_leaves_running_finished_and_fresh_jobs_alone():
     )
     for job in (running, finished):
         age(job, 3600)
-    with mock.patch("workers.tasks.job_run_task.apply_async") as apply_async:
+    with tasks_held() as send:
         assert services.jobs_republish_lost() == []
-    apply_async.assert_not_called()
+    send.assert_not_called()
     assert fresh.pk
 
 
@@ -371,7 +370,7 @@ def test_a_lost_database_connection_requeues_the_job_instead_of_failing_it():
     job = Job.objects.create(kind="smoke", config=SMOKE, task_id="t")
     with (
         mock.patch.object(registry.JobKind, "runner_fn", return_value=run),
-        mock.patch("workers.tasks.job_run_task.apply_async") as apply_async,
+        tasks_held() as send,
     ):
         assert services.job_run(job_id=job.pk) == JobStatus.QUEUED
         job.refresh_from_db()
@@ -381,8 +380,8 @@ def test_a_lost_database_connection_requeues_the_job_instead_of_failing_it():
             and job.error == ""
             and job.task_id != "t"
         )
-        apply_async.assert_called_once_with(
-            kwargs={"job_id": job.pk}, queue=job.queue, task_id=job.task_id
+        send.assert_called_once_with(
+            "jobs.run", kwargs={"job_id": job.pk}, queue=job.queue, task_id=job.task_id
         )
         Job.objects.filter(pk=job.pk).update(requeues=services.MAX_REQUEUES)
         assert services.job_run(job_id=job.pk) == JobStatus.FAILED  # not for ever

@@ -3,10 +3,9 @@ the base model, and the launch form starts from the named setting smol-20q-sft (
 
 from __future__ import annotations
 
-from unittest import mock
-
 import pytest
 
+from tests.sending import tasks_held
 from tests.training.sft.helpers import tiny_model
 from tests.webapp.jobs.test_launch_validation import field_block
 from webapp.catalog.models import ModelSpec
@@ -26,7 +25,7 @@ def test_a_reference_sft_job_needs_no_word_list_judge_or_games(tmp_path_factory)
     seed_model_specs(tiny_model(tmp_path_factory))  # no word list seeded: none is read
     params = dict(source="reference", max_turn_examples=4, max_steps=1, learning_rate=1e-3)
     params |= dict(global_batch_size=4, per_device_batch_size=4, judge="no-such-judge")
-    with mock.patch("workers.tasks.job_run_task.apply_async"):
+    with tasks_held():
         job = job_submit(kind="sft", params=params)
     assert job_run(job_id=job.pk) == "finished", Job.objects.get(pk=job.pk).error
     job.refresh_from_db()

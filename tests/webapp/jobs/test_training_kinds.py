@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 
 from games.rollout import rollout
 from games.types import GameConfig, Verdict
+from tests.sending import tasks_held
 from tests.training.sft.helpers import tiny_model, trajectory
 from webapp.catalog.builders import guesser_for, judge_for
 from webapp.catalog.models import ModelKind, ModelSpec, Split
@@ -51,7 +52,7 @@ def seeded(tiny_dir):
 
 
 def submit(kind: str, **params) -> Job:
-    with mock.patch("workers.tasks.job_run_task.apply_async"):
+    with tasks_held():
         return job_submit(kind=kind, params=params)
 
 
@@ -82,7 +83,7 @@ def test_sft_job_stops_resumes_and_registers_playable_model_specs(seeded):
     with mock.patch("webapp.jobs.reporter.DatabaseReporter.should_stop", stop_in_step_two):
         assert job_run(job_id=job.pk) == JobStatus.STOPPED
     assert list(Checkpoint.objects.filter(job=job).values_list("step", flat=True)) == [2]
-    with mock.patch("workers.tasks.job_run_task.apply_async"):
+    with tasks_held():
         job_resume(job=Job.objects.get(pk=job.pk))
     assert job_run(job_id=job.pk) == JobStatus.FINISHED
     job.refresh_from_db()

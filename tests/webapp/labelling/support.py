@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from unittest import mock
-
 from games.engine import replay
 from games.registry import build_judge
 from games.types import GameConfig
+from tests.sending import tasks_held
 from webapp.catalog.models import ModelSpec
 from webapp.catalog.services import seed_model_specs
 from webapp.jobs.services import job_run, job_submit
@@ -70,7 +69,7 @@ def store_game(secret: str, questions: list[str], seed: int = 99, **fields):
 def submit(kind: str = "disagreements", **config):
     if kind == "disagreements":  # the two KB judges disagree on GAMES (cheap, deterministic)
         config.setdefault("judges", ["kb", "kb-any-sense"])
-    with mock.patch("workers.tasks.job_run_task.apply_async"):
+    with tasks_held():
         return job_submit(kind=kind, params=config)
 
 

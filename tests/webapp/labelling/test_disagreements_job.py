@@ -7,6 +7,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
+from tests.sending import tasks_held
 from tests.webapp.labelling.support import (
     DISAGREEING,
     JUDGED,
@@ -184,9 +185,7 @@ def test_launch_form_on_the_jobs_dashboard_queues_the_job(client, games, researc
         and 'name="max_items"' in html
         and 'name="people_only"' in html
     )
-    from unittest import mock
-
-    with mock.patch("workers.tasks.job_run_task.apply_async"):
+    with tasks_held():
         response = client.post(
             "/jobs/new/disagreements/",
             {

@@ -4,11 +4,10 @@ others, and trained on the gold labels by the `judge` job the judges page queues
 
 from __future__ import annotations
 
-from unittest import mock
-
 import pytest
 
 from games.types import Verdict
+from tests.sending import tasks_held
 from tests.webapp.judge_rows import use_small_reference
 from tests.webapp.labelling.support import run_disagreements
 from webapp.catalog.builders import judge_for
@@ -125,7 +124,7 @@ def test_training_on_gold_registers_a_judge_that_plays(client, queued, researche
     DisagreementItem.objects.filter(question="Is it an animal?").update(gold="yes")
     DisagreementItem.objects.filter(question="Is it a building?").update(gold="no")
     client.force_login(researcher)
-    with mock.patch("workers.tasks.job_run_task.apply_async"):
+    with tasks_held():
         client.post("/labelling/judges/train/")
     job = Job.objects.get(kind="judge")
     assert job_run(job_id=job.pk) == "finished", Job.objects.get(pk=job.pk).error

@@ -4,10 +4,10 @@ judge."""
 from __future__ import annotations
 
 import json
-from unittest import mock
 
 import pytest
 
+from tests.sending import tasks_held
 from webapp.jobs.models import Artifact, Job
 from webapp.labelling.models import DisagreementItem, JudgeVote, Label
 
@@ -165,7 +165,7 @@ def test_score_a_judge_on_gold_in_the_request_or_as_a_job(client, queued, resear
     assert response.status_code == 302
     assert JudgeVote.objects.filter(item=item, judge_name="kb", job__isnull=True).count() == 1
     ModelSpec.objects.create(name="tiny-judge", kind="transformers", role="judge", path="/nowhere")
-    with mock.patch("workers.tasks.job_run_task.apply_async"):
+    with tasks_held():
         response = client.post("/labelling/judges/score/", {"judge": "tiny-judge"})
     job = Job.objects.get(kind="disagreements", config__source="gold")
     assert response["Location"] == f"/jobs/{job.pk}/" and job.config["judges"] == ["tiny-judge"]
@@ -183,7 +183,7 @@ def test_train_button_queues_the_judge_job_on_reference_and_gold_and_keeps_the_g
     for question, gold in (("Is it an animal?", "yes"), ("Is it an electronic device?", "unclear")):
         DisagreementItem.objects.filter(question=question).update(gold=gold)
     client.force_login(researcher)
-    with mock.patch("workers.tasks.job_run_task.apply_async"):
+    with tasks_held():
         response = client.post("/labelling/judges/train/")
     job = Job.objects.get(kind="judge")
     assert response.status_code == 302 and response["Location"] == f"/jobs/{job.pk}/"

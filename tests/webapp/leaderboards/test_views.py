@@ -9,9 +9,11 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from tests.sending import tasks_held
 from webapp.leaderboards.services import leaderboards_refresh, models_key
 
 pytestmark = pytest.mark.django_db
+REFRESH = "leaderboards.refresh"  # the task's name: webapp.core.sending sends it by name
 URL = "/leaderboards/"
 EVIL = "<script>alert(1)</script>"
 
@@ -89,11 +91,11 @@ def test_page_renders_before_anything_was_computed(client, db):
 
 
 def test_recompute_is_refused_to_guests_and_non_researchers(client, make_user):
-    with mock.patch("workers.tasks.leaderboards_refresh_task.delay") as delay:
+    with tasks_held() as send:
         assert client.post(f"{URL}recompute/").status_code == 403
         client.force_login(make_user("player", "annotator"))
         assert client.post(f"{URL}recompute/").status_code == 403
-    delay.assert_not_called()
+    send.assert_not_called()
 
 
 def test_recompute_queues_the_task_for_a_researcher_after_commit(
@@ -101,14 +103,14 @@ def test_recompute_queues_the_task_for_a_researcher_after_commit(
 ):
     client.force_login(researcher)
     assert "Recompute now" in client.get(URL).content.decode()
-    with mock.patch("workers.tasks.leaderboards_refresh_task.delay") as delay:
+    with tasks_held() as send:
         with django_capture_on_commit_callbacks(execute=False) as callbacks:
             response = client.post(f"{URL}recompute/")
-            delay.assert_not_called()  # only once the request's transaction commits
+            send.assert_not_called()  # only once the request's transaction commits
         for callback in callbacks:
             callback()
     assert response.status_code == 302 and response["Location"] == URL
-    delay.assert_called_once_with()
+    send.assert_called_once_with(REFRESH)
     assert "Recompute queued" in client.get(URL).content.decode()
     assert client.get(f"{URL}recompute/").status_code == 405
 
@@ -116,7 +118,7 @@ def test_recompute_queues_the_task_for_a_researcher_after_commit(
 def test_recompute_needs_the_csrf_token(researcher):
     client = Client(enforce_csrf_checks=True)
     client.force_login(researcher)
-    with mock.patch("workers.tasks.leaderboards_refresh_task.delay"):
+    with tasks_held():
         assert client.post(f"{URL}recompute/").status_code == 403
         page = client.get(URL)
         token = page.cookies["csrftoken"].value
@@ -131,17 +133,17 @@ def test_recompute_clicks_queue_one_refresh_until_a_worker_starts_it(
     from workers.tasks import leaderboards_refresh_task
 
     client.force_login(researcher)
-    with mock.patch("workers.tasks.leaderboards_refresh_task.delay") as delay:
+    with tasks_held() as send:
         with django_capture_on_commit_callbacks(execute=True):
             for _ in range(40):
                 client.post(f"{URL}recompute/")
-        assert delay.call_count == 1
+        assert send.call_args_list == [mock.call(REFRESH)]
         assert "already queued" in client.get(URL).content.decode()
         leaderboards_refresh_task.apply()  # the worker starts it: the next click queues again
         with django_capture_on_commit_callbacks(execute=True):
             client.post(f"{URL}recompute/")
             client.post(f"{URL}recompute/")
-        assert delay.call_count == 2
+        assert send.call_args_list == [mock.call(REFRESH)] * 2
 
 
 def test_a_refresh_mark_left_by_a_lost_message_expires(django_capture_on_commit_callbacks):
@@ -152,10 +154,10 @@ def test_a_refresh_mark_left_by_a_lost_message_expires(django_capture_on_commit_
     from webapp.leaderboards import services
 
     now = timezone.now()
-    with mock.patch("workers.tasks.leaderboards_refresh_task.delay") as delay:
+    with tasks_held() as send:
         with django_capture_on_commit_callbacks(execute=True):
             assert services.leaderboards_refresh_queue(now=now) is True
             assert services.leaderboards_refresh_queue(now=now + timedelta(seconds=30)) is False
             later = now + timedelta(seconds=services.REFRESH_PENDING_SECONDS + 1)
             assert services.leaderboards_refresh_queue(now=later) is True  # taken to be lost
-        assert delay.call_count == 2
+        assert send.call_args_list == [mock.call(REFRESH)] * 2

@@ -45,13 +45,13 @@ from games import rules
 from games.engine import judge_seed
 from games.judges.base import JudgeRequest
 from games.types import GameConfig, Verdict
-from games.types import Turn as TurnData
 from training.common.config import _check, check_between, knob
 from training.reporting import StopRequested
 from webapp.catalog.builders import judge_for
 from webapp.catalog.models import ModelSpec
 from webapp.jobs.kinds.checks import check_model
 from webapp.labelling.models import DisagreementItem, JudgeVote
+from webapp.labelling.votes import history_of, history_turns, score_items, vote_of
 from webapp.play.exports import games_selection
 from webapp.play.models import GameMode, Turn
 from webapp.play.services import DEFAULT_JUDGES, PEOPLE_WIN_RULE
@@ -207,19 +207,6 @@ def check(config: DisagreementsConfig) -> None:
         raise ValidationError(errors)
 
 
-def as_vote(verdict: Verdict) -> str:
-    """A judge's 'finished' on a question that does not name the secret is a yes (the engine's
-    rule)."""
-    return Verdict.YES.value if verdict is Verdict.FINISHED else verdict.value
-
-
-def vote_of(answer, **fields) -> JudgeVote:
-    """A JudgeVote of a judge's answer (with its p_yes when the judge is probabilistic)."""
-    return JudgeVote(
-        verdict=as_vote(answer.verdict), raw=answer.raw[:10_000], p_yes=answer.p_yes, **fields
-    )
-
-
 def uncertainty(votes) -> float | None:
     """1 − 2·|p_yes − 0.5| of the least sure probabilistic vote (None when no vote has a p_yes)."""
     values = [1.0 - 2.0 * abs(v.p_yes - 0.5) for v in votes if v.p_yes is not None]
@@ -234,30 +221,6 @@ def compared(verdicts: list[str], unknown: str) -> bool | None:
 
 def is_control(seed: int, turn_id: int, share: float) -> bool:
     return share > 0 and random.Random(f"{seed}:{turn_id}").random() < share
-
-
-def history_of(turn_rows: list[dict]) -> list[dict]:
-    return [
-        {
-            "index": t["index"],
-            "question": t["question"],
-            "verdict": t["verdict"],
-            "feedback": t["feedback"],
-        }
-        for t in turn_rows
-    ]
-
-
-def history_turns(history: list[dict]) -> tuple[TurnData, ...]:
-    return tuple(
-        TurnData(
-            index=h["index"],
-            question=h["question"],
-            verdict=Verdict(h["verdict"]),
-            feedback=h.get("feedback", ""),
-        )
-        for h in history
-    )
 
 
 def run(config: DisagreementsConfig, reporter) -> dict:
@@ -495,30 +458,3 @@ def _run_gold(config, judges, reporter) -> dict:
             (start + len(chunk)) / len(items), f"{start + len(chunk)}/{len(items)} gold items"
         )
     return {"gold_items": len(items), "votes": n_votes, "judges": [spec.name for spec, _ in judges]}
-
-
-def score_items(
-    items: list[DisagreementItem], judges, *, job_id: int | None = None, skip=frozenset()
-) -> int:
-    """Run judges over items (their secret, question and history) and store the votes on them."""
-    requests = [JudgeRequest(it.secret, it.question, history_turns(it.history), 0) for it in items]
-    votes = []
-    for spec, judge in judges:
-        todo = [(it, req) for it, req in zip(items, requests) if (it.pk, spec.name) not in skip]
-        answers = judge.judge_batch([req for _, req in todo]) if todo else []
-        votes += [
-            vote_of(
-                a,
-                item=it,
-                turn_id=it.source_turn_id,
-                secret=it.secret,
-                question=it.question,
-                judge_name=spec.name,
-                judge_spec=spec,
-                job_id=job_id,
-            )
-            for (it, _), a in zip(todo, answers)
-        ]
-    with transaction.atomic():
-        JudgeVote.objects.bulk_create(votes)
-    return len(votes)

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from training.common.config import check_between
+from training.common.held_out import held_out_overlap
 from training.grpo.config import GRPOConfig
 from webapp.catalog.models import ModelSpec
 from webapp.jobs.kinds.checks import check_model, check_word_list, processes_knob
@@ -39,10 +40,22 @@ def check(config: GRPOConfig) -> None:
     check_base(config, errors)
     check_model(errors, "judge", config.judge, "judge")
     check_word_list(errors, "word_list", config.word_list, config.split)
-    if config.val_word_list:
+    validating = bool(config.val_secrets and config.val_word_list)
+    if validating:
         check_word_list(
             errors, "val_word_list", config.val_word_list, config.val_split, "val_split"
         )
+    lists_found = not {"word_list", "split", "val_word_list", "val_split"} & set(errors)
+    if validating and not config.allow_val_overlap and lists_found:
+        # the config's own check reads shipped lists; here the stored ones, splits included
+        overlap = held_out_overlap(
+            words_of(config.word_list, config.split),
+            words_of(config.val_word_list, config.val_split),
+            "word_list",
+            "val_word_list",
+        )
+        if overlap:
+            errors["val_word_list"] = [f"{overlap} (set allow_val_overlap to allow it)"]
     if config.pool_word_list:
         check_word_list(errors, "pool_word_list", config.pool_word_list)
     check_processes(config, errors)
@@ -55,7 +68,8 @@ def run(config: GRPOConfig, reporter) -> dict:
     from webapp.catalog.builders import judge_for
 
     judge = judge_for(ModelSpec.objects.get(name=config.judge))
-    val_words = words_of(config.val_word_list, config.val_split) if config.val_word_list else None
+    validating = bool(config.val_secrets and config.val_word_list)
+    val_words = words_of(config.val_word_list, config.val_split) if validating else None
     pool = words_of(config.pool_word_list) if config.pool_word_list else None
     return _run(
         "grpo",

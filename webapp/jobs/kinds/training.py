@@ -26,6 +26,7 @@ from django.db import transaction
 from training.common.config import check_between, knob
 from training.dpo.config import DPOJobConfig
 from training.sft.config import SFTJobConfig
+from webapp.catalog.builders import trained_sampling
 from webapp.catalog.models import ModelKind, ModelRole, ModelSpec, WordListEntry
 from webapp.catalog.selectors import word_list_latest
 from webapp.jobs.kinds.checks import check_model, check_word_list, processes_knob
@@ -205,7 +206,7 @@ def model_spec_register_checkpoint(
         role=role,
         path=base_path if checkpoint.is_adapter else checkpoint.path,
         adapter_path=checkpoint.path if checkpoint.is_adapter else "",
-        sampling=dict(base.sampling or {}),
+        sampling=trained_sampling(base, role),
         parent=base,
         produced_by_id=checkpoint.job_id,
         is_active=True,

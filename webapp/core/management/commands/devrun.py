@@ -23,7 +23,6 @@ from django.core.management.base import BaseCommand
 MAX_RESTARTS = 5  # per process, within RESTART_WINDOW; then it is left stopped (web: all stop)
 RESTART_WINDOW = 300.0
 READY_TIMEOUT = 180.0  # after this, say which part has not answered yet
-WORKERS = ("jobs", "housekeeping", "leaderboards")
 WHAT = {
     "web": "the web server",
     "jobs": "the job worker",
