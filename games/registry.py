@@ -5,7 +5,7 @@ Specs: `kb` (or `kb:any`, `kb:first` for other sense modes; `:closed` appended, 
 `natural` (natural questions over a learned answer model, games.guessers.natural; settings as
 `natural:noise=0.1,guess_threshold=0.6` or a data file as `natural:PATH`),
 `hf:PATH` (a transformers folder, a base model's name such as `hf:smollm2-135m-instruct`
-(games.pretrained), or a hub id), `openai:URL#MODEL`, `vllm:PATH`, and for judges `pretrained`
+(games.base_models), or a hub id), `openai:URL#MODEL`, `vllm:PATH`, and for judges `pretrained`
 (the shipped cross-encoder judge) or `pretrained:PATH` (a folder a judge job wrote), `learned`
 (the shipped weights) or `learned:PATH`, `kb+learned` (or `kb+learned:PATH`) and
 `ensemble:SPEC,SPEC,...`. A spec of a kind that runs a local model (`hf`, `vllm`, `pretrained`)
@@ -137,7 +137,7 @@ def build_judge(spec: str, **options: Any) -> Judge:
     if kind == "kb":
         return _kb_judge(target, options)
     if kind == "pretrained":
-        from games.judges.pretrained import PretrainedJudge
+        from games.judges.cross_encoder import PretrainedJudge
 
         path = target or options.pop("path", None) or None
         extra = {"precision": options.pop("precision")} if "precision" in options else {}

@@ -91,7 +91,7 @@ def test_generation_service_serves_a_built_in_model_to_the_gpu_worker():
     """GRPO's rollout_backend=server: vLLM's OpenAI-compatible server from the GPU image, with
     runtime LoRA loading, a model folder the image builds, the adapters' volume, and the GPU
     worker pointed at it."""
-    from games.pretrained import BASE_MODELS
+    from games.base_models import BASE_MODELS
 
     gen = SERVICES["generation"]
     assert gen["image"] == SERVICES["worker-gpu"]["image"] and gen.get("runtime") == "nvidia"
@@ -104,7 +104,7 @@ def test_generation_service_serves_a_built_in_model_to_the_gpu_worker():
     model = re.fullmatch(r"\$\{GENERATION_MODEL:-(.+)\}", words[2]).group(1)
     assert model.startswith("/app/var/base-models/")  # where Dockerfile.gpu builds them
     assert model.rsplit("/", 1)[-1] in BASE_MODELS
-    assert "training.pretrained build" in (ROOT / "Dockerfile.gpu").read_text()
+    assert "training.base_models build" in (ROOT / "Dockerfile.gpu").read_text()
     env = gen["environment"]
     assert env["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] == "True" and env["HF_HUB_OFFLINE"] == "1"
     # the adapters the trainer writes under DATA_DIR are on the volume the server reads

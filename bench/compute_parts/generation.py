@@ -223,7 +223,7 @@ def grpo_rollout_variants(
     from games.llm.chat import GuesserFormat
     from games.llm.transformers_backend import TransformersBackend
     from games.precision import frozen_to
-    from games.pretrained import resolve_model
+    from games.base_models import resolve_model
     from games.rollout import rollout
     from games.types import GameConfig
     from training.grpo.rollouts import merged_lora, rollout_cache_mb

@@ -28,7 +28,7 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from games.judges.pretrained import CrossEncoder, load_cross_encoder_folder
+from games.judges.cross_encoder import CrossEncoder, load_cross_encoder_folder
 
 Pairs = Sequence[tuple[str, str]]
 

@@ -164,7 +164,7 @@ def sft_batching(
     import torch
 
     from games.llm.chat import GuesserFormat
-    from games.pretrained import resolve_model
+    from games.base_models import resolve_model
     from training.common.models import load_model, quiet_libraries
     from training.sft.data import pack_games
     from training.sft.packing import fit_rows

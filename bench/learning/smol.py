@@ -339,7 +339,7 @@ def smol_pipeline(scale: SmolScale, stage, until: str | None) -> dict[str, Any]:
     """SFT → per seed: StarPO, CIA → each arm on the test (and validation) words → the ordering.
     `until`: sft (the SFT model evaluated, seed 0) or seed-N."""
     from bench.learning.ordering import orderings
-    from games.pretrained import resolve_model
+    from games.base_models import resolve_model
 
     work = stage.work
     words = {

@@ -42,7 +42,7 @@ from games.llm.base import (
 )
 from games.llm.prefix_cache import BLOCK, BufferLayer, PrefixStore
 from games.precision import normalise, resolve, torch_dtype
-from games.pretrained import BaseModelError, resolve_model
+from games.base_models import BaseModelError, resolve_model
 
 
 @dataclass(frozen=True)

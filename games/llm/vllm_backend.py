@@ -65,7 +65,7 @@ class VLLMBackend(LLMBackend):
         if precision is not None:
             engine_options = {**engine_options, "dtype": vllm_dtype(precision, engine_options)}
         if engine is None:
-            from games.pretrained import BaseModelError, resolve_model
+            from games.base_models import BaseModelError, resolve_model
 
             try:
                 model = resolve_model(model)  # a base model's name: its folder

@@ -13,7 +13,7 @@ import pytest
 
 from games.judge_eval import REFERENCE_TRIPLES, agreement, precision_flips, read_triples
 from games.judges.base import JudgeRequest
-from games.judges.pretrained import (
+from games.judges.cross_encoder import (
     DEFAULT_DIR,
     PretrainedJudge,
     PretrainedJudgeError,

@@ -127,9 +127,9 @@ def cpu_threads(n: int) -> Iterator[None]:
 
 
 def _source(path: str) -> tuple[str, bool]:
-    from games.pretrained import resolve_model
+    from games.base_models import resolve_model
 
-    path = resolve_model(path)  # a base model's name (games.pretrained): its checked folder
+    path = resolve_model(path)  # a base model's name (games.base_models): its checked folder
     local = os.path.expanduser(path)
     if os.path.isdir(local):
         return local, True

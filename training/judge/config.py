@@ -1,6 +1,6 @@
 """The `judge` job: train a judge on a reference judge's answers (and gold labels, stored games or a
 file). Two models: the learned judge (games.judges.learned, a small network over the knowledge
-base's facts: LearnedJudgeJobConfig) and the pretrained judge (games.judges.pretrained, a
+base's facts: LearnedJudgeJobConfig) and the pretrained judge (games.judges.cross_encoder, a
 cross-encoder fine-tuned from a pretrained base: PretrainedJudgeJobConfig)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from training.common.config import (
 
 DATASETS = ("reference", "gold", "reference+gold", "games", "reference+games", "file")
 INITS = ("random", "kb-svd")
-INPUTS = ("word", "word+gloss")  # games.judges.pretrained.INPUTS
+INPUTS = ("word", "word+gloss")  # games.judges.cross_encoder.INPUTS
 COMBINE = ("learned", "none")
 
 
@@ -163,7 +163,7 @@ class LearnedJudgeJobConfig:
 
 @dataclass(frozen=True)
 class PretrainedJudgeJobConfig:
-    """The pretrained judge: a cross-encoder (games.judges.pretrained) fine-tuned from `base_model`
+    """The pretrained judge: a cross-encoder (games.judges.cross_encoder) fine-tuned from `base_model`
     with a LoRA adapter and a one-logit head, on the same rows and held-out split as the learned
     judge. Defaults: the shipped judge's settings (chosen on validation secrets)."""
 
@@ -173,7 +173,7 @@ class PretrainedJudgeJobConfig:
     extra_weight: float = extra_weight_knob()
     base_model: str = knob(
         "minilm-l6",
-        "the pretrained encoder to start from: a base model name (games.pretrained) or a folder",
+        "the pretrained encoder to start from: a base model name (games.base_models) or a folder",
     )
     input: str = knob(
         "word",

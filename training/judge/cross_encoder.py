@@ -6,7 +6,7 @@ reads (secret text, question) pairs; LoRA adapters on its attention and feed-for
 the new head are trained with binary cross-entropy on the share of yes votes (a tie is 0.5), like
 the learned judge, on the same rows and the same split of secrets (training.judge.data.split_of).
 Validation figures are logged every `eval_every` steps. At the end the folder is written
-(`adapter/`, `judge.json`), read back by the judge the product runs (games.judges.pretrained),
+(`adapter/`, `judge.json`), read back by the judge the product runs (games.judges.cross_encoder),
 calibrated on every validation row (one temperature, fitted by likelihood), and measured once on
 the test secrets.
 """
@@ -26,7 +26,7 @@ import numpy as np
 
 from games import precision as precision_policy
 from games.judge_eval import agreement
-from games.judges.pretrained import (
+from games.judges.cross_encoder import (
     ADAPTER_DIR,
     FORMAT,
     META_FILE,
@@ -121,8 +121,8 @@ def build_model(config: PretrainedJudgeJobConfig):
     import torch
     from peft import LoraConfig, get_peft_model
 
-    from games.judges.pretrained import load_cross_encoder
-    from games.pretrained import resolve_model
+    from games.judges.cross_encoder import load_cross_encoder
+    from games.base_models import resolve_model
 
     torch.manual_seed(config.seed)
     model, tokenizer = load_cross_encoder(resolve_model(config.base_model), None)
@@ -279,7 +279,7 @@ def write_meta(folder: Path, meta: dict) -> None:
 
 
 def fit_combination(logits: np.ndarray, learned_p: np.ndarray, targets: np.ndarray) -> dict:
-    """The weights of games.judges.pretrained.combined_p_yes that maximise the likelihood of the
+    """The weights of games.judges.cross_encoder.combined_p_yes that maximise the likelihood of the
     targets (logistic regression on the two logits)."""
     from scipy.optimize import minimize
 

@@ -301,7 +301,7 @@ def _paper_answers(meta: dict) -> str:
 
 
 def _shipped_pretrained_description() -> str:
-    from games.judges.pretrained import read_meta
+    from games.judges.cross_encoder import read_meta
 
     meta = read_meta()
     return pretrained_description(meta, trained_on=_paper_answers(meta))
@@ -319,9 +319,9 @@ TRAINING_BASE_OPTIONS = {"opponent": False}
 
 
 def base_model_specs() -> list[dict]:
-    """The pretrained bases from wheels (games.pretrained), registered by name: the path is the
+    """The pretrained bases from wheels (games.base_models), registered by name: the path is the
     name, which every loader resolves to the converted folder (so no machine path is stored)."""
-    from games.pretrained import BASE_MODELS
+    from games.base_models import BASE_MODELS
 
     out = []
     for model in BASE_MODELS.values():

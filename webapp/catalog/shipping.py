@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from games.pretrained import is_base_model
+from games.base_models import is_base_model
 from training.shipping import (
     ShippingError,
     index_snapshot,

@@ -165,7 +165,7 @@ register_web_kind(
 )
 register_web_kind(
     "judge_sft",
-    "training.sft.judge:JudgeSFTJobConfig",
+    "training.judge.llm:JudgeSFTJobConfig",
     "training",
     "SFT of an LLM judge on a reference judge's verdicts for the questions of teacher "
     "(or stored) games.",

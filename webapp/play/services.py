@@ -22,8 +22,8 @@ from django.utils import timezone
 from games import rules
 from games.judges.base import Judge, JudgeRequest, UnknownSecretError
 from games.judges.learned import WeightsError
-from games.judges.pretrained import PretrainedJudgeError
-from games.pretrained import BaseModelError
+from games.judges.cross_encoder import PretrainedJudgeError
+from games.base_models import BaseModelError
 from games.types import GameConfig, JudgeAnswer, Verdict
 from webapp.accounts.roles import is_researcher
 from webapp.catalog import builders

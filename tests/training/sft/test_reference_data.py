@@ -199,7 +199,7 @@ def test_smollm2_trains_only_the_question_and_its_end_of_turn(turns):
     template writes after it (training.common.chat gives TRL's labels: test_masking)."""
     from transformers import AutoTokenizer
 
-    from games.pretrained import resolve_model
+    from games.base_models import resolve_model
     from training.common.chat import IGNORE, encode_prompt_completion
     from training.common.models import has_generation_markers
 

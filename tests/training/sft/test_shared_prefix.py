@@ -132,7 +132,7 @@ def test_the_jobs_shared_prefix_field_reaches_the_trainer(on, tiny_dir, tmp_path
 def test_smollm2_lora_on_paper_rows_split_equals_the_plain_path(tmp_path):
     """SmolLM2-135M with LoRA r16 on 4 of the paper's rows, float32: the loss within 1e-4
     relative and the LoRA gradients' cosine above 0.9999."""
-    from games.pretrained import resolve_model
+    from games.base_models import resolve_model
     from training.sft.reference_data import read_reference, reference_examples, sample_turns
 
     torch.manual_seed(0)

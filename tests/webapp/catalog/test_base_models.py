@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from games.judges.pretrained import read_meta
+from games.judges.cross_encoder import read_meta
 from games.registry import SpecError
 from tests.sending import tasks_held
 from webapp.catalog.builders import judge_for, spec_string

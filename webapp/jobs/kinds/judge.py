@@ -1,5 +1,5 @@
 """The judge jobs on the web side: `judge` trains the learned judge (games.judges.learned) and
-`pretrained_judge` the pretrained judge (games.judges.pretrained), on the shipped reference
+`pretrained_judge` the pretrained judge (games.judges.cross_encoder), on the shipped reference
 answers, the labelling app's gold answers and/or the yes/no verdicts a judge gave in stored games;
 the result is registered as a judge model spec (`learned-job<ID>`, `pretrained-job<ID>`) that can
 be played, scored on the gold set and compared like any other.
@@ -123,7 +123,7 @@ def check(config: JudgeJobConfig) -> None:
 def _check_encoder(base_model: str, errors: dict) -> None:
     """A base model's name must have its converted folder; anything else must be a folder (the
     judge job never downloads)."""
-    from games.pretrained import BASE_MODELS, problems
+    from games.base_models import BASE_MODELS, problems
 
     name = base_model.strip()
     if name in BASE_MODELS:

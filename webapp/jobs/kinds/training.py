@@ -82,8 +82,8 @@ def words_of(name: str, split: str = "") -> list[str]:
 
 def check_base(config, errors: dict) -> None:
     """The base model: an active transformers (or vLLM) model spec with a model folder (or the
-    name of a pretrained base whose converted folder is ready: games.pretrained)."""
-    from games.pretrained import is_base_model, problems
+    name of a pretrained base whose converted folder is ready: games.base_models)."""
+    from games.base_models import is_base_model, problems
 
     spec = check_model(
         errors, "base_model", config.base_model, kinds=ModelKind.TRAINABLE, what="transformers"
@@ -417,7 +417,7 @@ def run_dpo(config, reporter) -> dict:
 
 
 def run_judge_sft(config, reporter) -> dict:
-    from training.sft.judge import run
+    from training.judge.llm import run
 
     return _run(
         "judge_sft", run, config, reporter, role=ModelRole.JUDGE, **_game_inputs(config, reporter)

