@@ -4,23 +4,13 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from webapp.accounts import api as accounts_api
 from webapp.arena import urls as arena_urls
-from webapp.jobs import api as jobs_api
+from webapp.jobs import urls as jobs_urls
 from webapp.labelling import urls as labelling_urls
 from webapp.leaderboards import api as leaderboards_api
 from webapp.play import urls as play_urls
 
 api_patterns = [
-    path("jobs/", jobs_api.JobListSubmitApi.as_view(), name="job-list"),
-    path(
-        "jobs/<int:job_id>/",
-        include(
-            [
-                path("", jobs_api.JobDetailApi.as_view(), name="job-detail"),
-                path("cancel/", jobs_api.JobCancelApi.as_view(), name="job-cancel"),
-                path("resume/", jobs_api.JobResumeApi.as_view(), name="job-resume"),
-            ]
-        ),
-    ),
+    path("jobs/", include(jobs_urls.api_urlpatterns)),
     *play_urls.api_urlpatterns,
     path("leaderboards/", leaderboards_api.LeaderboardApi.as_view(), name="leaderboards"),
     path("labelling/", include(labelling_urls.api_urlpatterns)),

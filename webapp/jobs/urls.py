@@ -1,6 +1,6 @@
-from django.urls import path
+from django.urls import include, path
 
-from webapp.jobs import views
+from webapp.jobs import api, views
 
 app_name = "jobs"
 urlpatterns = [
@@ -19,4 +19,19 @@ urlpatterns = [
     path("<int:job_id>/cancel/confirm/", views.cancel_confirm, name="cancel-confirm"),
     path("<int:job_id>/<slug:verb>/", views.action, name="action"),
     path("artifacts/<int:artifact_id>/download/", views.artifact_download, name="artifact"),
+]
+
+# mounted under /api/jobs/ by webapp/urls.py (names live in the "api" namespace)
+api_urlpatterns = [
+    path("", api.JobListSubmitApi.as_view(), name="job-list"),
+    path(
+        "<int:job_id>/",
+        include(
+            [
+                path("", api.JobDetailApi.as_view(), name="job-detail"),
+                path("cancel/", api.JobCancelApi.as_view(), name="job-cancel"),
+                path("resume/", api.JobResumeApi.as_view(), name="job-resume"),
+            ]
+        ),
+    ),
 ]

@@ -8,6 +8,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from webapp.accounts.roles import RESEARCHER, require_role
 from webapp.leaderboards import services
+from webapp.leaderboards.ability import ABILITY_PRELIMINARY_GAMES
+from webapp.leaderboards.models_board import PRELIMINARY_GAMES
 from webapp.leaderboards.selectors import (
     leaderboard_latest,
     leaderboard_model_keys,
@@ -28,7 +30,7 @@ def _models_context(request) -> dict:
         "model_keys": keys,
         "models": snapshot,
         "models_key_missing": missing,
-        "preliminary_games": services.PRELIMINARY_GAMES,
+        "preliminary_games": PRELIMINARY_GAMES,
     }
 
 
@@ -73,7 +75,7 @@ def index(request):
         ability_chart=chart,
         chart_rows=CHART_ROWS,
         chart_height=80 + 26 * len(chart),
-        ability_preliminary_games=services.ABILITY_PRELIMINARY_GAMES,
+        ability_preliminary_games=ABILITY_PRELIMINARY_GAMES,
         last_checked=max(
             (s.meta.get("checked_at") or s.computed_at.isoformat() for s in snapshots), default=None
         ),

@@ -16,6 +16,7 @@ from webapp.catalog.selectors import (
     word_list_summaries,
 )
 from webapp.play import services
+from webapp.play.first_question import awaits_first_question
 from webapp.play.models import Game, GameMode, GameOutcome, GameStatus, Turn
 from webapp.play.question_checks import ANSWER_LABELS, rule_note
 from webapp.play.records import trajectory_of
@@ -133,7 +134,7 @@ def game_play_context(game: Game, visitor: Visitor) -> dict:
             rules.guessed_word(pending["question"]) if pending and not game.secret else None
         ),
         "can_undo": owner and services.undoable_turn(game) is not None,
-        "awaiting_first": services.awaits_first_question(game),
+        "awaiting_first": awaits_first_question(game),
     }
 
 

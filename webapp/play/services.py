@@ -20,17 +20,16 @@ from django.db import transaction
 from django.utils import timezone
 
 from games import rules
-from games.judges.base import Judge, JudgeRequest, UnknownSecretError
-from games.judges.learned import WeightsError
-from games.judges.cross_encoder import PretrainedJudgeError
 from games.base_models import BaseModelError
+from games.judges.base import Judge, JudgeRequest, UnknownSecretError
+from games.judges.cross_encoder import PretrainedJudgeError
+from games.judges.learned import WeightsError
 from games.types import GameConfig, JudgeAnswer, Verdict
 from webapp.accounts.roles import is_researcher
 from webapp.catalog import builders
 from webapp.catalog.models import Word, WordList
 from webapp.catalog.selectors import ModelSpecUnavailable, model_spec_active, word_list_latest
 from webapp.core.exceptions import ApplicationError
-from webapp.core.singleflight import in_flight, single_flight
 from webapp.labelling.models import JudgeVote
 from webapp.play.judge_checks import (
     KB_JUDGE,
@@ -60,10 +59,6 @@ DEFAULT_JUDGES = (PRETRAINED_JUDGE, LEARNED_JUDGE)  # default_judge: the first t
 MAX_TURNS_LIMIT = 50
 HUMAN_VERDICTS = (Verdict.YES, Verdict.NO, Verdict.UNKNOWN, Verdict.INVALID, Verdict.FINISHED)
 MAX_DRAW_TRIES = 200
-FIRST_QUESTION_HOLD = 90  # seconds one request may ask the first question (beyond the web
-# server's 60 s request timeout, so a live request keeps it and a killed one frees it soon)
-FIRST_QUESTION_WAIT = 30.0  # seconds another request waits for it
-FIRST_QUESTION_POLL = 0.25
 # People play under the strict win rule (games.rules): a guess names one thing, a question listing
 # several is invalid, a guess of another thing is No. Model games keep the rule of their job.
 PEOPLE_WIN_RULE = "strict"
@@ -86,8 +81,9 @@ def game_start(
 ) -> Game:
     """A new game. As `guesser` the person asks and a model judges a secret drawn from a word list;
     as `answerer` a model asks about the person's word (typed, drawn, or kept to themselves), its
-    first question asked now, or with `ask_first=False` later by `game_first_question` (the page
-    shows progress meanwhile instead of waiting for a slow model)."""
+    first question asked now, or with `ask_first=False` later by
+    webapp.play.first_question.game_first_question (the page shows progress meanwhile instead of
+    waiting for a slow model)."""
     config = _config(max_turns)
     game = Game(
         player=visitor.user,
@@ -145,57 +141,6 @@ def game_start(
             apply_plan(game, plan)
             game.save()
     return game
-
-
-def awaits_first_question(game: Game) -> bool:
-    """A game a model asks in that was started without its first question."""
-    return (
-        game.mode == GameMode.HUMAN_JUDGE
-        and game.status == GameStatus.PLAYING
-        and game.n_turns == 0
-        and not (game.state or {}).get("pending")
-    )
-
-
-def game_first_question(
-    *, game_id: int, visitor: Visitor, wait_seconds: float = FIRST_QUESTION_WAIT
-) -> Game:
-    """The model guesser's first question of a game started with `ask_first=False` (nothing to
-    do once it has one, so a repeated request is harmless). One request at a time asks the model:
-    a request arriving meanwhile waits up to `wait_seconds` for that question instead of asking
-    again (the page then asks once more if it is still not there)."""
-    game = _visible_game(game_id, visitor)
-    if not awaits_first_question(game):
-        return game
-    flight = f"play:first-question:{game.pk}"
-    with single_flight(flight, FIRST_QUESTION_HOLD) as mine:
-        if not mine:
-            return _first_question_awaited(game_id, visitor, flight, wait_seconds)
-        plan = guesser_plan(game, [])  # the guesser: no lock held
-        with transaction.atomic():
-            game = _locked_game(game_id, visitor)
-            if awaits_first_question(game):
-                apply_plan(game, plan)
-                game.save()
-    return game
-
-
-def _first_question_awaited(
-    game_id: int, visitor: Visitor, flight: str, wait_seconds: float
-) -> Game:
-    """The game once it has its first question, the request asking for it is done without one
-    (it failed: the page asks again) or `wait_seconds` have passed."""
-    deadline = time.monotonic() + wait_seconds
-    while True:
-        asking = in_flight(flight)  # read before the game: a question stored meanwhile is seen
-        game = _visible_game(game_id, visitor)
-        if not awaits_first_question(game) or not asking or time.monotonic() >= deadline:
-            return game
-        _pause(FIRST_QUESTION_POLL)
-
-
-def _pause(seconds: float) -> None:
-    time.sleep(seconds)
 
 
 def turn_submit(*, game_id: int, visitor: Visitor, question: str, expected_index: int) -> Turn:
@@ -273,12 +218,12 @@ def answer_submit(*, game_id: int, visitor: Visitor, verdict: str, expected_inde
 def game_confirm_secret(*, game_id: int, visitor: Visitor, secret: str) -> Game:
     """The person names the word they judged about once the game is over; it is checked against
     the winning question and compared with the knowledge-base and learned judges' answers."""
-    game = _visible_game(game_id, visitor)
+    game = visible_game(game_id, visitor)
     word = _confirmable_word(game, secret)
     trajectory = trajectory_of(game)
     check = judge_check(word, trajectory.turns, trajectory.config)  # the judges: no lock held
     with transaction.atomic():
-        game = _locked_game(game_id, visitor)
+        game = locked_game(game_id, visitor)
         if _confirmable_word(game, secret) != word:
             raise ApplicationError("The game changed meanwhile; reload it.", status=409)
         game.secret = word
@@ -323,7 +268,7 @@ def answer_undo(*, game_id: int, visitor: Visitor) -> Game:
     question: that turn and the ones the rules decided after it are removed, its question waits
     again and a game it ended (e.g. a wrong "That's my word") goes on."""
     with transaction.atomic():
-        game = _locked_game(game_id, visitor)
+        game = locked_game(game_id, visitor)
         turn = undoable_turn(game)
         if turn is None:
             raise ApplicationError(
@@ -362,12 +307,12 @@ def undoable_turn(game: Game) -> Turn | None:
 
 def game_abandon(*, game_id: int, visitor: Visitor) -> Game:
     """Give up: the game ends (the secret is revealed to a guesser)."""
-    game = _visible_game(game_id, visitor)
+    game = visible_game(game_id, visitor)
     if game.status != GameStatus.PLAYING:
         raise ApplicationError("This game is already over.", status=409)
     plan = ended_plan(game, None, trajectory_of(game).turns)  # the end-of-game checks: no lock held
     with transaction.atomic():
-        game = _locked_game(game_id, visitor)
+        game = locked_game(game_id, visitor)
         if game.status != GameStatus.PLAYING:
             raise ApplicationError("This game is already over.", status=409)
         if game.n_turns != len(plan.turns_before):
@@ -460,11 +405,14 @@ def _human_verdict(value: str) -> Verdict:
     return verdict
 
 
-def _locked_game(game_id: int, visitor: Visitor) -> Game:
-    return _visible_game(game_id, visitor, lock=True)
+def locked_game(game_id: int, visitor: Visitor) -> Game:
+    """visible_game with its row locked (inside a transaction) until the transaction ends."""
+    return visible_game(game_id, visitor, lock=True)
 
 
-def _visible_game(game_id: int, visitor: Visitor, lock: bool = False) -> Game:
+def visible_game(game_id: int, visitor: Visitor, lock: bool = False) -> Game:
+    """The game `visitor` may continue: refused (ApplicationError) when there is none (404) or it is
+    someone else's (403)."""
     games = Game.objects.select_for_update(of=("self",)) if lock else Game.objects
     game = games.select_related("judge", "guesser").filter(pk=game_id).first()
     if game is None:
@@ -479,7 +427,7 @@ def _visible_game(game_id: int, visitor: Visitor, lock: bool = False) -> Game:
 def _game_for_turn(
     game_id: int, visitor: Visitor, mode: str, expected_index: int, lock: bool = True
 ) -> Game:
-    game = _visible_game(game_id, visitor, lock=lock)
+    game = visible_game(game_id, visitor, lock=lock)
     if game.mode != mode:
         raise ApplicationError(
             "In this game you answer the model's questions: send a verdict, not a question."

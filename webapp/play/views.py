@@ -15,6 +15,7 @@ from webapp.core.exceptions import ApplicationError
 from webapp.core.panels import panel_action, panel_status, redirect_without_htmx
 from webapp.labelling.selectors import BLINDED, game_blinded, games_not_blinded
 from webapp.play import selectors, services, suggestions
+from webapp.play.first_question import game_first_question
 from webapp.play.forms import (
     AbandonForm,
     AnswerForm,
@@ -57,6 +58,13 @@ def _page_or_hidden(request, game_id: int):
 
 def _being_labelled(request):
     return render(request, "play/being_labelled.html", status=403)
+
+
+def _game_page_context(request, game_id: int) -> dict | None:
+    """The context of a game's pages (selectors.game_play_context); None while the game is hidden
+    (a question of it is being labelled: the page answers _being_labelled)."""
+    game, visitor, hidden = _page_or_hidden(request, game_id)
+    return None if hidden else selectors.game_play_context(game, visitor)
 
 
 def _form_error(form) -> str:
@@ -119,10 +127,9 @@ def game_start(request):
 
 @require_GET
 def game_play(request, game_id: int):
-    game, visitor, hidden = _page_or_hidden(request, game_id)
-    if hidden:
+    context = _game_page_context(request, game_id)
+    if context is None:
         return _being_labelled(request)
-    context = selectors.game_play_context(game, visitor)
     if request.htmx:
         return render(request, "play/partials/game_panel.html", context)
     return render(request, "play/game.html", context)
@@ -196,12 +203,12 @@ game_abandon = _player_action(AbandonForm, services.game_abandon)
 def first_question(request, game_id: int):
     """The model's first question of a game just started (the game page asks for it at once and
     shows progress meanwhile). Not counted against the guest limit: starting the game was, and
-    the model is asked once however many requests arrive (services.game_first_question)."""
+    the model is asked once however many requests arrive (webapp.play.first_question)."""
     return _act(
         request,
         game_id,
         AbandonForm,
-        lambda visitor, _: services.game_first_question(game_id=game_id, visitor=visitor),
+        lambda visitor, _: game_first_question(game_id=game_id, visitor=visitor),
         counted=False,
     )
 
@@ -245,10 +252,9 @@ def game_list(request):
 
 @require_GET
 def game_detail(request, game_id: int):
-    game, visitor, hidden = _page_or_hidden(request, game_id)
-    if hidden:
+    context = _game_page_context(request, game_id)
+    if context is None:
         return _being_labelled(request)
-    context = selectors.game_play_context(game, visitor)
     context["chart_data"] = selectors.turn_chart_data(context["turns"])
     return render(request, "play/trajectory.html", context)
 

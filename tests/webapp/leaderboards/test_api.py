@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.leaderboards.services import leaderboards_refresh, models_key
+from webapp.leaderboards.models_board import models_key
+from webapp.leaderboards.services import leaderboards_refresh
 
 pytestmark = pytest.mark.django_db
 URL = "/api/leaderboards/"

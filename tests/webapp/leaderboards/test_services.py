@@ -9,8 +9,9 @@ from django.contrib.auth import get_user_model
 
 from games.metrics import mean_at_k_interval, wilson_interval
 from webapp.leaderboards.models import LeaderboardSnapshot
+from webapp.leaderboards.models_board import PRELIMINARY_GAMES, models_key
 from webapp.leaderboards.selectors import leaderboard_latest, leaderboard_model_keys
-from webapp.leaderboards.services import PRELIMINARY_GAMES, leaderboards_refresh, models_key
+from webapp.leaderboards.services import leaderboards_refresh
 
 from .conftest import T0
 

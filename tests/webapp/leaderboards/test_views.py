@@ -10,7 +10,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from tests.sending import tasks_held
-from webapp.leaderboards.services import leaderboards_refresh, models_key
+from webapp.leaderboards.models_board import models_key
+from webapp.leaderboards.services import leaderboards_refresh
 
 pytestmark = pytest.mark.django_db
 REFRESH = "leaderboards.refresh"  # the task's name: webapp.core.sending sends it by name

@@ -13,9 +13,11 @@ from django.db import connection
 
 from tests.webapp.play.support import seed_play_catalog, slow_guessers, visitor_of
 from webapp.play import services
+from webapp.play.first_question import awaits_first_question, game_first_question
 from webapp.play.models import Game
 
 SLOW_SECONDS = 1.0
+PAUSE = "webapp.play.first_question._pause"  # the wait between a waiting request's looks
 
 
 @pytest.fixture
@@ -40,7 +42,7 @@ def test_requests_arriving_together_ask_the_model_once_and_all_get_its_question(
 
     def request() -> None:
         try:
-            got.append(services.game_first_question(game_id=game.pk, visitor=visitor_of(player)))
+            got.append(game_first_question(game_id=game.pk, visitor=visitor_of(player)))
         except Exception as err:  # noqa: BLE001 - reported by the assertion below
             got.append(err)
         finally:
@@ -66,21 +68,19 @@ def test_a_request_waits_a_bounded_time_for_a_question_asked_elsewhere(
     assert cache.add(key, 1, timeout=60)  # another request is asking the model
     try:
         began = time.monotonic()
-        waited = services.game_first_question(
-            game_id=game.pk, visitor=visitor_of(player), wait_seconds=0.5
-        )
+        waited = game_first_question(game_id=game.pk, visitor=visitor_of(player), wait_seconds=0.5)
         assert 0.5 <= time.monotonic() - began < 3
-        assert services.awaits_first_question(waited) and counted_asks == []
+        assert awaits_first_question(waited) and counted_asks == []
 
         def stored_elsewhere(seconds):  # the other request stores its question meanwhile
             Game.objects.filter(pk=game.pk).update(state={"pending": {"question": "Is it big?"}})
 
-        monkeypatch.setattr(services, "_pause", stored_elsewhere)
-        got = services.game_first_question(game_id=game.pk, visitor=visitor_of(player))
+        monkeypatch.setattr(PAUSE, stored_elsewhere)
+        got = game_first_question(game_id=game.pk, visitor=visitor_of(player))
         assert got.state["pending"]["question"] == "Is it big?" and counted_asks == []
     finally:
         cache.delete(key)
-    asked = services.game_first_question(
+    asked = game_first_question(
         game_id=Game.objects.create(
             mode=game.mode, guesser=game.guesser, player=player, config=game.config, seed=1
         ).pk,
@@ -98,13 +98,11 @@ def test_a_waiting_request_stops_waiting_when_the_asking_one_fails(
     game = started(player)
     key = f"singleflight:play:first-question:{game.pk}"
     assert cache.add(key, 1, timeout=60)  # another request is asking the model
-    monkeypatch.setattr(services, "_pause", lambda seconds: cache.delete(key))  # ... and fails
+    monkeypatch.setattr(PAUSE, lambda seconds: cache.delete(key))  # ... and fails
     try:
         began = time.monotonic()
-        waited = services.game_first_question(
-            game_id=game.pk, visitor=visitor_of(player), wait_seconds=5
-        )
+        waited = game_first_question(game_id=game.pk, visitor=visitor_of(player), wait_seconds=5)
         assert time.monotonic() - began < 2  # before: the whole 5 s
-        assert services.awaits_first_question(waited) and counted_asks == []
+        assert awaits_first_question(waited) and counted_asks == []
     finally:
         cache.delete(key)
