@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -70,6 +71,7 @@ class Stages:
         stored.write_text(json.dumps([value, self.seconds[name]]))
         print(
             json.dumps({"stage": name, "seconds": self.seconds[name], "load": os.getloadavg()[0]}),
+            file=sys.stderr,  # progress; stdout is the results' JSON alone
             flush=True,
         )
         return value
