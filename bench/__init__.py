@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 from typing import Any
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+def argument_parser(module: str, doc: str) -> argparse.ArgumentParser:
+    """The command line of `python -m <module>`, described by the first line of its docstring."""
+    return argparse.ArgumentParser(prog=f"python -m {module}", description=doc.split("\n")[0])
 
 
 def report(result: Any, save_as: Path | None = None) -> None:

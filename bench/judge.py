@@ -22,7 +22,6 @@ The ceiling: the reference judge agrees with itself 91.8% of the time on questio
 
 from __future__ import annotations
 
-import argparse
 import random
 import statistics
 import subprocess
@@ -31,11 +30,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import RESULTS_DIR, report
+from bench import RESULTS_DIR, argument_parser, report
 from games.judge_eval import REFERENCE_TRIPLES, evaluate, read_triples
-from games.judges.learned import DEFAULT_WEIGHTS, LearnedJudge, LearnedModel, load_model
 from games.judges.cross_encoder import DEFAULT_DIR as PRETRAINED_DIR
 from games.judges.cross_encoder import PretrainedJudge, read_meta
+from games.judges.learned import DEFAULT_WEIGHTS, LearnedJudge, LearnedModel, load_model
 from games.registry import build_guesser, build_judge
 from games.rollout import rollout
 from games.types import GameConfig
@@ -204,9 +203,7 @@ def retrain(config: dict) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.judge", description=__doc__.split("\n")[0]
-    )
+    parser = argument_parser("bench.judge", __doc__)
     parser.add_argument(
         "--train", action="store_true", help="retrain the learned judge and time it"
     )

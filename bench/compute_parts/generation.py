@@ -217,13 +217,13 @@ def grpo_rollout_variants(
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from games.base_models import resolve_model
     from games.guessers.llm import LLMGuesser
     from games.judges.kb import KBJudge
     from games.llm.base import encode_prompt
     from games.llm.chat import GuesserFormat
     from games.llm.transformers_backend import TransformersBackend
     from games.precision import frozen_to
-    from games.base_models import resolve_model
     from games.rollout import rollout
     from games.types import GameConfig
     from training.grpo.rollouts import merged_lora, rollout_cache_mb

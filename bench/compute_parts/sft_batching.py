@@ -163,8 +163,8 @@ def sft_batching(
     rows=0 the paper rows."""
     import torch
 
-    from games.llm.chat import GuesserFormat
     from games.base_models import resolve_model
+    from games.llm.chat import GuesserFormat
     from training.common.models import load_model, quiet_libraries
     from training.sft.data import pack_games
     from training.sft.packing import fit_rows

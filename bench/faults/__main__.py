@@ -57,9 +57,12 @@ def setup(lab: Lab) -> None:
     django.setup()
     from django.core.management import call_command
 
-    call_command("migrate", verbosity=0, interactive=False)
-    call_command("seed", verbosity=0)
-    call_command("create_user", USER, password=PASSWORD, role=["researcher"], verbosity=0)
+    # the commands' messages ("seed: 12 word lists imported ...", "created ...") are written
+    # whatever the verbosity: on stderr, with the trials' lines, so stdout is the JSON alone
+    log = {"stdout": sys.stderr, "stderr": sys.stderr}
+    call_command("migrate", verbosity=0, interactive=False, **log)
+    call_command("seed", verbosity=0, **log)
+    call_command("create_user", USER, password=PASSWORD, role=["researcher"], verbosity=0, **log)
 
 
 class Interrupted(SystemExit):

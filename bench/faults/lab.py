@@ -171,11 +171,15 @@ class Lab:
                 start_new_session=True,
             )
         self.procs[name] = proc
-        wait_for(
-            lambda: ready in log.read_text(errors="replace") or proc.poll() is not None,
-            90,
-            f"{name} ready",
-        )
+        try:
+            wait_for(
+                lambda: ready in log.read_text(errors="replace") or proc.poll() is not None,
+                90,
+                f"{name} ready",
+            )
+        except TimeoutError as exc:  # what it was doing: importing, connecting, retrying ...
+            tail = log.read_text(errors="replace")[-1500:]
+            raise TimeoutError(f"{exc}; its log ends:\n{tail}") from None
         if proc.poll() is not None:
             raise RuntimeError(f"{name} exited: {log.read_text(errors='replace')[-3000:]}")
         return proc

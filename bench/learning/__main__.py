@@ -4,15 +4,15 @@ instead of the knowledge-base miniature."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import RESULTS_DIR, report
+from bench import RESULTS_DIR, argument_parser, report
 from bench.learning.scale import QUICK, Scale, with_settings
 
 RESULTS = RESULTS_DIR / "learning.json"
@@ -71,6 +71,7 @@ class Stages:
         stored.write_text(json.dumps([value, self.seconds[name]]))
         print(
             json.dumps({"stage": name, "seconds": self.seconds[name], "load": os.getloadavg()[0]}),
+            file=sys.stderr,  # progress; stdout is the results' JSON alone
             flush=True,
         )
         return value
@@ -80,8 +81,8 @@ def pipeline(scale: Scale, stage: Stages, until: str | None) -> dict[str, Any]:
     """world → tiny model → knowledge → per seed: SFT, StarPO, CIA, each evaluated on the test
     and validation secrets (and GRPO's own secrets); then the ordering over seeds."""
     from bench.learning.evaluate import evaluate, naming_probe
-    from bench.learning.ordering import ARMS, orderings
-    from bench.learning.stages import GRPO_ARMS, run_grpo, run_knowledge, run_sft, write_words
+    from bench.learning.ordering import run_arms
+    from bench.learning.stages import run_grpo, run_knowledge, run_sft, write_words
     from bench.learning.world import make_world
     from games.judges.kb import KBJudge
     from training.tiny import build_tiny_model
@@ -117,6 +118,16 @@ def pipeline(scale: Scale, stage: Stages, until: str | None) -> dict[str, Any]:
     if until == "knowledge":
         return out
 
+    def sft(seed: int) -> tuple[str, dict]:
+        model, info = stage(f"sft-s{seed}", run_sft, scale, work, knowledge, world, seed)
+        info["naming_probe_test"] = stage(
+            f"probe-sft-s{seed}", naming_probe, model, probe_words, world["pool"], judge, scale
+        )
+        return model, info
+
+    def grpo(sft_model: str, arm: str, seed: int) -> tuple[str, dict]:
+        return run_grpo(scale, work, sft_model, world, judge, arm, seed)
+
     def ev(name: str, model: str, split: str, samples: int) -> dict:
         return stage(
             f"eval-{name}-{split}",
@@ -130,32 +141,23 @@ def pipeline(scale: Scale, stage: Stages, until: str | None) -> dict[str, Any]:
             temperature=scale.eval_temperature,
         )
 
-    runs: dict[str, dict] = {arm: {} for arm in ARMS}
-    for seed in scale.seed_list:
-        sft, info = stage(f"sft-s{seed}", run_sft, scale, work, knowledge, world, seed)
-        info["naming_probe_test"] = stage(
-            f"probe-sft-s{seed}", naming_probe, sft, probe_words, world["pool"], judge, scale
-        )
-        models = {"sft": (sft, info)}
-        if until != f"sft-s{seed}":
-            for arm in GRPO_ARMS:
-                models[arm] = stage(
-                    f"{arm}-s{seed}", run_grpo, scale, work, sft, world, judge, arm, seed
-                )
-        for arm, (model, info) in models.items():
-            runs[arm][seed] = {
-                "training": info,
-                "test": ev(f"{arm}-s{seed}", model, "test", scale.eval_samples),
-                "val": ev(f"{arm}-s{seed}", model, "val", scale.eval_samples),
-                "rl": ev(f"{arm}-s{seed}", model, "rl", scale.rl_eval_samples),
-            }
-        if until in (f"sft-s{seed}", f"seed-{seed}"):
-            break
-    out["runs"] = runs
-    complete = [s for s in scale.seed_list if all(s in runs[arm] for arm in ARMS)]
-    if complete:
-        out |= orderings(runs, world, complete)
-    return out
+    def evaluations(name: str, model: str, seed: int) -> dict:
+        return {
+            "test": ev(name, model, "test", scale.eval_samples),
+            "val": ev(name, model, "val", scale.eval_samples),
+            "rl": ev(name, model, "rl", scale.rl_eval_samples),
+        }
+
+    return out | run_arms(
+        stage,
+        scale.seed_list,
+        world,
+        sft=sft,
+        grpo=grpo,
+        evaluate=evaluations,
+        until=until,
+        sft_stage="sft-s{seed}",
+    )
 
 
 def table(results: dict) -> str:
@@ -202,9 +204,7 @@ def table(results: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.learning", description=__doc__.split("\n")[0]
-    )
+    parser = argument_parser("bench.learning", __doc__)
     parser.add_argument(
         "--quick", action="store_true", help="a smoke-sized run (does not write the results file)"
     )

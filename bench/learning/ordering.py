@@ -1,13 +1,19 @@
 """The paper's ordering in miniature: SFT < StarPO < CIA, each difference with a paired bootstrap
-interval over test words and training seeds."""
+interval over test words and training seeds; the arms, and `run_arms`, which trains and evaluates
+them seed by seed in either world (the miniature's pipeline and bench.learning.smol)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 ARMS = ("sft", "starpo", "cia")
+GRPO_ARMS = {  # the paper's two GRPO runs: (advantage, λ); loss aggregation as the paper's for each
+    "starpo": ("trajectory", 0.0),
+    "cia": ("turn", 0.1),
+}
 PAIRS = {
     "starpo_minus_sft": ("starpo", "sft"),
     "cia_minus_starpo": ("cia", "starpo"),
@@ -87,4 +93,40 @@ def orderings(runs: dict, words: dict[str, Sequence[str]], seeds: Sequence[int])
         "ordering_bits": arms_ordered("test", "bits_per_word", metric="bits"),
     }
     out["ordering_bits"].pop("targets")
+    return out
+
+
+def run_arms(
+    stage: Callable,
+    seeds: Sequence[int],
+    words: dict[str, Sequence[str]],
+    *,
+    sft: Callable[[int], tuple[Any, dict]],
+    grpo: Callable[..., tuple[Any, dict]],
+    evaluate: Callable[[str, Any, int], dict],
+    until: str | None,
+    sft_stage: str,
+) -> dict:
+    """Both worlds' study, seed by seed: the SFT model, `sft(seed)` (the model and what was
+    trained), then, unless `until` is that seed's SFT stage (`sft_stage` with the seed), each GRPO
+    arm from it as the stage `{arm}-s{seed}`, `grpo(sft_model, arm, seed)`; each arm's run is its
+    training and `evaluate(f"{arm}-s{seed}", model, seed)`. Stops after the seed `until` names
+    (its SFT stage or `seed-N`). {"runs": {arm: {seed: run}}}, with the orderings over the seeds
+    every arm completed."""
+    runs: dict[str, dict] = {arm: {} for arm in ARMS}
+    for seed in seeds:
+        sft_model, sft_info = sft(seed)
+        models = {"sft": (sft_model, sft_info)}
+        stop_after_sft = sft_stage.format(seed=seed)
+        if until != stop_after_sft:
+            for arm in GRPO_ARMS:
+                models[arm] = stage(f"{arm}-s{seed}", grpo, sft_model, arm, seed)
+        for arm, (model, info) in models.items():
+            runs[arm][seed] = {"training": info} | evaluate(f"{arm}-s{seed}", model, seed)
+        if until in (stop_after_sft, f"seed-{seed}"):
+            break
+    out: dict[str, Any] = {"runs": runs}
+    complete = [s for s in seeds if all(s in runs[arm] for arm in ARMS)]
+    if complete:
+        out |= orderings(runs, words, complete)
     return out

@@ -18,7 +18,6 @@ changes one setting. Stages are stored in the work folder, so `--resume` continu
 
 from __future__ import annotations
 
-import io
 import math
 import statistics
 import time
@@ -26,10 +25,10 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bench.learning.ordering import ARMS
+from bench.learning.ordering import GRPO_ARMS
+from bench.learning.stages import reporter_for
 
 BASE = "smollm2-135m-instruct"
-GRPO_ARMS = {"starpo": ("trajectory", 0.0), "cia": ("turn", 0.1)}  # the paper's (advantage, λ)
 # the candidates the bits are counted over: every word of the paper's lists
 NARROWING_LISTS = ("dbrl/train_rl", "dbrl/paper_val", "dbrl/paper_test")
 
@@ -103,14 +102,6 @@ def words_of(name: str, limit: int = 0) -> list[str]:
     return words[:limit] if limit else words
 
 
-def _reporter(folder: Path):
-    """A reporter whose runs resume from the folder's checkpoints (not cleared: a stage that was
-    cut off continues)."""
-    from training.reporting import ConsoleReporter
-
-    return ConsoleReporter(folder, stream=io.StringIO())
-
-
 def smol_sft(scale: SmolScale, work: Path) -> tuple[str, dict]:
     """SFT on the paper's turns: (the adapter folder, what was trained)."""
     from training.sft.config import SFTJobConfig
@@ -127,7 +118,7 @@ def smol_sft(scale: SmolScale, work: Path) -> tuple[str, dict]:
         cpu_threads=scale.threads if scale.device == "cpu" else 0,
         seed=0,
     )
-    result = run(config, _reporter(work / "sft"))
+    result = run(config, reporter_for(work / "sft", fresh=False))
     keep = ("examples", "games", "words", "global_step", "train_loss", "train_runtime")
     return result["final_checkpoint"], {k: result[k] for k in keep if k in result}
 
@@ -158,7 +149,7 @@ def smol_grpo(scale: SmolScale, work: Path, sft: str, arm: str, seed: int) -> tu
         seed=seed,
     )
     folder = work / f"{arm}-s{seed}"
-    result = run(config, _reporter(folder), model_path=scale.base, adapter_path=sft)
+    result = run(config, reporter_for(folder, fresh=False), model_path=scale.base, adapter_path=sft)
     model = {"base": str(folder / "base-merged"), "adapter": result["final_checkpoint"]}
     return model, {k: v for k, v in result.items() if k not in ("history",)}
 
@@ -338,7 +329,7 @@ def evaluations(
 def smol_pipeline(scale: SmolScale, stage, until: str | None) -> dict[str, Any]:
     """SFT → per seed: StarPO, CIA → each arm on the test (and validation) words → the ordering.
     `until`: sft (the SFT model evaluated, seed 0) or seed-N."""
-    from bench.learning.ordering import orderings
+    from bench.learning.ordering import run_arms
     from games.base_models import resolve_model
 
     work = stage.work
@@ -357,20 +348,14 @@ def smol_pipeline(scale: SmolScale, stage, until: str | None) -> dict[str, Any]:
         out["sft"]["latency"] = stage(
             "latency-sft", question_latency, scale, base, sft, words["val"][: scale.latency_games]
         )
-    runs: dict[str, dict] = {arm: {} for arm in ARMS}
-    for seed in scale.seed_list:
-        models = {"sft": ({"base": base, "adapter": sft}, out["sft"])}
-        if until != "sft":
-            for arm in GRPO_ARMS:
-                models[arm] = stage(f"{arm}-s{seed}", smol_grpo, scale, work, sft, arm, seed)
-        for arm, (model, info) in models.items():
-            runs[arm][seed] = {"training": info} | evaluations(
-                scale, stage, f"{arm}-s{seed}", model, words, seed
-            )
-        if until in ("sft", f"seed-{seed}"):
-            break
-    out["runs"] = runs
-    complete = [s for s in scale.seed_list if all(s in runs[arm] for arm in ARMS)]
-    if complete:
-        out |= orderings(runs, words, complete)
-    return out
+    sft_model = {"base": base, "adapter": sft}
+    return out | run_arms(
+        stage,
+        scale.seed_list,
+        words,
+        sft=lambda seed: (sft_model, out["sft"]),  # one SFT model, every seed's GRPO from it
+        grpo=lambda model, arm, seed: smol_grpo(scale, work, model["adapter"], arm, seed),
+        evaluate=lambda name, model, seed: evaluations(scale, stage, name, model, words, seed),
+        until=until,
+        sft_stage="sft",
+    )

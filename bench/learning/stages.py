@@ -10,12 +10,9 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
+from bench.learning.ordering import GRPO_ARMS
 from bench.learning.scale import Scale
 
-GRPO_ARMS = {  # the paper's two GRPO runs: (advantage, λ); loss aggregation as the paper's for each
-    "starpo": ("trajectory", 0.0),
-    "cia": ("turn", 0.1),
-}
 GRPO_SERIES = (
     "reward",
     "success_rate",
@@ -43,11 +40,14 @@ def write_words(path: Path, words: Sequence[str]) -> str:
     return str(path)
 
 
-def reporter_for(folder: Path):
+def reporter_for(folder: Path, *, fresh: bool = True):
+    """A reporter writing into `folder`, quietly. `fresh`: the folder removed first, a fresh run
+    (the runners would resume from its checkpoints); not fresh, a stage that was cut off
+    continues from them."""
     from training.reporting import ConsoleReporter
 
-    if folder.exists():
-        shutil.rmtree(folder)  # a fresh run (the runners would resume from old checkpoints)
+    if fresh and folder.exists():
+        shutil.rmtree(folder)
     return ConsoleReporter(folder, stream=io.StringIO())
 
 
@@ -62,6 +62,17 @@ def metric_series(reporter, names: Sequence[str]) -> dict[str, list]:
 def first_last(reporter, name: str = "loss") -> list | None:
     values = metric_series(reporter, [name])[name]
     return [values[0], values[-1]] if values else None
+
+
+def trained(result: dict, reporter, **first) -> tuple[str, dict]:
+    """A TRL run's (training.knowledge, training.sft) final checkpoint and summary: `first`, then
+    its optimizer steps, first and last loss and tokens/s."""
+    return result["final_checkpoint"], {
+        **first,
+        "steps": result["global_step"],
+        "loss_first_last": first_last(reporter),
+        "tokens_per_second": result.get("tokens_per_second"),
+    }
 
 
 def run_knowledge(scale: Scale, work: Path, base: str, pool_file: str) -> tuple[str, dict]:
@@ -85,12 +96,7 @@ def run_knowledge(scale: Scale, work: Path, base: str, pool_file: str) -> tuple[
     )
     reporter = reporter_for(work / "knowledge")
     result = run(config, reporter)
-    return result["final_checkpoint"], {
-        "sequences": result["sequences"],
-        "steps": result["global_step"],
-        "loss_first_last": first_last(reporter),
-        "tokens_per_second": result.get("tokens_per_second"),
-    }
+    return trained(result, reporter, sequences=result["sequences"])
 
 
 def teacher_pool(world: dict[str, list[str]]) -> list[str]:
@@ -204,13 +210,7 @@ def run_sft(
     reporter = reporter_for(work / f"sft-s{seed}")
     rows, counts = sft_rows(scale, config, reporter, world, seed)
     result = train_sft(config, reporter, rows, kind="sft", model_path=base, resolved=counts)
-    return result["final_checkpoint"], {
-        "seed": seed,
-        **counts,
-        "steps": result["global_step"],
-        "loss_first_last": first_last(reporter),
-        "tokens_per_second": result.get("tokens_per_second"),
-    }
+    return trained(result, reporter, seed=seed, **counts)
 
 
 def run_grpo(

@@ -37,6 +37,34 @@ def test_the_package_runs_as_python_m_bench_faults_and_rejects_unknown_scenarios
     assert "unknown scenarios ['bogus']" in refused.stderr
 
 
+def test_the_lab_setup_leaves_stdout_to_the_results_json(monkeypatch, capsys):
+    """`seed` and `create_user` write a line whatever the verbosity: it goes to stderr, so
+    `python -m bench.faults > out.json` holds the JSON alone."""
+    import django
+    from django.core import management
+    from django.core.management.base import OutputWrapper
+
+    from bench.faults.__main__ import setup
+
+    class FakeLab:
+        env: dict = {}
+
+        def postgres_init(self):
+            pass
+
+        def redis_start(self):
+            pass
+
+    def call_command(name, *args, stdout=None, **options):  # as a command's self.stdout.write
+        OutputWrapper(stdout or sys.stdout).write(f"{name}: a message at any verbosity")
+
+    monkeypatch.setattr(django, "setup", lambda: None)
+    monkeypatch.setattr(management, "call_command", call_command)
+    setup(FakeLab())
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("a message at any verbosity") == 3
+
+
 def test_a_celery_worker_command_consumes_the_queues_with_the_options_given():
     argv = celery_worker_command("cpu,gpu", "w1@%h", "--pool", "solo")
     assert argv[:6] == [sys.executable, "-m", "celery", "-A", "workers.celery:app", "worker"]

@@ -129,3 +129,11 @@ def test_main_keeps_the_test_rates_and_drops_the_others(tmp_path, monkeypatch, c
     assert run["test"]["per_word"] == {"dog": 0.5}
     assert "per_word" not in run["val"] and "per_word" not in run["test_check"]
     assert out["world_name"] == "smollm2" and out["device"] == "cpu"
+
+
+def test_a_stage_reports_its_progress_on_stderr_not_stdout(tmp_path, capsys):
+    stages = Stages(tmp_path, SmolScale(), resume=False)
+    assert stages("answer", lambda: {"x": 1}) == {"x": 1}
+    out, err = capsys.readouterr()
+    assert out == ""  # the benchmark's stdout is its results' JSON alone
+    assert json.loads(err.strip())["stage"] == "answer"

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from games.llm.base import SamplingParams
-from games.llm.transformers_backend import TransformersBackend, top_k_candidates
+from games.llm.sampling import top_k_candidates
+from games.llm.transformers_backend import TransformersBackend
 
 SETTINGS = [  # (top_k, top_p, temperature)
     (20, 0.8, 0.7),  # the paper's validation sampling
@@ -92,7 +93,7 @@ def test_a_uniform_at_the_top_of_the_cdf_picks_as_before():
 def test_ties_beyond_the_margin_are_all_counted():
     """More tokens tied at the k-th value than the tie margin holds: every one stays a candidate,
     and the draws still equal the vocabulary-wide filter's."""
-    from games.llm.transformers_backend import TIE_MARGIN
+    from games.llm.sampling import TIE_MARGIN
 
     top_k, tied = 5, TIE_MARGIN + 12
     scaled = logits(4, 400, seed=11) - 10

@@ -10,12 +10,23 @@ registry specs / shipped lists on the command line.
 from __future__ import annotations
 
 import dataclasses
-from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from games import precision as precision_policy
 from games.types import WIN_RULES
+from training.common.checks import (  # noqa: F401 (the configs and their importers read them here)
+    ConfigErrors,
+    _check,
+    bounds_text,
+    build_checked,
+    check_between,
+    check_choice,
+    check_interval,
+    check_named,
+    check_precision,
+    field_metadata,
+)
 
 # bounds in field metadata (read by check_between and the launch forms' number inputs)
 UNIT_FRACTION = {"min": 0, "max": 1, "max_open": True}  # [0, 1)
@@ -50,121 +61,25 @@ def knob(
     return field(default=default, metadata=metadata)
 
 
-# While a config is built by `build_checked`, failed checks are collected here instead of raised:
-# (the field the check names, when it knows it; the message).
-_collected: ContextVar[list[tuple[str | None, str]] | None] = ContextVar(
-    "config_errors", default=None
-)
-
-
-class ConfigErrors(ValueError):
-    """Every failed check of one config, in check order: `messages`, and `fields` (the field each
-    check named, or None); str() joins the messages."""
-
-    def __init__(self, failures: list[tuple[str | None, str]]):
-        super().__init__("; ".join(message for _, message in failures))
-        self.fields = [name for name, _ in failures]
-        self.messages = [message for _, message in failures]
-
-
-def _check(condition: bool, message: str, field_name: str | None = None) -> None:
-    if condition:
-        return
-    collected = _collected.get()
-    if collected is None:
-        raise ValueError(message)
-    collected.append((field_name, message))
-
-
-def build_checked(cls: type, **values: Any) -> Any:
-    """`cls(**values)` reporting every failed check at once (ConfigErrors); built directly, as on
-    the command line, a config raises a ValueError at its first failed check."""
-    collected: list[tuple[str | None, str]] = []
-    token = _collected.set(collected)
-    try:
-        config = cls(**values)
-    except ValueError as exc:  # a check that raises itself ends the checks: keep it with the rest
-        known = {message for _, message in collected}
-        raised = getattr(exc, "messages", None) or [str(exc)]
-        raise ConfigErrors(collected + [(None, m) for m in raised if m not in known]) from exc
-    except (TypeError, ArithmeticError, AttributeError) as exc:
-        if not collected:
-            raise
-        raise ConfigErrors(collected) from exc  # a later check broken by an earlier failure
-    finally:
-        _collected.reset(token)
-    if collected:
-        raise ConfigErrors(collected)
-    return config
-
-
-def field_metadata(config: Any, name: str) -> Any:
-    """The metadata of the dataclass field `name` (of an instance or a class)."""
-    return next(f.metadata for f in dataclasses.fields(config) if f.name == name)
-
-
-def check_between(
-    config: Any,
-    name: str,
-    low: float | None = None,
-    high: float | None = None,
-    message: str = "",
-) -> None:
-    """The field `name` of `config` lies in [low, high], else a ValueError saying so (or
-    `message`). Without low and high, the bounds are the field's metadata "min" and "max" (either
-    may be absent; "min_open"/"max_open" exclude them), the same the launch form's number inputs
-    get."""
-    meta = field_metadata(config, name) if low is None and high is None else {}
-    if meta:
-        low, high = meta.get("min"), meta.get("max")
-    value = getattr(config, name)
-    above = low is None or (low < value if meta.get("min_open") else low <= value)
-    below = high is None or (value < high if meta.get("max_open") else value <= high)
-    _check(above and below, message or f"{name} must be between {low} and {high}", name)
-
-
-def check_adamw(
-    config: Any, learning_rate_message: str = "learning_rate must be in (0, 1)"
-) -> None:
-    """The AdamW settings every trainer shares (TrainConfig's jobs and GRPO): learning rate (its
-    bounds are the field's: GRPO's 0 stands for the paper's), weight decay, betas and gradient
-    clipping."""
-    check_between(config, "learning_rate", message=learning_rate_message)
-    check_between(config, "weight_decay", message="weight_decay must be in [0, 1)")
+def check_adamw(config: Any, learning_rate_message: str = "") -> None:
+    """The AdamW settings every trainer shares (TrainConfig's jobs and GRPO), within their fields'
+    bounds: learning rate (`learning_rate_message` where a value means more, as GRPO's 0 the
+    paper's), weight decay, betas and gradient clipping."""
+    if learning_rate_message:
+        check_between(config, "learning_rate", message=learning_rate_message)
+    else:
+        check_interval(config, "learning_rate")
+    check_interval(config, "weight_decay")
     for name in ("adam_beta1", "adam_beta2"):
-        check_between(config, name, message="adam_beta1 and adam_beta2 must be in [0, 1)")
-    check_between(config, "max_grad_norm", message="max_grad_norm must be >= 0")
-
-
-def check_choice(config: Any, name: str, choices: tuple[str, ...] | None = None) -> None:
-    """The field `name` of `config` is one of `choices` (default: the field's metadata "choices",
-    the launch form's select box), else a ValueError listing them."""
-    if choices is None:
-        choices = tuple(field_metadata(config, name)["choices"])
-    _check(getattr(config, name) in choices, f"{name} must be one of {', '.join(choices)}", name)
+        betas = f"adam_beta1 and adam_beta2 must be {bounds_text(config, name)}"
+        check_between(config, name, message=betas)
+    check_interval(config, "max_grad_norm")
 
 
 def precision_knob(paper: str | None = None) -> Any:
     """The `precision` field every config that trains or plays a model has (games.precision)."""
     extra = {"paper": paper} if paper else {}
     return knob("auto", precision_policy.HELP, choices=PRECISIONS, **extra)
-
-
-def check_precision(config: Any, name: str = "precision") -> None:
-    """The field `name` is a precision (its spelling normalised: bf16 → bfloat16), else a
-    ValueError listing them."""
-    try:
-        value = precision_policy.normalise(getattr(config, name))
-    except precision_policy.PrecisionError as err:
-        _check(False, f"{name}: {err}", name)
-        return
-    object.__setattr__(config, name, value)  # frozen dataclasses: the one normalising write
-
-
-def check_named(config: Any, name: str, what: str) -> None:
-    """The field `name` of `config` names something (is not blank), else a ValueError
-    "`name`: name `what`"."""
-    _check(bool(getattr(config, name).strip()), f"{name}: name {what}", name)
 
 
 def check_split(config: Any, name: str = "split") -> None:
@@ -325,9 +240,13 @@ class LoraSettings:
     lora_field (a plain mixin: it adds no fields, so each config keeps its own field order)."""
 
     def check_lora(self) -> None:
+        ranks = (
+            f"lora_rank must be {bounds_text(self, 'lora_rank')}, "
+            f"lora_alpha {bounds_text(self, 'lora_alpha')}"
+        )
         for name in ("lora_rank", "lora_alpha"):
-            check_between(self, name, message="lora_rank must be in [1, 1024], lora_alpha >= 1")
-        check_between(self, "lora_dropout", message="lora_dropout must be in [0, 1)")
+            check_between(self, name, message=ranks)
+        check_interval(self, "lora_dropout")
         modules = self.target_modules  # "all-linear" alone, else names (not just commas)
         _check(
             modules == "all-linear" or (bool(modules) and "all-linear" not in modules),
@@ -396,11 +315,11 @@ class TrainConfig(LoraSettings):
 
     def __post_init__(self) -> None:
         check_named(self, "base_model", "the model to start from")
-        check_between(self, "epochs", message="epochs must be in (0, 1000]")
+        check_interval(self, "epochs")
         check_between(self, "max_steps", message="max_steps must be 0 (all epochs) or positive")
         check_adamw(self)
         check_choice(self, "lr_scheduler", SCHEDULERS)
-        check_between(self, "warmup_ratio", message="warmup_ratio must be in [0, 1)")
+        check_interval(self, "warmup_ratio")
         check_between(self, "per_device_batch_size")
         _check(
             self.per_device_batch_size <= self.global_batch_size <= 1 << 20,

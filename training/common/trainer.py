@@ -373,20 +373,21 @@ def train_and_summarise(
     reporter: Reporter,
     setup: DeviceSetup,
     run_config: dict[str, Any],
-    build_trainer: Callable[[list[Any]], Any],
+    build_trainer: Callable[..., Any],
     *,
     is_adapter: bool,
     what: str,
     details: str = "",
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The common end of a TRL run: `build_trainer(callbacks)` with a ReporterCallback, the log
-    "`what`, N of M parameters trained`details`", the run config in the output directory, fit
-    (continuing from resume_checkpoint), and summary() with `extra`, parameters_trained and the
-    precision it trained at."""
+    """The common end of a TRL run: the trainer `build_trainer(output_dir=, setup=, callbacks=)`
+    (a build_*_trainer with its other arguments bound) with the reporter's output directory and a
+    ReporterCallback, the log "`what`, N of M parameters trained`details`", the run config in the
+    output directory, fit (continuing from resume_checkpoint), and summary() with `extra`,
+    parameters_trained and the precision it trained at."""
     resume = resume_checkpoint(reporter)
     callback = ReporterCallback(reporter, run_config, is_adapter=is_adapter)
-    trainer = build_trainer([callback])
+    trainer = build_trainer(output_dir=reporter.output_dir, setup=setup, callbacks=[callback])
     trainable, total = count_parameters(trainer.model)
     reporter.log(f"{what}, {trainable:,} of {total:,} parameters trained{details}")
     if setup.is_main:

@@ -9,6 +9,7 @@ from training.common.config import (
     _check,
     check_between,
     check_choice,
+    check_interval,
     check_named,
     check_precision,
     guesser_knob,
@@ -192,7 +193,7 @@ class CurationConfig:
             self, "min_solved", 0, self.samples, "min_solved must be between 0 and samples"
         )
         check_between(self, "max_turns")
-        check_between(self, "answer_noise", message="answer_noise must be in [0, 0.5)")
+        check_interval(self, "answer_noise")
         check_between(self, "batch_size")
         check_choice(self, "difficulty", DIFFICULTY_MODELS)
         self._check_splits()

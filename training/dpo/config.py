@@ -11,6 +11,7 @@ from training.common.config import (
     check_between,
     check_choice,
     check_guesser_prompt,
+    check_interval,
     guesser_prompt_field,
     knob,
     new_defaults,
@@ -99,11 +100,11 @@ class DPOJobConfig(GameDataConfig):
         )
         if spec:
             self.check_rating_model(spec)
-        check_between(self, "min_reward_gap", message="min_reward_gap must be >= 0")
+        check_interval(self, "min_reward_gap")
         check_between(self, "continuations")
-        check_between(self, "temperature", message="temperature must be in (0, 5]")
+        check_interval(self, "temperature")
         check_between(self, "max_new_tokens")
-        check_between(self, "beta", message="beta must be > 0")
+        check_interval(self, "beta")
         check_choice(self, "loss_type", LOSS_TYPES)
 
     def check_rating_model(self, spec: str) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, Unpack
 
@@ -357,15 +358,7 @@ def run(config: DPOJobConfig, reporter: Reporter, **inputs: Unpack[RunInputs]) -
             reporter,
             setup,
             run_config,
-            lambda callbacks: build_dpo_trainer(
-                config,
-                model,
-                tokenizer,
-                kept,
-                output_dir=reporter.output_dir,
-                setup=setup,
-                callbacks=callbacks,
-            ),
+            partial(build_dpo_trainer, config, model, tokenizer, kept),
             is_adapter=config.lora,
             what=f"dpo: {len(kept)} pairs",
             extra={"pairs": len(kept), "dropped_too_long": len(rows) - len(kept)},

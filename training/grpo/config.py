@@ -12,27 +12,16 @@ forms from it.
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Optional
 
 from games.llm.base import PAPER_VAL_SAMPLING
-from games.types import WIN_RULES
 from training.common.config import (
     OPEN_UNIT_INTERVAL,
     POSITIVE_FRACTION,
     UNIT_FRACTION,
     LoraSettings,
-    _check,
     base_model_knob,
-    check_adamw,
-    check_between,
-    check_choice,
-    check_guesser_prompt,
-    check_limit_words,
-    check_named,
-    check_precision,
-    check_split,
     guesser_prompt_field,
     judge_knob,
     knob,
@@ -45,8 +34,8 @@ from training.common.config import (
     temperature_knob,
     win_rule_knob,
 )
-from training.common.held_out import check_held_out
 from training.common.presets import Presets
+from training.grpo.checks import check_config
 from training.grpo.choices import (  # noqa: F401 (importers read them here too)
     ADVANTAGES,
     ALL_SECRETS,
@@ -60,7 +49,6 @@ from training.grpo.choices import (  # noqa: F401 (importers read them here too)
     SCALE_REWARDS,
     TURN_NORMALISATIONS,
     VAL_SAMPLINGS,
-    is_http_url,
 )
 
 
@@ -382,170 +370,12 @@ class GRPOConfig(Presets, LoraSettings):
     seed: int = knob(0, "seed of the secret order and of every rollout")
 
     def __post_init__(self) -> None:
-        """Resolve the paper's λ for the advantage, then reject a bad config; the checks run in a
-        fixed order, so the first error is stable."""
+        """Resolve the paper's λ for the advantage, then reject a bad config (training.grpo.checks:
+        in a fixed order, so the first error is stable)."""
         if self.belief_coef is None:  # frozen: the one resolving write, recorded with the job
             paper = PAPER_BELIEF_COEF.get(self.advantage, PAPER_BELIEF_COEF["turn"])
             object.__setattr__(self, "belief_coef", paper)
-        self._check_inputs()
-        self._check_rollouts()
-        self._check_rewards()
-        self._check_loss()
-        self._check_optimisation()
-        self._check_model()
-        self._check_monitoring()
-        self._check_validation()
-
-    def _check_inputs(self) -> None:
-        """What to train, on what."""
-        check_named(self, "base_model", "the policy to start from")
-        check_named(self, "judge", "a judge")
-        check_named(self, "word_list", "the training secrets")
-        check_split(self)
-        check_limit_words(self)
-
-    def _check_rollouts(self) -> None:
-        """How the games are played and sampled."""
-        check_between(self, "steps")
-        check_between(self, "secrets_per_step")
-        check_between(
-            self,
-            "num_generations",
-            message="num_generations must be between 2 and 256 (a group needs two)",
-        )
-        check_between(self, "max_turns")
-        check_guesser_prompt(self.guesser_prompt)
-        check_choice(self, "win_rule", WIN_RULES)
-        check_between(
-            self,
-            "temperature",
-            message="temperature must be in (0, 10] (GRPO samples; greedy has no ratio)",
-        )
-        check_between(self, "max_completion_length")
-
-    def _check_rewards(self) -> None:
-        """The advantage, the reward terms and the StarPO-S filter."""
-        check_choice(self, "advantage", ADVANTAGES)
-        check_between(self, "belief_coef", message="belief_coef must be in [0, 100]")
-        check_between(self, "infogain_coef", message="infogain_coef must be in [0, 100]")
-        _check(
-            not self.pool_word_list
-            or self.infogain_coef > 0
-            or (self.belief_coef > 0 and self.belief_diagnostic),
-            "pool_word_list is the candidates of the information-gain reward and of the "
-            "belief diagnostic: set infogain_coef > 0, or belief_coef > 0 with "
-            "belief_diagnostic, to use it",
-        )
-        rewards = (
-            self.win_reward,
-            self.turn_penalty,
-            self.invalid_penalty,
-            self.repeated_penalty,
-            self.unknown_penalty,
-        )
-        _check(all(math.isfinite(v) for v in rewards), "rewards must be finite numbers")
-        check_choice(self, "scale_rewards", SCALE_REWARDS)
-        check_between(
-            self, "rollout_filter_ratio", message="rollout_filter_ratio must be in (0, 1]"
-        )
-
-    def _check_loss(self) -> None:
-        """The clipped objective, its KL term and aggregation, and how turns share credit."""
-        check_between(self, "epsilon", message="epsilon must be in [0, 1)")
-        check_between(self, "epsilon_high", message="epsilon_high must be in [0, 10]")
-        check_between(self, "log_ratio_clamp", message="log_ratio_clamp must be in (0, 100]")
-        _check(
-            self.clip_ratio_c == 0 or 1 < self.clip_ratio_c <= 100,
-            "clip_ratio_c must be 0 (no dual clip) or in (1, 100]",
-            "clip_ratio_c",
-        )
-        check_between(self, "beta", message="beta must be in [0, 100]")
-        _check(
-            self.loss_agg_mode in ("", *LOSS_AGG_MODES),
-            f"loss_agg_mode must be empty (the paper's) or one of {', '.join(LOSS_AGG_MODES)}",
-        )
-        check_choice(self, "turn_penalty_at", PENALTY_AT)
-        _check(
-            self.turn_normalisation in TURN_NORMALISATIONS,
-            f"turn_normalisation must be one of {', '.join(TURN_NORMALISATIONS)}",
-        )
-
-    def _check_optimisation(self) -> None:
-        """AdamW, the passes and the mini-batches."""
-        check_adamw(
-            self,
-            learning_rate_message="learning_rate must be 0 (the paper's for the advantage) "
-            "or in (0, 1)",
-        )
-        check_between(self, "num_iterations")
-        check_between(self, "mini_batches")
-        check_between(self, "forward_batch_size")
-
-    def _check_model(self) -> None:
-        """LoRA, the rollout backend, precision and threads."""
-        self.check_lora()
-        _check(
-            self.rollout_backend in ROLLOUT_BACKENDS,
-            f"rollout_backend must be one of {', '.join(ROLLOUT_BACKENDS)}",
-        )
-        _check(
-            self.rollout_backend not in ("vllm", "server") or self.lora,
-            f"rollout_backend={self.rollout_backend} needs lora=true "
-            "(the adapter is what is synced to vLLM each step)",
-        )
-        _check(
-            self.rollout_backend != "server" or is_http_url(self.rollout_server),
-            "rollout_backend=server needs rollout_server, the generation server's "
-            f"http(s)://host:port URL (got {self.rollout_server!r})",
-            "rollout_server",
-        )
-        _check(
-            self.rollout_backend == "server" or not self.rollout_server,
-            "rollout_server is the generation server of rollout_backend=server; "
-            f"rollout_backend is {self.rollout_backend}",
-            "rollout_server",
-        )
-        check_between(
-            self,
-            "vllm_gpu_memory_utilization",
-            message="vllm_gpu_memory_utilization must be in (0, 1)",
-        )
-        check_precision(self)
-        check_between(self, "cpu_threads")
-
-    def _check_monitoring(self) -> None:
-        """Checkpoints and the collapse warnings."""
-        check_between(self, "save_steps", message="save_steps must be >= 1")
-        check_between(self, "warn_window")
-        check_between(self, "warn_drop_fraction", message="warn_drop_fraction must be in (0, 1)")
-        check_between(self, "warn_grad_norm_factor", message="warn_grad_norm_factor must be > 1")
-
-    def _check_validation(self) -> None:
-        """The validation games."""
-        check_between(
-            self,
-            "val_secrets",
-            message="val_secrets must be -1 (every word), 0 (no validation) or up to 4096",
-        )
-        check_between(self, "val_games")
-        check_split(self, "val_split")
-        _check(
-            not self.val_split or bool(self.val_word_list.strip()),
-            "val_split needs a val_word_list",
-        )
-        check_between(self, "val_steps", message="val_steps must be >= 1")
-        check_choice(self, "val_sampling", VAL_SAMPLINGS)
-        check_between(self, "warn_val_drop", message="warn_val_drop must be in (0, 1]")
-        if self.val_secrets:
-            _check(
-                bool(self.val_word_list.strip()) or self.allow_val_overlap,
-                "val_word_list is empty: validation would play the training secrets "
-                "(set allow_val_overlap to validate on them)",
-                "val_word_list",
-            )
-            check_held_out(
-                self, ("word_list", "split"), ("val_word_list", "val_split"), "allow_val_overlap"
-            )
+        check_config(self)
 
     @property
     def aggregation(self) -> str:

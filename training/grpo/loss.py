@@ -27,6 +27,7 @@ accumulation over any split into forward chunks gives exactly the mini-batch's l
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from trl.trainer.utils import entropy_from_logits, selective_log_softmax
@@ -168,29 +169,13 @@ def grpo_loss(
     mode: str = TOKEN_MEAN,
     weights: torch.Tensor | None = None,
     sequence_ids: torch.Tensor | None = None,
-    epsilon_low: float = 0.2,
-    epsilon_high: float = 0.28,
-    clip_ratio_c: float = 0.0,
-    ref_logps: torch.Tensor | None = None,
-    beta: float = 0.0,
-    kl_ratio_correction: bool = False,
-    log_ratio_clamp: float | None = 20.0,
+    **loss_options: Any,
 ) -> tuple[torch.Tensor, LossParts]:
-    """The aggregated loss and its parts. Pass `weights` computed over the whole mini-batch when
-    the forward runs in chunks (gradient accumulation); else they come from `mask` and `mode`."""
-    parts = per_token_loss(
-        logps,
-        old_logps,
-        advantages,
-        mask,
-        epsilon_low=epsilon_low,
-        epsilon_high=epsilon_high,
-        clip_ratio_c=clip_ratio_c,
-        ref_logps=ref_logps,
-        beta=beta,
-        kl_ratio_correction=kl_ratio_correction,
-        log_ratio_clamp=log_ratio_clamp,
-    )
+    """The aggregated loss and its parts; `loss_options` are per_token_loss's (the clip ranges,
+    dual clip, KL and log-ratio clamp, with its defaults). Pass `weights` computed over the whole
+    mini-batch when the forward runs in chunks (gradient accumulation); else they come from
+    `mask` and `mode`."""
+    parts = per_token_loss(logps, old_logps, advantages, mask, **loss_options)
     if weights is None:
         weights = aggregation_weights(mask, mode, sequence_ids)
     return (parts.per_token_loss * weights.to(parts.per_token_loss.dtype)).sum(), parts

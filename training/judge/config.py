@@ -14,6 +14,7 @@ from training.common.config import (
     _check,
     check_between,
     check_choice,
+    check_interval,
     check_precision,
     knob,
     precision_knob,
@@ -93,14 +94,14 @@ def check_dataset(config: Any) -> None:
         "games" not in config.dataset or bool(config.games_judge.strip()),
         "games_judge: name the judge whose verdicts on stored games are learned",
     )
-    check_between(config, "extra_weight", message="extra_weight must be in (0, 100]")
+    check_interval(config, "extra_weight")
     _check(
         0 <= config.val_percent <= 50
         and 0 <= config.test_percent <= 50
         and config.val_percent + config.test_percent <= 60,
         "val_percent and test_percent: 0-50 each, 60 at most",
     )
-    check_between(config, "cpu_threads", message="cpu_threads must be between 0 and 256")
+    check_between(config, "cpu_threads")
 
 
 @dataclass(frozen=True)
@@ -148,14 +149,12 @@ class LearnedJudgeJobConfig:
 
     def __post_init__(self) -> None:
         check_dataset(self)
-        check_between(self, "dim", message="dim must be between 4 and 512")
-        check_between(self, "hidden", message="hidden must be between 4 and 2048")
-        check_between(self, "epochs", message="epochs must be between 1 and 100")
-        check_between(self, "batch_size", message="batch_size must be between 8 and 65536")
-        check_between(self, "learning_rate", message="learning_rate must be in (0, 1)")
-        check_between(self, "weight_decay", message="weight_decay must be in [0, 1)")
+        for name in ("dim", "hidden", "epochs", "batch_size"):
+            check_between(self, name)
+        check_interval(self, "learning_rate")
+        check_interval(self, "weight_decay")
         check_choice(self, "init")
-        check_between(self, "min_count", message="min_count must be between 1 and 1000")
+        check_between(self, "min_count")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -163,9 +162,9 @@ class LearnedJudgeJobConfig:
 
 @dataclass(frozen=True)
 class PretrainedJudgeJobConfig:
-    """The pretrained judge: a cross-encoder (games.judges.cross_encoder) fine-tuned from `base_model`
-    with a LoRA adapter and a one-logit head, on the same rows and held-out split as the learned
-    judge. Defaults: the shipped judge's settings (chosen on validation secrets)."""
+    """The pretrained judge: a cross-encoder (games.judges.cross_encoder) fine-tuned from
+    `base_model` with a LoRA adapter and a one-logit head, on the same rows and held-out split as
+    the learned judge. Defaults: the shipped judge's settings (chosen on validation secrets)."""
 
     dataset: str = dataset_knob()
     data_path: str = data_path_knob()
@@ -223,16 +222,13 @@ class PretrainedJudgeJobConfig:
         _check(bool(self.base_model.strip()), "base_model: name the encoder to start from")
         check_choice(self, "input")
         check_choice(self, "combine")
-        for name in ("max_rows", "eval_every", "eval_rows"):
-            check_between(self, name, message=f"{name} must be >= 0")
-        check_between(self, "epochs", message="epochs must be in (0, 100]")
-        check_between(self, "batch_size", message="batch_size must be between 1 and 4096")
-        check_between(self, "learning_rate", message="learning_rate must be in (0, 1)")
-        check_between(self, "warmup_ratio", message="warmup_ratio must be in [0, 1)")
-        check_between(self, "weight_decay", message="weight_decay must be in [0, 1)")
-        check_between(self, "lora_rank", message="lora_rank must be between 1 and 384")
-        check_between(self, "lora_alpha", message="lora_alpha must be between 1 and 4096")
-        check_between(self, "max_length", message="max_length must be between 8 and 512")
+        for name in ("max_rows", "eval_every", "eval_rows", "epochs"):
+            check_interval(self, name)
+        check_between(self, "batch_size")
+        for name in ("learning_rate", "warmup_ratio", "weight_decay"):
+            check_interval(self, name)
+        for name in ("lora_rank", "lora_alpha", "max_length"):
+            check_between(self, name)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

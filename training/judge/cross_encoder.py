@@ -36,6 +36,7 @@ from games.judges.cross_encoder import (
 )
 from training.judge.config import PretrainedJudgeJobConfig
 from training.judge.data import Row, load_rows, split_of
+from training.judge.reporting import report_weights
 from training.reporting import Reporter, StopRequested
 
 LORA_TARGETS = ["query", "key", "value", "dense"]  # BERT's attention and feed-forward linears
@@ -121,8 +122,8 @@ def build_model(config: PretrainedJudgeJobConfig):
     import torch
     from peft import LoraConfig, get_peft_model
 
-    from games.judges.cross_encoder import load_cross_encoder
     from games.base_models import resolve_model
+    from games.judges.cross_encoder import load_cross_encoder
 
     torch.manual_seed(config.seed)
     model, tokenizer = load_cross_encoder(resolve_model(config.base_model), None)
@@ -435,16 +436,16 @@ def run(
     meta["seconds"] = round(time.perf_counter() - started, 1)
     write_meta(folder, meta)
     size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
-    final = {
-        f"{name}/{k}": v
-        for name, scored in held_out.items()
-        for k, v in scored.items()
-        if isinstance(v, (int, float)) and v is not None
-    }
-    reporter.metrics(steps, final)
-    reporter.checkpoint(steps, folder, metrics=final, config=config.to_dict(), is_adapter=True)
-    reporter.artifact("judge-weights", "pretrained-judge", folder, meta={"bytes": size, **final})
-    reporter.progress(1.0, "done")
+    report_weights(
+        reporter,
+        steps,
+        folder,
+        held_out,
+        config=config,
+        name="pretrained-judge",
+        size=size,
+        is_adapter=True,
+    )
     return {
         "weights": str(folder),
         "bytes": size,

@@ -22,6 +22,7 @@ from games.judge_eval import agreement
 from games.kb import KnowledgeBase, load_kb
 from training.judge.config import LearnedJudgeJobConfig
 from training.judge.data import Examples, Row, Tables, featurize, load_rows
+from training.judge.reporting import report_weights
 from training.reporting import Reporter, StopRequested
 
 WEIGHTS_FILE = "learned_judge.npz"
@@ -275,16 +276,7 @@ def run(
         "secret_vocab": len(tables.secret_vocab),
     }
     held_out, size = _write_and_measure(net, path, tables, meta, examples, kb, reporter)
-    final = {
-        f"{split}/{k}": v
-        for split, figures in held_out.items()
-        for k, v in figures.items()
-        if isinstance(v, (int, float)) and v is not None
-    }
-    reporter.metrics(steps, final)
-    reporter.checkpoint(steps, path, metrics=final, config=config.to_dict())
-    reporter.artifact("judge-weights", WEIGHTS_FILE, path, meta={"bytes": size, **final})
-    reporter.progress(1.0, "done")
+    report_weights(reporter, steps, path, held_out, config=config, name=WEIGHTS_FILE, size=size)
     return {
         "weights": str(path),
         "bytes": size,

@@ -10,6 +10,7 @@ knowledge stage (plain text, full loss).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, Unpack
 
@@ -160,15 +161,13 @@ def train_sft(
             reporter,
             setup,
             run_config,
-            lambda callbacks: build_sft_trainer(
+            partial(
+                build_sft_trainer,
                 config,
                 model,
                 tokenizer,
                 kept,
-                output_dir=reporter.output_dir,
-                setup=setup,
                 completion_only=completion_only,
-                callbacks=callbacks,
                 shared_prefix=completion_only and getattr(config, "shared_prefix", False),
             ),
             is_adapter=config.lora,
