@@ -151,3 +151,14 @@ def test_every_trainer_refuses_the_same_adamw_settings_with_the_same_messages(co
     if config_class is not GRPOConfig:  # only GRPO has a paper's learning rate to stand for
         with pytest.raises(ConfigErrors, match=r"^learning_rate must be in \(0, 1\)$"):
             build_checked(config_class, learning_rate=0.0)
+
+
+def test_the_command_line_help_prints_a_literal_percent_sign():
+    # argparse %-formats help text; an undoubled % printed the whole formatting dict (with
+    # object addresses) into `--help` and the generated command-line reference
+    from training.common.cli import config_parser
+    from training.sft.config import SFTJobConfig
+
+    text = config_parser(SFTJobConfig, "sft", "").format_help()
+    assert "~20% slower" in text
+    assert "0x" not in text

@@ -37,7 +37,8 @@ def config_parser(cls: type, prog: str, description: str) -> argparse.ArgumentPa
             type=convert,
             default=None,
             choices=f.metadata.get("choices"),
-            help=f"{f.metadata.get('help', '')} (default: {f.default!r})",
+            # argparse formats help with %: a literal % in the text must be doubled
+            help=f"{f.metadata.get('help', '')} (default: {f.default!r})".replace("%", "%%"),
         )
     if getattr(cls, "PRESETS", None):  # read before parsing (main_for): listed for --help
         parser.add_argument(

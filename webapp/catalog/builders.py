@@ -6,13 +6,13 @@ import logging
 import threading
 from functools import lru_cache
 
+from games.base_models import BaseModelError
 from games.guessers.base import Guesser
 from games.judges.base import Judge
-from games.judges.learned import WeightsError
 from games.judges.cross_encoder import PretrainedJudgeError
+from games.judges.learned import WeightsError
 from games.kb.wordnet_files import WordNetNotFoundError
 from games.llm.base import PAPER_VAL_SAMPLING, SamplingParams
-from games.base_models import BaseModelError
 from games.registry import (
     SpecError,
     build_guesser,

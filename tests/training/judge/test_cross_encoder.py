@@ -78,8 +78,8 @@ def test_the_written_folder_gives_the_trained_models_logits(trained, rows):
     from peft import LoraConfig, get_peft_model, set_peft_model_state_dict
     from safetensors.torch import load_file
 
-    from games.judges.cross_encoder import load_cross_encoder
     from games.base_models import resolve_model
+    from games.judges.cross_encoder import load_cross_encoder
 
     config, reporter, result = trained
     split = split_rows(rows, config)
