@@ -42,6 +42,7 @@ from games.llm.base import (
     encode_reply_spans,
     row_seeds,
 )
+from games.llm.memory import KV_SLACK, available_memory_bytes, kv_bytes_per_token
 from games.llm.prefix_cache import BLOCK, BufferLayer, PrefixStore
 from games.llm.sampling import choose_next_tokens
 from games.precision import normalise, resolve, torch_dtype
@@ -60,7 +61,8 @@ class TransformersConfig:
     one_row: bool = False
     allow_hub: bool = False  # False: never download (local_files_only)
     max_batch_size: int = 64  # chats per forward pass
-    prefix_cache_mb: float = 256.0  # keys/values of recent sequences kept for reuse; 0 disables
+    # keys/values of recent sequences kept for reuse (grown to hold a call's batch); 0 disables
+    prefix_cache_mb: float = 256.0
 
     def __post_init__(self) -> None:
         if not self.model:
@@ -184,6 +186,20 @@ class TransformersBackend(LLMBackend):
             "prefill_s": 0.0,
             "decode_s": 0.0,
         }
+
+    def _hold(self, prompts: Sequence[Sequence[int]], steps: int) -> None:
+        """Let the prefix store hold every sequence of this call once decoded, so that a batch of
+        games played in lock step (an evaluation, a rollout) finds each game's history on its next
+        turn instead of computing it again: its budget (`prefix_cache_mb`) grows to that, at most
+        to a quarter of the memory available now."""
+        if self._cache is None:
+            return
+        tokens = sum(len(p) + steps for p in prompts)
+        need = int(tokens * kv_bytes_per_token(self.model) * KV_SLACK)
+        if need > self._cache.budget:
+            available = available_memory_bytes(self.model)
+            cap = available // 4 if available else need
+            self._cache.budget = max(self._cache.budget, min(need, cap))
 
     def clear_cache(self) -> None:
         """Forget cached keys/values (required after the model's weights change)."""
@@ -321,6 +337,7 @@ class TransformersBackend(LLMBackend):
             ]
         )
         temperature = sampling.temperature or 1.0
+        self._hold(prompts, steps)
         start = time.perf_counter()
         logits, cache, mask, position, segments = self._prefill(
             prompts, [len(p) - 1 for p in prompts], keep=1, room=steps - 1

@@ -28,6 +28,7 @@ def test_light_modules_import_without_torch_or_django():
         "games.llm",
         "games.llm.base",
         "games.llm.chat",
+        "games.llm.memory",
         "games.llm.openai_backend",
         "games.llm.vllm_backend",
         "games.judges.llm",
@@ -480,6 +481,24 @@ def test_from_model_and_lora_adapters(tiny_model_dir, tiny_backend, tmp_path):
         TransformersBackend(
             str(tiny_model_dir), precision="float32", adapter=str(tmp_path / "missing")
         )
+
+
+def test_the_prefix_store_grows_to_hold_a_lock_step_batch(tiny_model_dir):
+    # a batch of games whose histories exceed prefix_cache_mb (an evaluation of 64 games at 20
+    # turns wants ~1 GB of SmolLM2's keys and values) finds them all on the next turn
+    from games.llm.transformers_backend import TransformersBackend
+
+    backend = TransformersBackend(str(tiny_model_dir), precision="float32", prefix_cache_mb=0.001)
+    budget = backend._cache.budget
+    vocab = backend.tokenizer.vocab_size
+    prompts = [[(7 * row + i) % (vocab - 10) + 5 for i in range(40)] for row in range(4)]
+    sampling = SamplingParams(max_new_tokens=6, temperature=1.0)
+    first = backend.generate_ids(prompts, sampling, seeds=[1, 2, 3, 4])
+    assert backend._cache.budget > budget
+    turn_two = [p + g.token_ids + [9, 10, 11] for p, g in zip(prompts, first)]
+    reused = backend.stats["reused_tokens"]
+    backend.generate_ids(turn_two, sampling, seeds=[5, 6, 7, 8])
+    assert backend.stats["reused_tokens"] - reused >= sum(len(p) for p in prompts)
 
 
 def test_rows_sharing_a_start_compute_it_once(tiny_model_dir, tiny_backend):

@@ -18,6 +18,7 @@ from games.guessers.llm import LLMGuesser
 from games.judges.base import Judge, playable_words
 from games.llm.base import BackendError, SamplingParams, encode_prompt
 from games.llm.chat import GuesserFormat
+from games.llm.memory import KV_SLACK, available_memory_bytes, kv_bytes_per_token
 from games.rollout import rollout
 from games.types import GameConfig, Trajectory
 from training.grpo.batch import end_of_turn_ids
@@ -171,35 +172,7 @@ def merged_lora(model: Any) -> Iterator[None]:
             layer.merged_adapters.clear()
 
 
-KV_SLACK = 1.25  # buffers hold padding beyond the tokens they are counted by
 ANSWER_TOKENS = 24  # a judge's answer with its chat-template tokens, per turn
-
-
-def kv_bytes_per_token(model: Any) -> int:
-    """Keys and values of one token over every layer, at the model's dtype."""
-    config = model.config
-    layers = config.num_hidden_layers
-    heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
-    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-    return 2 * layers * heads * head_dim * model.dtype.itemsize
-
-
-def available_memory_bytes(model: Any = None) -> int | None:
-    """The free memory of the model's GPU, else MemAvailable of /proc/meminfo (None where there
-    is none)."""
-    device = getattr(model, "device", None)
-    if getattr(device, "type", None) == "cuda":
-        import torch
-
-        return int(torch.cuda.mem_get_info(device)[0])
-    try:
-        with open("/proc/meminfo", encoding="ascii") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
 
 
 def rollout_cache_mb(
