@@ -19,6 +19,7 @@ from training.common.models import (
     load_model,
     train_at,
 )
+from training.common.processes import process_problems
 from training.common.trainer import ensure_owner, resolved_config, write_run_config
 from training.grpo.checkpoints import load_policy, restore, save_checkpoint
 from training.grpo.config import GRPOConfig
@@ -78,16 +79,9 @@ def parallel_setup(config: GRPOConfig) -> DeviceSetup:
     """The device, precision and processes (`accelerate launch` / torchrun: data parallel by
     groups); the in-process vLLM engine serves one process only."""
     setup = device_setup(config.precision)
-    if setup.world_size > 1 and config.rollout_backend == "vllm":
-        raise ValueError(
-            "rollout_backend=vllm runs its engine inside one process; with several processes "
-            "use rollout_backend=transformers"
-        )
-    if setup.world_size > 1 and config.secrets_per_step < setup.world_size:
-        raise ValueError(
-            f"secrets_per_step={config.secrets_per_step} leaves a process without a group: "
-            f"use at least {setup.world_size} (one per process)"
-        )
+    problems = process_problems(config, setup.world_size)
+    if problems:
+        raise ValueError("; ".join(problems))
     return setup
 
 

@@ -41,6 +41,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from training.common.processes import process_problems
 from training.reporting import StopRequested
 from webapp.jobs import registry
 from webapp.jobs.models import Job
@@ -81,36 +82,21 @@ def processes_of(config) -> int:
 
 
 def check_processes(config, errors: dict) -> None:
-    """`processes` within what this deployment's nodes run (JOBS_MAX_PROCESSES per job); for GRPO
-    at least one group per process and no in-process vLLM engine (it serves one process); for SFT
-    and DPO at least one per-device batch per process in each global batch (more would train on
-    a larger batch than asked)."""
+    """`processes` within what this deployment's nodes run (JOBS_MAX_PROCESSES per job), and what
+    the config itself allows across processes (training.common.processes)."""
     n = processes_of(config)
     if n <= 1:
         return
     most = settings.JOBS_MAX_PROCESSES
-    problems = errors.setdefault("processes", [])
+    problems = []
     if n > most:
         problems.append(
             f"this deployment runs at most {most} processes per job (JOBS_MAX_PROCESSES: the GPUs "
             "of a GPU node, or CPU processes)"
         )
-    if getattr(config, "secrets_per_step", n) < n:
-        problems.append(
-            f"secrets_per_step={config.secrets_per_step} leaves a process without a group: "
-            f"use at most {config.secrets_per_step} processes"
-        )
-    per_device = getattr(config, "per_device_batch_size", 0)
-    if per_device and per_device * n > config.global_batch_size:
-        problems.append(
-            f"global_batch_size={config.global_batch_size} is less than per_device_batch_size="
-            f"{per_device} × {n} processes: use per_device_batch_size at most "
-            f"{max(1, config.global_batch_size // n)} (or fewer processes)"
-        )
-    if getattr(config, "rollout_backend", "") == "vllm":
-        problems.append("rollout_backend=vllm runs its engine inside one process: use 1 process")
-    if not problems:
-        del errors["processes"]
+    problems += process_problems(config, n)
+    if problems:
+        errors.setdefault("processes", []).extend(problems)
 
 
 def check_job_processes(config) -> None:
