@@ -188,12 +188,15 @@ def _logprob_difference(backends: dict[str, Any], prompts: list[list[int]]) -> d
     }
 
 
-GRPO_VARIANTS = {  # name: (base precision, LoRA merged for the games, step-sized prefix cache)
-    "float32": ("float32", False, False),  # today's path: LoRA unmerged, a 128 MB cache
-    "bfloat16": ("bfloat16", False, False),
-    "merged": ("float32", True, False),
-    "step_cache": ("float32", False, True),
-    "all": ("bfloat16", True, True),
+GRPO_VARIANTS = {  # name: (base precision, LoRA merged for the games, prefix cache)
+    # the prefix cache: "fixed" a hard 128 MB cap (the old path), "grows" 128 MB grown to hold a
+    # call's batch (the backend's default), "step" sized for the step up front (GRPO's rollouts)
+    "float32": ("float32", False, "fixed"),  # the old path: LoRA unmerged, a 128 MB cache
+    "bfloat16": ("bfloat16", False, "fixed"),
+    "merged": ("float32", True, "fixed"),
+    "step_cache": ("float32", False, "step"),
+    "grown_cache": ("float32", False, "grows"),
+    "all": ("bfloat16", True, "step"),
 }
 
 
@@ -253,11 +256,15 @@ def grpo_rollout_variants(
     rows: dict[str, list[dict]] = {v: [] for v in variants}
     for _ in range(repeats):
         for name in variants:
-            precision, merge, step_cache = GRPO_VARIANTS[name]
+            precision, merge, cache = GRPO_VARIANTS[name]
             policy = policies[precision]
-            cache_mb = rollout_cache_mb(policy, step, prompt) if step_cache else 128
+            cache_mb = rollout_cache_mb(policy, step, prompt) if cache == "step" else 128
             backend = TransformersBackend.from_model(
-                policy, tokenizer, prefix_cache_mb=cache_mb, max_batch_size=len(games)
+                policy,
+                tokenizer,
+                prefix_cache_mb=cache_mb,
+                max_batch_size=len(games),
+                prefix_cache_grows=cache == "grows",
             )
             guesser = LLMGuesser(backend, sampling=sampling, chat_format=fmt)
             start = time.perf_counter()
@@ -269,7 +276,7 @@ def grpo_rollout_variants(
                 {
                     "seconds": time.perf_counter() - start,
                     "turns": sum(len(g.turns) for g in played),
-                    "cache_mb": round(cache_mb),
+                    "cache_mb": round(backend._cache.budget / 2**20) if backend._cache else 0,
                     **{k: backend.stats[k] for k in ("prefilled_tokens", "reused_tokens")},
                     **{k: round(backend.stats[k], 2) for k in ("prefill_s", "decode_s")},
                 }

@@ -61,8 +61,10 @@ class TransformersConfig:
     one_row: bool = False
     allow_hub: bool = False  # False: never download (local_files_only)
     max_batch_size: int = 64  # chats per forward pass
-    # keys/values of recent sequences kept for reuse (grown to hold a call's batch); 0 disables
+    # keys/values of recent sequences kept for reuse (grown to hold a call's batch unless
+    # prefix_cache_grows is off: then a hard cap); 0 disables
     prefix_cache_mb: float = 256.0
+    prefix_cache_grows: bool = True
 
     def __post_init__(self) -> None:
         if not self.model:
@@ -133,7 +135,13 @@ class TransformersBackend(LLMBackend):
 
     @classmethod
     def from_model(
-        cls, model: Any, tokenizer: Any, *, prefix_cache_mb: float = 0.0, max_batch_size: int = 64
+        cls,
+        model: Any,
+        tokenizer: Any,
+        *,
+        prefix_cache_mb: float = 0.0,
+        max_batch_size: int = 64,
+        prefix_cache_grows: bool = True,
     ):
         """Wrap an already loaded model (e.g. the policy being trained; keep it in eval mode while
         sampling). The prefix cache is off by default here: if you turn it on, call
@@ -143,6 +151,7 @@ class TransformersBackend(LLMBackend):
             model=getattr(model, "name_or_path", "") or "in-memory",
             prefix_cache_mb=prefix_cache_mb,
             max_batch_size=max_batch_size,
+            prefix_cache_grows=prefix_cache_grows,
         )
         self.tokenizer, self.model = tokenizer, model
         self._setup(prefix_cache_mb)
@@ -192,7 +201,7 @@ class TransformersBackend(LLMBackend):
         games played in lock step (an evaluation, a rollout) finds each game's history on its next
         turn instead of computing it again: its budget (`prefix_cache_mb`) grows to that, at most
         to a quarter of the memory available now."""
-        if self._cache is None:
+        if self._cache is None or not self.config.prefix_cache_grows:
             return
         tokens = sum(len(p) + steps for p in prompts)
         need = int(tokens * kv_bytes_per_token(self.model) * KV_SLACK)

@@ -340,6 +340,11 @@ def test_the_prefix_store_grows_to_hold_a_lock_step_batch(tiny_model_dir):
     reused = backend.stats["reused_tokens"]
     backend.generate_ids(turn_two, sampling, seeds=[5, 6, 7, 8])
     assert backend.stats["reused_tokens"] - reused >= sum(len(p) for p in prompts)
+    capped = TransformersBackend(
+        str(tiny_model_dir), precision="float32", prefix_cache_mb=0.001, prefix_cache_grows=False
+    )
+    capped.generate_ids(prompts, sampling, seeds=[1, 2, 3, 4])
+    assert capped._cache.budget == budget  # a hard cap where asked
 
 
 def test_rows_sharing_a_start_compute_it_once(tiny_model_dir, tiny_backend):
