@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from games.paired import paired_bootstrap
+
 ARMS = ("sft", "starpo", "cia")
 GRPO_ARMS = {  # the paper's two GRPO runs: (advantage, λ); loss aggregation as the paper's for each
     "starpo": ("trajectory", 0.0),
@@ -24,24 +26,6 @@ PAIRS = {
 def as_matrix(per_seed: Sequence[dict[str, float]], words: Sequence[str]) -> np.ndarray:
     """[seeds, words] success rates (mean@k of each word) in the order of `words`."""
     return np.array([[rates[w] for w in words] for rates in per_seed], dtype=np.float64)
-
-
-def paired_bootstrap(a: np.ndarray, b: np.ndarray, *, n_boot: int = 4000, seed: int = 0) -> dict:
-    """Mean of a − b over seeds and words, with a 95% percentile interval from resampling words
-    and seeds (with replacement, independently) and keeping each (seed, word) pair paired."""
-    diff = a - b
-    rng = np.random.default_rng(seed)
-    n_seeds, n_words = diff.shape
-    means = np.empty(n_boot)
-    for i in range(n_boot):
-        rows = rng.integers(0, n_seeds, n_seeds)
-        cols = rng.integers(0, n_words, n_words)
-        means[i] = diff[np.ix_(rows, cols)].mean()
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    return {
-        "mean": round(float(diff.mean()), 4),
-        "ci95": [round(float(lo), 4), round(float(hi), 4)],
-    }
 
 
 def ordering(
