@@ -91,6 +91,14 @@ class SFTJobConfig(Presets, GameDataConfig):
         ),
         min=0,
     )
+    skip_repeat_targets: bool = knob(
+        False,
+        (
+            "source=reference: leave out the rows whose question was already asked in their "
+            "game (1.9% of the paper's rows; a third of those that follow a 'repeated' answer "
+            "ask it again), before max_turn_examples draws (off = every row, the paper's)"
+        ),
+    )
 
     shared_prefix: bool = knob(
         True,
@@ -126,6 +134,11 @@ class SFTJobConfig(Presets, GameDataConfig):
             reference or not self.reference_file.strip(),
             "reference_file needs source=reference",
             "reference_file",
+        )
+        _check(
+            reference or not self.skip_repeat_targets,
+            "skip_repeat_targets needs source=reference",
+            "skip_repeat_targets",
         )
         _check(
             reference or not self.max_turn_examples,

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from games.llm.chat import GUESSER_PROMPT, GuesserFormat
 from games.rules import VERDICT_FEEDBACK, clean_word
+from games.text import normalise_question
 from games.types import Turn, Verdict
 from games.wordlists import read_words
 
@@ -144,6 +145,12 @@ def read_reference(name: str = "") -> list[ReferenceTurn]:
             f"({', '.join(held_out[:10])}): training on them would leak the test words"
         )
     return assign_games(turns)
+
+
+def repeats_a_question(turn: ReferenceTurn) -> bool:
+    """The row's question was already asked in its history (as the rules compare questions)."""
+    asked = {normalise_question(q) for q, _ in turn.history}
+    return normalise_question(turn.question) in asked
 
 
 def sample_turns(

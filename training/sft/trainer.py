@@ -49,6 +49,7 @@ from training.sft.reference_data import (
     read_reference,
     reference_examples,
     reference_path,
+    repeats_a_question,
     sample_turns,
 )
 
@@ -184,6 +185,10 @@ def reference_rows(
     limit_words and max_turn_examples with the seed, each chat rebuilt with `chat_format`."""
     path = reference_path(config.reference_file)
     turns = read_reference(str(path))
+    if config.skip_repeat_targets:
+        before = len(turns)
+        turns = [t for t in turns if not repeats_a_question(t)]
+        reporter.log(f"left out {before - len(turns)} rows whose question was asked before")
     kept = sample_turns(
         turns, words=config.limit_words, rows=config.max_turn_examples, seed=config.seed
     )

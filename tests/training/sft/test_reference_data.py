@@ -24,6 +24,7 @@ from training.sft.reference_data import (
     SHIPPED_FILE,
     read_reference,
     reference_examples,
+    repeats_a_question,
     sample_turns,
 )
 
@@ -171,6 +172,7 @@ def test_config_offers_reference_to_sft_only_and_refuses_what_it_cannot_use():
         ({"source": "reference", "max_turns": 10}, "max_turns must be at least 20"),
         ({"source": "reference", "max_turn_examples": -1}, "max_turn_examples must be 0"),
         ({"source": "reference", "recovery_per_game": 1}, "recovery_per_game needs"),
+        ({"skip_repeat_targets": True}, "skip_repeat_targets needs source=reference"),
     ):
         with pytest.raises(ValueError, match=message):
             SFTJobConfig(**bad)
@@ -251,3 +253,24 @@ def test_the_run_refuses_an_empty_sample(tiny_dir, tmp_path):
     reporter = ConsoleReporter(tmp_path / "out", stream=io.StringIO())
     with pytest.raises(ValueError, match="no training example fits"):
         run(config.__class__(**{**config.to_dict(), "max_tokens": 16}), reporter)
+
+
+def test_skip_repeat_targets_leaves_out_the_rows_that_ask_again(turns, tmp_path):
+    from training.sft.trainer import reference_rows
+
+    repeats = [t for t in turns if repeats_a_question(t)]
+    assert 0.015 < len(repeats) / len(turns) < 0.025  # 926 of the paper's 48,335 rows
+    assert not SFTJobConfig().skip_repeat_targets  # the paper trains on every row
+
+    def rows(**fields):
+        config = SFTJobConfig(source="reference", limit_words=60, **fields)
+        reporter = ConsoleReporter(tmp_path / "log", stream=io.StringIO())
+        return reference_rows(config, reporter, GuesserFormat.named("paper"))
+
+    def asks_again(row) -> bool:
+        asked = {m["content"].strip().lower() for m in row["prompt"] if m["role"] == "assistant"}
+        return row["completion"][0]["content"].strip().lower() in asked
+
+    every, kept = rows(), rows(skip_repeat_targets=True)
+    assert any(map(asks_again, every)) and not any(map(asks_again, kept))
+    assert len(kept) < len(every)
