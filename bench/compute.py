@@ -1,11 +1,13 @@
-"""`python -m bench.compute [--parts sft,grpo_step,generation,judge] [--quick] [--save]`: this
-machine's speed where models run (issue 43), printed as one JSON object.
+"""`python -m bench.compute [--parts sft,grpo_step,generation,judge,lockstep] [--quick]
+[--save]`: this machine's speed where models run (issue 43), printed as one JSON object.
 
 Each part measures today's path (float32 and the code as it was), each change alone and all the
 changes together, interleaved in one process on the same inputs (bench.compute_parts.*), so the
 ratios hold on a shared, noisy machine; `speedups` holds all-together over today's path for SFT
 (trained tokens/s on the paper's rows), a GRPO step (rollout + update), generation at batch 32
-and the pretrained judge (answers/s), with the loss and logit differences beside them and the
+and the pretrained judge (answers/s), and a batch of games played in lock step (an evaluation)
+with the prefix cache grown to hold it against its fixed 128 MB, with the loss and logit
+differences beside them and the
 load average before and after. `--save` also writes bench/results/compute.json. The docs'
 performance page (docs/explanation/performance.md) explains the figures.
 """
@@ -26,7 +28,7 @@ from bench import RESULTS_DIR, report
 
 RESULTS = RESULTS_DIR / "compute.json"
 PARTIAL = Path(__file__).resolve().parents[1] / "var" / "bench" / "compute-partial.json"
-PARTS = ("sft", "grpo_step", "generation", "judge")
+PARTS = ("sft", "grpo_step", "generation", "judge", "lockstep")
 
 
 def machine() -> dict[str, Any]:
@@ -103,17 +105,36 @@ def judge_part(quick: bool, threads: int) -> dict[str, Any]:
     return out
 
 
+def lockstep_part(quick: bool, threads: int) -> dict[str, Any]:
+    """SmolLM2 games played in lock step against the knowledge-base judge, as an evaluation job
+    plays them (bench.compute_parts.generation.grpo_rollout_variants): the prefix cache at a
+    fixed 128 MB against the same cache grown to hold the batch (the backend's default); the
+    headline is the grown cache's speed over the fixed one."""
+    from bench.compute_parts.generation import grpo_rollout_variants
+
+    size = {"secrets": 2, "generations": 2, "max_turns": 3, "question_tokens": 8}
+    if not quick:  # 32 games of 12 questions: ~0.75 GB of float32 keys and values by the end
+        size = {"secrets": 4, "generations": 8, "max_turns": 12, "question_tokens": 24}
+    out = grpo_rollout_variants(
+        **size, repeats=1, threads=threads, variants=("float32", "grown_cache")
+    )
+    out["headline"] = out["speedup_over_float32"]["grown_cache"]
+    return out
+
+
 PART_FUNCTIONS: dict[str, Callable[[bool, int], dict[str, Any]]] = {
     "sft": sft_part,
     "grpo_step": grpo_step_part,
     "generation": generation_part,
     "judge": judge_part,
+    "lockstep": lockstep_part,
 }
 SPEEDUP_KEYS = {
     "sft": "sft",
     "grpo_step": "grpo_step",
     "generation": "generation_b32",
     "judge": "judge",
+    "lockstep": "lockstep_cache",
 }
 
 
