@@ -69,11 +69,19 @@ migrate: setup
 seed: migrate
 	$(PY) manage.py seed --tiny-model
 
+# The docs site the web app serves at /docs/ (its header's "Docs" link; webapp/core/docs_site.py),
+# built when missing or older than its sources. A failed build does not stop `make run`: the app
+# then shows no Docs link, and `make docs-build` says what failed.
+DOCS_SITE := var/site/index.html
+$(DOCS_SITE): mkdocs.yml $(shell find docs -type f 2>/dev/null) | $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --quiet --site-dir var/site \
+	  || echo "the docs site did not build (make docs-build says why); the app runs without it"
+
 # The embedded default: SQLite, the file-system broker, a job worker, a housekeeping worker (with
 # the beat that reaps dead jobs), a leaderboards worker and the web app under gunicorn on
-# 127.0.0.1:8000 (RUN_ADDR=host:port to change), DEBUG off unless DEBUG=true. One line says when
-# all are ready; Ctrl-C stops them all.
-run: seed
+# 127.0.0.1:8000 (RUN_ADDR=host:port to change), DEBUG off unless DEBUG=true, the docs site built
+# for its /docs/. One line says when all are ready; Ctrl-C stops them all.
+run: seed $(DOCS_SITE)
 	$(PY) manage.py collectstatic --noinput -v 0
 	$(PY) manage.py devrun
 

@@ -67,6 +67,7 @@ class WordListEntry(models.Model):
     stats = models.JSONField(default=dict, blank=True)
 
     class Meta:
+        verbose_name_plural = "word list entries"
         ordering = ["word_list", "word__text"]
         constraints = [
             models.UniqueConstraint(fields=["word_list", "word"], name="unique_wordlist_word")

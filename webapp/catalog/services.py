@@ -196,8 +196,8 @@ DEFAULT_MODEL_SPECS = [
         role=ModelRole.JUDGE,
         options={"sense": "any"},
         description=(
-            "Knowledge-base judge answering from any sense of the word "
-            "(disagrees on polysemous words)."
+            "Knowledge-base judge on every sense of the word, rare ones too (“bank” is also a "
+            f"container for coins): a fact of any sense is a Yes; it {KB_OPEN_WORLD}."
         ),
     ),
     dict(
@@ -257,7 +257,10 @@ DEFAULT_MODEL_SPECS = [
 ]
 # seeded descriptions that said something no longer true; seeding replaces them (and only them)
 SUPERSEDED_DESCRIPTIONS = {
-    "kb": "Knowledge-base judge: WordNet features of the word's dominant senses."
+    "kb": "Knowledge-base judge: WordNet features of the word's dominant senses.",
+    "kb-any-sense": (
+        "Knowledge-base judge answering from any sense of the word (disagrees on polysemous words)."
+    ),
 }
 SPLIT_NAMES = {"val": "validation", "test": "test"}
 

@@ -1,8 +1,8 @@
 """Values every page's layout reads."""
 
-from django.conf import settings
+from webapp.core.docs_site import docs_link
 
 
 def site(request):
-    # the header's "Docs" link, shown only where the docs site is served (settings.DOCS_URL)
-    return {"docs_url": settings.DOCS_URL}
+    # the header's "Docs" link: settings.DOCS_URL, else the built docs at /docs/ (no link without)
+    return {"docs_url": docs_link()}

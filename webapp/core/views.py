@@ -1,10 +1,15 @@
-"""The home page and the favicon."""
+"""The home page, the favicon and the built docs site."""
 
-from django.shortcuts import render
+from csp.constants import UNSAFE_INLINE
+from csp.decorators import csp_update
+from django.shortcuts import redirect, render
 from django.templatetags.static import static
+from django.views.decorators.http import require_GET
 from django.views.generic import RedirectView
+from django.views.static import serve
 
 from webapp.catalog.selectors import word_list_summaries
+from webapp.core import docs_site
 from webapp.labelling.selectors import games_not_blinded
 from webapp.leaderboards.selectors import leaderboard_latest, people_list_rows
 from webapp.leaderboards.services import HUMANS, MODELS
@@ -50,3 +55,20 @@ class FaviconRedirect(RedirectView):
 
     def get_redirect_url(self, *args, **kwargs):
         return static("favicon.svg")
+
+
+# MkDocs Material's pages carry small inline scripts (the page's base path, the colour scheme):
+# allowed on the docs pages only, which hold nothing but the built site's own files.
+@require_GET
+@csp_update({"script-src": [UNSAFE_INLINE]})
+def docs(request, path: str = ""):
+    """A file of the built docs site (settings.DOCS_SITE_DIR), a folder's index.html for a
+    folder; the 404 page says how to build the site where it is not built."""
+    if docs_site.wants_slash(path):
+        return redirect(request.path + "/", permanent=False)
+    found = docs_site.docs_page(path)
+    if found is None:
+        missing = not docs_site.docs_site_built()
+        return render(request, "404.html", {"docs_missing": missing}, status=404)
+    root, name = found
+    return serve(request, name, document_root=root)

@@ -54,18 +54,39 @@ def queue_lengths() -> dict[str, int | None]:
     return {q: None for q in QUEUES}
 
 
+def worker_state(last_seen, active_job_id, stale) -> str:
+    """A worker's state: "busy" (a recent heartbeat and a job), "idle" (a recent heartbeat, no
+    job: job workers beat between jobs too) or "silent" (no heartbeat since `stale`: stopped, or
+    unreachable)."""
+    if last_seen < stale:
+        return "silent"
+    return "busy" if active_job_id else "idle"
+
+
+def heartbeat_timing() -> dict:
+    """How often a job worker beats and after how long without a beat it reads as silent."""
+    return {
+        "heartbeat_seconds": settings.JOB_HEARTBEAT_SECONDS,
+        "stale_seconds": settings.JOB_STALE_SECONDS,
+    }
+
+
 def workers_health() -> list[dict]:
     stale = timezone.now() - timezone.timedelta(seconds=settings.JOB_STALE_SECONDS)
-    return [
-        {
-            "hostname": w.hostname,
-            "queues": w.queues,
-            "active_job_id": w.active_job_id,
-            "last_seen": w.last_seen,
-            "alive": w.last_seen >= stale,
-        }
-        for w in WorkerHeartbeat.objects.all()[:50]
-    ]
+    rows = []
+    for w in WorkerHeartbeat.objects.all()[:50]:
+        state = worker_state(w.last_seen, w.active_job_id, stale)
+        rows.append(
+            {
+                "hostname": w.hostname,
+                "queues": w.queues,
+                "active_job_id": w.active_job_id,
+                "last_seen": w.last_seen,
+                "state": state,
+                "alive": state != "silent",
+            }
+        )
+    return rows
 
 
 def config_diff(jobs: list[Job]) -> list[dict]:

@@ -210,8 +210,44 @@ class _Heartbeat(threading.Thread):
             connection.close()
 
 
-def worker_name() -> str:
-    return f"{socket.gethostname()}:{threading.get_native_id()}"
+def worker_name(native_id: int | None = None) -> str:
+    """The worker a job runs on: this host and the thread that runs its tasks (by default the
+    calling one)."""
+    return f"{socket.gethostname()}:{threading.get_native_id() if native_id is None else native_id}"
+
+
+def worker_idle_beat(*, worker: str, queues: str) -> None:
+    """Mark a job worker alive between jobs (a running job's heartbeat marks it meanwhile): only
+    last_seen moves, so the active job and queue a job's heartbeat wrote are left as they are."""
+    now = timezone.now()
+    if not WorkerHeartbeat.objects.filter(hostname=worker).update(last_seen=now):
+        WorkerHeartbeat.objects.get_or_create(
+            hostname=worker, defaults={"last_seen": now, "queues": queues}
+        )
+
+
+class WorkerIdleHeartbeat(threading.Thread):
+    """A job worker's heartbeat whether or not it runs a job, every JOB_HEARTBEAT_SECONDS, started
+    in each process that runs jobs (workers/celery.py): the jobs page tells an idle worker (a
+    recent heartbeat, no job) from one gone silent (stopped, or its machine unreachable)."""
+
+    def __init__(self, worker: str, queues: str):
+        super().__init__(daemon=True, name="idle-heartbeat")
+        self.worker, self.queues = worker, queues
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        try:
+            while True:
+                try:
+                    worker_idle_beat(worker=self.worker, queues=self.queues)
+                except Exception:  # a missed beat is not fatal: the next one may pass
+                    log.exception("idle heartbeat of worker %s failed", self.worker)
+                    connection.close_if_unusable_or_obsolete()
+                if self.stopped.wait(settings.JOB_HEARTBEAT_SECONDS):
+                    return
+        finally:
+            connection.close()
 
 
 def _claim(job_id: int, worker: str) -> int | None:

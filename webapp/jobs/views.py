@@ -47,6 +47,7 @@ def dashboard(request):
             "kinds": sorted(registry.REGISTRY.values(), key=lambda k: k.name),
             "queues": selectors.queue_lengths(),
             "workers": selectors.workers_health(),
+            **selectors.heartbeat_timing(),
             "quick_eval": QUICK_EVAL,
         },
     )

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import timedelta
 
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Value
-from django.db.models.functions import Coalesce, Lower, Trim
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Sum, Value
+from django.db.models.functions import Coalesce, Least, Lower, Trim
 from django.utils import timezone
 
 from games.agreement import agreement_report, judge_accuracy
@@ -84,7 +84,15 @@ def active_assignment(user, now=None) -> Assignment | None:
 
 
 def queue_progress(user) -> dict:
+    """The queue's header. `open_items` (of `items`) still lack some of the labels they ask for
+    (several people label each item, so one person's label leaves its item open); `labels_given`
+    of `labels_wanted` counts the labels themselves over the items without gold, so it moves with
+    every label."""
     mine = Label.objects.filter(annotator=user).count()
+    labels = DisagreementItem.objects.filter(gold="").aggregate(
+        given=Coalesce(Sum(Least("labels_count", "labels_needed")), 0),
+        wanted=Coalesce(Sum("labels_needed"), 0),
+    )
     return {
         "labelled": mine,
         "remaining": _open_for(user).count(),
@@ -93,6 +101,8 @@ def queue_progress(user) -> dict:
             gold="", labels_count__lt=F("labels_needed")
         ).count(),
         "items": DisagreementItem.objects.count(),
+        "labels_given": labels["given"],
+        "labels_wanted": labels["wanted"],
     }
 
 

@@ -8,6 +8,7 @@ from django.db.models import Avg, Count, Q, QuerySet
 from django.urls import reverse
 
 from games import rules
+from games.guessers import natural as natural_guesser
 from webapp.catalog.models import ModelKind, ModelRole, ModelSpec
 from webapp.catalog.selectors import (
     model_specs_for,
@@ -32,6 +33,28 @@ from webapp.play.visitors import Visitor
 # A guesser's belief is shown once its top word has more than this: before that it is near uniform
 # and its "top 5" are alphabetical ties ("aardvark, aardwolf, …").
 INFORMATIVE_BELIEF = 0.01
+# What a turn's candidates_left counts (before the turn's answer) depends on the guesser. The
+# information-gain guesser counts the words that fit every answer: the count only falls. The
+# natural guesser counts the words within natural.SHOWN of its likeliest word: an answer that makes
+# the likeliest word less likely brings more words within that bound, so the count can grow
+# after an answer (a Yes too). Shown under its own name, not as "left".
+CANDIDATES_LEFT = {
+    "label": "Candidates left",
+    "caption": "Candidates the guesser had left",
+    "axis": "candidates",
+    "help": "The words that fit every answer so far, as the guesser's knowledge base reads them "
+    "(counted before each answer): the count only falls.",
+}
+LIKELY_CANDIDATES = {
+    "label": "Likely candidates",
+    "caption": "Likely candidates: the words the guesser held likely",
+    "axis": "likely candidates",
+    "help": "The words the guesser holds at least 1/"
+    f"{round(1 / natural_guesser.SHOWN):,} as likely as its likeliest word (counted before each "
+    "answer). This is not a count of the words still possible: an answer that makes the likeliest "
+    "word less likely brings more words within that bound, so the count can grow after an answer.",
+}
+SOFT_CANDIDATE_COUNTS = frozenset({ModelKind.NATURAL})
 
 
 def game_get(*, game_id: int) -> Game | None:
@@ -135,7 +158,51 @@ def game_play_context(game: Game, visitor: Visitor) -> dict:
         ),
         "can_undo": owner and services.undoable_turn(game) is not None,
         "awaiting_first": awaits_first_question(game),
+        "confirm_word": confirm_word(game, turns),
+        "candidates": candidates_meaning(game),
+        "play_again": play_again_fields(game, max_turns) if over else None,
     }
+
+
+def candidates_meaning(game: Game) -> dict:
+    """What the game's "candidates" numbers count, by its guesser: CANDIDATES_LEFT or
+    LIKELY_CANDIDATES ({"label", "caption", "axis", "help"})."""
+    guesser = game.guesser
+    soft = guesser is not None and guesser.kind in SOFT_CANDIDATE_COUNTS
+    return LIKELY_CANDIDATES if soft else CANDIDATES_LEFT
+
+
+def confirm_word(game: Game, turns: list[Turn]) -> str:
+    """The word the winning guess named ("Is it a canoe?": "canoe"), to fill the box where the
+    person confirms their word after "That's my word!"; "" where no word is to be confirmed."""
+    if game.secret or game.outcome != GameOutcome.WON or not turns:
+        return ""
+    question = turns[-1].question
+    if rules.guessed_word(question) is None:
+        return ""
+    return rules.guessed_things(question)[0][0]
+
+
+def play_again_fields(game: Game, max_turns: int) -> dict | None:
+    """The start form's fields (webapp.play.forms.GameStartForm) of a new game of the same kind
+    as `game`: the same role, the same opponent and questions allowed, and the same word list
+    where the word was drawn from one. A word the person picked from a pool is not picked again:
+    the new game lets them think of one. None for a model-vs-model game."""
+    source = (game.state or {}).get("secret_source")
+    if game.mode == GameMode.HUMAN_GUESSER:
+        fields = {"role": services.ROLE_GUESSER, "judge": game.judge.name if game.judge else ""}
+        fields["word_list"] = game.word_list.name if game.word_list else ""
+    elif game.mode == GameMode.HUMAN_JUDGE:
+        fields = {
+            "role": services.ROLE_ANSWERER,
+            "guesser": game.guesser.name if game.guesser else "",
+        }
+        if source == "word_list" and game.word_list:
+            fields.update(draw_word="on", word_list=game.word_list.name)
+    else:
+        return None
+    fields["max_turns"] = max_turns
+    return fields
 
 
 def informative_belief(top_candidates) -> list | None:
@@ -147,6 +214,24 @@ def informative_belief(top_candidates) -> list | None:
 
 
 # -- the trajectory browser ----------------------------------------------------------------------
+# A game's outcome is the guesser's (won: it named the word). Where a model asks and a person
+# answers, the game lists show the person's side instead: the model's loss is the person's win.
+PERSON_ANSWERS_OUTCOMES = {
+    GameOutcome.WON: ("model found the word", "lost"),
+    GameOutcome.LOST: ("stumped the model", "won"),
+}
+
+
+def outcome_shown(game: Game) -> dict:
+    """How a game list shows a game's outcome, from the person's side in people's games:
+    {"label": words, "tone": the outcome its badge is coloured as}. A game a person asks in or a
+    model-vs-model game: the guesser's outcome (the person is the guesser, or no person plays)."""
+    if game.mode == GameMode.HUMAN_JUDGE and game.outcome in PERSON_ANSWERS_OUTCOMES:
+        label, tone = PERSON_ANSWERS_OUTCOMES[game.outcome]
+        return {"label": label, "tone": tone}
+    return {"label": game.get_outcome_display(), "tone": game.outcome}
+
+
 # what /games/ lists: bare /games/ shows people's games (see views.game_list)
 SHOW_CHOICES = [
     ("people", "people's games"),
@@ -251,10 +336,13 @@ def filter_choices() -> dict:
     }
 
 
-def turn_chart_data(turns: list[Turn]) -> dict:
-    """Per-turn series for the charts (None where a value is unknown)."""
+def turn_chart_data(turns: list[Turn], candidates: dict = CANDIDATES_LEFT) -> dict:
+    """Per-turn series for the charts (None where a value is unknown); `candidates`: what the
+    candidate counts mean (candidates_meaning), for the chart's labels."""
     parts = sorted({name for t in turns for name in (t.reward or {})})
     return {
+        "candidates_label": candidates["label"].lower(),
+        "candidates_axis": candidates["axis"],
         "labels": [f"Q{t.index + 1}" for t in turns],
         "questions": [t.question[:120] for t in turns],
         "belief": [t.belief for t in turns],

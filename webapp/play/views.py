@@ -255,7 +255,7 @@ def game_detail(request, game_id: int):
     context = _game_page_context(request, game_id)
     if context is None:
         return _being_labelled(request)
-    context["chart_data"] = selectors.turn_chart_data(context["turns"])
+    context["chart_data"] = selectors.turn_chart_data(context["turns"], context["candidates"])
     return render(request, "play/trajectory.html", context)
 
 

@@ -257,9 +257,11 @@ JOB_FENCE_IDLE_SECONDS = int_setting("JOB_FENCE_IDLE_SECONDS", 5)
 # GRPO's generation server (rollout_backend=server): the `rollout_server` a job gets when it asks
 # for server rollouts without naming one (docker-compose.yml's `generation` service); "" = none.
 GENERATION_SERVER_URL = env.str("GENERATION_SERVER_URL", default="").strip()
-# Where the docs site is served (`make docs-build` builds it into var/site/; `make docs` serves it
-# on http://127.0.0.1:8001/): the header links to it ("Docs") when set; "" = no link.
+# The docs site: `make docs-build` (and `make run`) build it into DOCS_SITE_DIR, which the web app
+# serves at /docs/ (webapp.core.docs_site). The header's "Docs" link goes to DOCS_URL where the docs
+# are served elsewhere, else to /docs/ once the site is built; no link otherwise.
 DOCS_URL = env.str("DOCS_URL", default="").strip()
+DOCS_SITE_DIR = Path(env.str("DOCS_SITE_DIR", default=str(BASE_DIR / "var" / "site"))).resolve()
 # Housekeeping (reaper, republish sweep) has its own queue and worker process, so it never waits
 # behind busy job slots; leaderboard refreshes (seconds of arithmetic each) have another, so they
 # never delay the reaper's re-queue of a dead job.

@@ -28,7 +28,15 @@ def test_next_item_is_reserved_and_stays_the_same_until_answered(queued, annotat
     second = services.assignment_next(user=annotator)
     assert second is not None and second != first
     progress = selectors.queue_progress(annotator)
-    assert progress == {"labelled": 1, "remaining": 3, "skipped": 0, "open_items": 4, "items": 4}
+    assert progress == {
+        "labelled": 1,
+        "remaining": 3,
+        "skipped": 0,
+        "open_items": 4,
+        "items": 4,
+        "labels_given": 1,
+        "labels_wanted": 12,
+    }
 
 
 def test_partly_labelled_items_are_handed_out_first(queued, make_user):

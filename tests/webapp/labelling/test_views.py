@@ -4,6 +4,7 @@ judge."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -87,6 +88,31 @@ def test_htmx_label_skip_and_undo_return_the_fragment_with_an_announcement(
     assert "Undone" in html and f'data-item="{item.pk}"' in html and not Label.objects.exists()
     html = client.post("/labelling/undo/", HTTP_HX_REQUEST="true").content.decode()
     assert "There is no label to undo." in html
+
+
+def _header(html: str) -> str:
+    """The queue's progress header, its words only."""
+    header = html[html.index('id="lab-progress"') : html.index("</p>", html.index("lab-progress"))]
+    return " ".join(re.sub(r"<[^>]+>", " ", header.split(">", 1)[1]).split())
+
+
+def test_the_queue_header_moves_with_each_label_of_an_htmx_page(client, queued, make_user):
+    """Issue 46 item 4: "4 of 4 items still need labels" stayed while one person labelled, since
+    each item asks for three people's labels; the header counts the labels too."""
+    first, second = make_user("annotator"), make_user("annotator")
+    client.force_login(first)
+    assert "0 of 12 labels given by everyone" in _header(client.get("/labelling/").content.decode())
+    item = DisagreementItem.objects.get(question="Is it an animal?")
+    html = client.post(
+        f"/labelling/items/{item.pk}/label/", {"verdict": "no"}, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    header = _header(html)
+    assert "Labelled by you: 1" in header and "1 of 12 labels given by everyone" in header
+    assert "4 of 4 items still need more labels (several people label each)" in header
+    DisagreementItem.objects.filter(pk=item.pk).update(labels_needed=1)  # one label was enough
+    client.force_login(second)
+    header = _header(client.get("/labelling/").content.decode())
+    assert "1 of 10 labels given" in header and "3 of 4 items still need more labels" in header
 
 
 def test_review_adjudicate_with_htmx_and_plain_post(client, queued, researcher):

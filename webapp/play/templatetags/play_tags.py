@@ -1,5 +1,6 @@
 from django import template
 
+from webapp.play import selectors
 from webapp.play.question_checks import ANSWER_LABELS
 
 register = template.Library()
@@ -9,6 +10,12 @@ register = template.Library()
 def verdict_label(verdict: str) -> str:
     """yes -> Yes, unknown -> Don't know, finished -> That's the word, ..."""
     return ANSWER_LABELS.get(verdict, verdict)
+
+
+@register.filter
+def outcome_shown(game) -> dict:
+    """A game's outcome from the person's side (webapp.play.selectors.outcome_shown)."""
+    return selectors.outcome_shown(game)
 
 
 @register.filter

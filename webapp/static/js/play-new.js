@@ -1,3 +1,13 @@
+// "You ask": under the judge menu, what the chosen judge does (every judge's line without JS).
+document.addEventListener("DOMContentLoaded", () => {
+  const judge = document.getElementById("ask-judge");
+  if (!judge) return;
+  const notes = document.querySelectorAll("[data-judge-note]");
+  const update = () => notes.forEach((note) => { note.hidden = note.dataset.judgeNote !== judge.value; });
+  judge.addEventListener("change", update);
+  update();
+});
+
 // "The model asks": a guesser that knows only a word pool says so (its note), and the person can
 // pick the word from that pool with the browser's autocomplete (a datalist) or draw it from it.
 document.addEventListener("DOMContentLoaded", () => {

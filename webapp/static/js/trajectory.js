@@ -56,10 +56,10 @@
     type: "line",
     data: {
       labels: data.labels,
-      datasets: [{ label: "candidates left", data: left, borderColor: palette[2], backgroundColor: palette[2], spanGaps: true }],
+      datasets: [{ label: data.candidates_label || "candidates left", data: left, borderColor: palette[2], backgroundColor: palette[2], spanGaps: true }],
     },
     options: baseOptions({
-      scales: { y: { type: "logarithmic", title: { display: true, text: "candidates (log scale)" } } },
+      scales: { y: { type: "logarithmic", title: { display: true, text: (data.candidates_axis || "candidates") + " (log scale)" } } },
     }),
   });
 
