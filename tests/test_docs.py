@@ -44,6 +44,14 @@ def site(tmp_path_factory) -> Path:
     return out
 
 
+def test_the_site_loads_nothing_from_outside(site):
+    # the docs are read offline (the web app serves them at /docs/): no web fonts, no CDN
+    for built in site.rglob("*.html"):
+        text = built.read_text(encoding="utf-8")
+        assert "fonts.googleapis.com" not in text and "fonts.gstatic.com" not in text, built
+        assert not re.search(r'<(?:link|script)[^>]+(?:href|src)="https?://', text), built
+
+
 def page(site: Path, name: str) -> str:
     return html.unescape((site / name / "index.html").read_text())
 
