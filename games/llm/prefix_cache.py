@@ -67,7 +67,6 @@ class Entry:
     buffers: list[tuple[torch.Tensor, torch.Tensor]]  # per layer (keys, values) batch buffers
     row: int
     segments: list[tuple[int, int]]
-    nbytes: int
     used: int = 0
 
     def copy_prefix(
@@ -110,20 +109,37 @@ def block_hashes(tokens: Sequence[int] | np.ndarray, limit: int) -> list[int]:
 
 
 class PrefixStore:
-    """Recently processed sequences, least recently used evicted first past `budget_bytes`
-    (counted per stored position; buffers shared by several entries are freed with the last).
+    """Recently processed sequences, least recently used evicted first past `budget_bytes`.
+    The bytes counted are the buffers the entries keep alive, each whole and once: a call's
+    batch buffer is freed with the last of its rows' entries, so one finished game's entry holds
+    all of it (counting stored positions instead let ended games pin many times the budget).
     Lookup walks block hashes (as vLLM's prefix caching does), then extends token by token."""
 
     def __init__(self, budget_bytes: int):
         self.budget = budget_bytes
         self.entries: dict[int, Entry] = {}
         self._blocks: dict[int, int] = {}  # block-chain hash -> entry key (possibly evicted since)
+        self._held: dict[int, list] = {}  # id(buffers) -> [entries keeping them, their bytes]
         self._next = self._tick = self._bytes = 0
 
     def clear(self) -> None:
         self.entries.clear()
         self._blocks.clear()
+        self._held.clear()
         self._bytes = 0
+
+    @property
+    def held_bytes(self) -> int:
+        """The bytes of the buffers the entries keep alive."""
+        return self._bytes
+
+    def _drop(self, key: int) -> None:
+        entry = self.entries.pop(key)
+        held = self._held[id(entry.buffers)]
+        held[0] -= 1
+        if not held[0]:
+            self._bytes -= held[1]
+            del self._held[id(entry.buffers)]
 
     def _deepest(self, tokens: np.ndarray, limit: int) -> tuple[int, Entry | None]:
         """The entry sharing the most whole blocks with `tokens[:limit]`, and that many tokens."""
@@ -160,11 +176,11 @@ class PrefixStore:
     def add(
         self, rows: Sequence[Sequence[int]], buffers, segments: Sequence[list[tuple[int, int]]]
     ) -> None:
-        """Store row i of `buffers` (its tokens at `segments[i]`); drops entries they extend."""
-        per_position = sum(
-            k.shape[1] * k.shape[3] * k.element_size() + v.shape[1] * v.shape[3] * v.element_size()
-            for k, v in buffers
-        )
+        """Store row i of `buffers` (its tokens at `segments[i]`); drops entries they extend. A
+        buffer larger than the whole budget is not stored."""
+        size = sum(k.nbytes + v.nbytes for k, v in buffers)
+        if size > self.budget:
+            return
         for i, (row, segs) in enumerate(zip(rows, segments)):
             tokens = np.asarray(row, dtype=np.int64)
             hashes = block_hashes(tokens, len(tokens))
@@ -177,19 +193,19 @@ class PrefixStore:
                     and len(old.tokens) <= len(tokens)
                     and np.array_equal(old.tokens, tokens[: len(old.tokens)])
                 ):
-                    self._bytes -= self.entries.pop(key).nbytes
-            entry = Entry(tokens, buffers, i, segs, per_position * len(row))
-            if entry.nbytes > self.budget:
-                continue
+                    self._drop(key)
+            entry = Entry(tokens, buffers, i, segs)
+            held = self._held.setdefault(id(buffers), [0, size])
+            if not held[0]:
+                self._bytes += size
+            held[0] += 1
             self._tick += 1
             entry.used = self._tick
             self.entries[self._next] = entry
             self._blocks.update((h, self._next) for h in hashes)
             self._next += 1
-            self._bytes += entry.nbytes
         while self._bytes > self.budget and self.entries:
-            oldest = min(self.entries, key=lambda k: self.entries[k].used)
-            self._bytes -= self.entries.pop(oldest).nbytes
+            self._drop(min(self.entries, key=lambda k: self.entries[k].used))
         if len(self._blocks) > 4 * sum(len(e.tokens) // BLOCK + 1 for e in self.entries.values()):
             self._blocks = {
                 h: k for k, e in self.entries.items() for h in block_hashes(e.tokens, len(e.tokens))

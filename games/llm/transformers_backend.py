@@ -42,7 +42,7 @@ from games.llm.base import (
     encode_reply_spans,
     row_seeds,
 )
-from games.llm.memory import KV_SLACK, available_memory_bytes, kv_bytes_per_token
+from games.llm.memory import available_memory_bytes, kv_bytes_per_token
 from games.llm.prefix_cache import BLOCK, BufferLayer, PrefixStore
 from games.llm.sampling import choose_next_tokens
 from games.precision import normalise, resolve, torch_dtype
@@ -183,6 +183,7 @@ class TransformersBackend(LLMBackend):
         self._sdpa = (
             self._buffered and getattr(self.model.config, "_attn_implementation", None) == "sdpa"
         )
+        self._call_bytes = 0
         self._cache = (
             PrefixStore(int(prefix_cache_mb * 2**20))
             if prefix_cache_mb > 0 and self._buffered
@@ -196,19 +197,19 @@ class TransformersBackend(LLMBackend):
             "decode_s": 0.0,
         }
 
-    def _hold(self, prompts: Sequence[Sequence[int]], steps: int) -> None:
-        """Let the prefix store hold every sequence of this call once decoded, so that a batch of
-        games played in lock step (an evaluation, a rollout) finds each game's history on its next
-        turn instead of computing it again: its budget (`prefix_cache_mb`) grows to that, at most
-        to a quarter of the memory available now."""
+    def _hold(self, buffer_bytes: int) -> None:
+        """Let the prefix store hold every batch buffer of this `generate` call (each chunk of
+        `max_batch_size` prompts writes one), so that games played in lock step (an evaluation, a
+        rollout) find their histories on their next turn instead of computing them again: its
+        budget (`prefix_cache_mb`) grows to their sum, at most to a quarter of the memory
+        available now. Called as each buffer is allocated, with its size."""
+        self._call_bytes += buffer_bytes
         if self._cache is None or not self.config.prefix_cache_grows:
             return
-        tokens = sum(len(p) + steps for p in prompts)
-        need = int(tokens * kv_bytes_per_token(self.model) * KV_SLACK)
-        if need > self._cache.budget:
+        if self._call_bytes > self._cache.budget:
             available = available_memory_bytes(self.model)
-            cap = available // 4 if available else need
-            self._cache.budget = max(self._cache.budget, min(need, cap))
+            cap = available // 4 if available else self._call_bytes
+            self._cache.budget = max(self._cache.budget, min(self._call_bytes, cap))
 
     def clear_cache(self) -> None:
         """Forget cached keys/values (required after the model's weights change)."""
@@ -243,6 +244,7 @@ class TransformersBackend(LLMBackend):
         cache = DynamicCache(config=self.model.config)
         if self._buffered:
             capacity = width_reused + width_new + room
+            self._hold(batch * capacity * kv_bytes_per_token(self.model))
             cache.layers = [BufferLayer(capacity) for _ in cache.layers]
             if width_reused:
                 entry = next(e for _, e in hits if e is not None)
@@ -322,6 +324,7 @@ class TransformersBackend(LLMBackend):
         prompts = [list(map(int, p)) for p in prompts]
         out: list[Generation] = []
         step = self.config.max_batch_size
+        self._call_bytes = 0  # the batch buffers this call writes (see _hold)
         for start in range(0, len(prompts), step):
             out.extend(
                 self._generate(
@@ -346,7 +349,6 @@ class TransformersBackend(LLMBackend):
             ]
         )
         temperature = sampling.temperature or 1.0
-        self._hold(prompts, steps)
         start = time.perf_counter()
         logits, cache, mask, position, segments = self._prefill(
             prompts, [len(p) - 1 for p in prompts], keep=1, room=steps - 1
@@ -436,6 +438,7 @@ class TransformersBackend(LLMBackend):
         encoded = encode_reply_spans(self.tokenizer, chats, replies, spans)
         out: list[float] = []
         step = self.config.max_batch_size
+        self._call_bytes = 0  # the batch buffers this call writes (see _hold)
         for start in range(0, len(encoded), step):
             out.extend(self._score(encoded[start : start + step]))
         return out

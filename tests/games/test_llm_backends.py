@@ -270,6 +270,29 @@ def test_prefix_store_finds_longest_prefix_drops_extended_entries_and_keeps_its_
     assert small.lookup([a], [len(a)]) == [(0, None)]
 
 
+def test_an_ended_games_entry_cannot_pin_its_batch_buffer_past_the_budget():
+    # a batch buffer lives while any of its rows' entries does: counted whole, so a game that
+    # ended (its entry never extended) cannot keep every turn's buffer of its batch alive
+    import torch
+
+    from games.llm.prefix_cache import BLOCK, PrefixStore
+
+    def buffers(batch: int, width: int):
+        return [(torch.zeros(batch, 1, width, 1), torch.zeros(batch, 1, width, 1))]
+
+    one = 2 * 4 * 4 * 3 * BLOCK  # keys and values, 4 rows, 4 bytes, 3 blocks
+    store = PrefixStore(budget_bytes=one)
+    rows = [[r] * (2 * BLOCK) for r in range(1, 5)]
+    store.add(rows, buffers(4, 3 * BLOCK), [[(0, 2 * BLOCK)]] * 4)
+    assert store.held_bytes == one
+    longer = [row + [9] * 8 for row in rows[:3]]  # the fourth game ended
+    store.add(longer, buffers(3, 3 * BLOCK), [[(0, 2 * BLOCK + 8)]] * 3)
+    assert store.held_bytes <= store.budget  # the first buffer went with the ended game's entry
+    assert [len(e.tokens) for e in store.entries.values()] == [2 * BLOCK + 8] * 3
+    assert store.add(rows, buffers(8, 30 * BLOCK), [[(0, 2 * BLOCK)]] * 4) is None
+    assert store.held_bytes <= store.budget  # a buffer larger than the budget is not stored
+
+
 def test_prompt_encoder_matches_plain_tokenisation_and_memoises(tiny_backend):
     from games.llm.base import PromptEncoder, encode_prompts
 
