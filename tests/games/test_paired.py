@@ -13,12 +13,12 @@ def game(secret: str, won: bool, verdicts: list[Verdict]) -> Trajectory:
     return Trajectory(secret, 0, turns=turns, outcome=Outcome.WON if won else Outcome.LOST)
 
 
-Y, N, R, I = Verdict.YES, Verdict.NO, Verdict.REPEATED, Verdict.INVALID
+Y, N, R, BAD = Verdict.YES, Verdict.NO, Verdict.REPEATED, Verdict.INVALID
 
 
 def test_per_secret_shares_are_of_that_secrets_questions():
     rows = per_secret(
-        [game("cat", True, [Y, R]), game("cat", False, [N, N, I, R]), game("dog", False, [N])]
+        [game("cat", True, [Y, R]), game("cat", False, [N, N, BAD, R]), game("dog", False, [N])]
     )
     assert rows["cat"] == pytest.approx(
         {"won": 0.5, "valid": 0.5, "repeated": 2 / 6, "invalid": 1 / 6}
