@@ -42,7 +42,7 @@ def leaderboards_refresh_task() -> dict:
 @worker_process_init.connect
 def _idle_heartbeat(**_):
     """A process that runs jobs (a prefork child, or a solo worker's own process) beats between
-    jobs too, under the name its jobs run under (webapp.jobs.services.worker_name of this
+    jobs too, under the name its jobs run under (webapp.jobs.heartbeats.worker_name of this
     process's main thread, which runs the tasks): the jobs page tells idle from silent. Workers
     of other queues (housekeeping, leaderboards) run no job and send none."""
     from workers.celery import app
@@ -50,7 +50,7 @@ def _idle_heartbeat(**_):
     queues = sorted(JOB_QUEUES & set(app.amqp.queues.consume_from))
     if not queues:
         return None
-    from webapp.jobs.services import WorkerIdleHeartbeat, worker_name
+    from webapp.jobs.heartbeats import WorkerIdleHeartbeat, worker_name
 
     beat = WorkerIdleHeartbeat(worker_name(threading.main_thread().native_id), ",".join(queues))
     beat.start()

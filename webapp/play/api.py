@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from webapp.core.api import validated
 from webapp.labelling.selectors import BLINDED, game_blinded
-from webapp.play import selectors, services
+from webapp.play import api_data, selectors, services
 from webapp.play.forms import MAX_QUESTION_INPUT
 from webapp.play.serializers import GameOutputSerializer, TurnResultSerializer
 from webapp.play.throttles import GUEST_LIMIT_MESSAGE, GuestPlayThrottle
@@ -76,7 +76,7 @@ class GameStartApi(_GuestThrottled, APIView):
         )
         remember_game(request, game)
         body = GameOutputSerializer(
-            selectors.game_api_data(game, visitor_from_request(request))
+            api_data.game_api_data(game, visitor_from_request(request))
         ).data
         return Response(
             body, status=status.HTTP_201_CREATED, headers={"Location": f"/api/games/{game.pk}/"}
@@ -93,7 +93,7 @@ class GameDetailApi(APIView):
             raise Http404("no such game")
         if game_blinded(game, visitor):  # it asks a question being labelled: no judge's answer
             raise exceptions.PermissionDenied(BLINDED)
-        return Response(GameOutputSerializer(selectors.game_api_data(game, visitor)).data)
+        return Response(GameOutputSerializer(api_data.game_api_data(game, visitor)).data)
 
 
 class TurnSubmitApi(_GuestThrottled, APIView):
@@ -173,8 +173,8 @@ class TurnSubmitApi(_GuestThrottled, APIView):
         else:
             game = services.game_abandon(game_id=game_id, visitor=visitor)
         body = {
-            "turn": selectors.turn_data(turn, visitor) if turn else None,
-            "game": selectors.game_state(game, visitor),
+            "turn": api_data.turn_data(turn, visitor) if turn else None,
+            "game": api_data.game_state(game, visitor),
         }
         return Response(
             TurnResultSerializer(body).data,

@@ -14,7 +14,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerDown
 
 from tests.sending import tasks_held
-from webapp.jobs import registry, services
+from webapp.jobs import heartbeats, registry, services
 from webapp.jobs.models import Checkpoint, Job, JobLog, JobStatus, Metric
 from webapp.jobs.reporter import DatabaseReporter, Fence, JobFenced
 
@@ -245,11 +245,11 @@ def test_stale_status_moves_are_refused(superseded):
 
 def test_stale_heartbeat_is_refused_and_stops(superseded):
     before = superseded.heartbeat_at
-    beat = services._Heartbeat(Fence(superseded.pk, 1), "w1", "cpu")
+    beat = heartbeats.Heartbeat(Fence(superseded.pk, 1), "w1", "cpu")
     beat.beat()
     assert beat.stopped.is_set()
     assert Job.objects.get(pk=superseded.pk).heartbeat_at == before
-    owner = services._Heartbeat(Fence(superseded.pk, 2), "w2", "cpu")
+    owner = heartbeats.Heartbeat(Fence(superseded.pk, 2), "w2", "cpu")
     owner.beat()
     assert not owner.stopped.is_set() and Job.objects.get(pk=superseded.pk).heartbeat_at > before
 

@@ -11,9 +11,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from webapp.jobs.heartbeats import WorkerIdleHeartbeat, worker_idle_beat
 from webapp.jobs.models import WorkerHeartbeat
 from webapp.jobs.selectors import workers_health
-from webapp.jobs.services import WorkerIdleHeartbeat, worker_idle_beat
 
 pytestmark = pytest.mark.django_db
 
