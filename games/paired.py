@@ -66,8 +66,11 @@ def compare(
     words = sorted(set(left) & set(right))
     if not words:
         raise ValueError("the two sets of games share no secret")
-    out: dict = {"words": len(words), "only_a": len(left) - len(words)}
-    out["only_b"] = len(right) - len(words)
+    out: dict = {
+        "words": len(words),
+        "only_a": len(left) - len(words),
+        "only_b": len(right) - len(words),
+    }
     for metric in METRICS:
         xa = np.array([[left[w][metric] for w in words]])
         xb = np.array([[right[w][metric] for w in words]])
